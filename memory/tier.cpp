@@ -1,0 +1,61 @@
+#include "memory/tier.h"
+
+#include <sys/mman.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "memory/error.h"
+#include "memory/peak_tracker.h"
+
+namespace cpufold {
+
+Region& Region::operator=(Region&& o) noexcept {
+  if (this != &o) {
+    reset();
+    tier_ = o.tier_;
+    data_ = o.data_;
+    size_ = o.size_;
+    o.tier_ = nullptr;
+    o.data_ = nullptr;
+    o.size_ = 0;
+  }
+  return *this;
+}
+
+void Region::reset() {
+  if (tier_ && data_) tier_->release(data_, size_);
+  tier_ = nullptr;
+  data_ = nullptr;
+  size_ = 0;
+}
+
+Region Tier::allocate(std::size_t bytes) {
+  if (bytes == 0) return Region(this, nullptr, 0);
+  std::byte* p = map(bytes);
+  PeakTracker::instance().on_allocate(name(), bytes);
+  return Region(this, p, bytes);
+}
+
+void Tier::release(std::byte* data, std::size_t bytes) {
+  unmap(data, bytes);
+  PeakTracker::instance().on_release(name(), bytes);
+}
+
+std::byte* DramTier::map(std::size_t bytes) {
+  void* p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) {
+    throw BudgetError("cannot reserve " + std::to_string(bytes) + " bytes of DRAM: " +
+                      std::strerror(errno));
+  }
+  return static_cast<std::byte*>(p);
+}
+
+void DramTier::unmap(std::byte* data, std::size_t bytes) { ::munmap(data, bytes); }
+
+DramTier& dram_tier() {
+  static DramTier tier;
+  return tier;
+}
+
+}  // namespace cpufold

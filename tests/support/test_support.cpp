@@ -1,0 +1,71 @@
+#include "tests/support/test_support.h"
+
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <random>
+#include <sstream>
+
+namespace cpufold::testing {
+
+std::filesystem::path test_data_dir() { return CPUFOLD_TEST_DATA_DIR; }
+
+std::optional<std::filesystem::path> reference_dir() {
+  const char* dir = std::getenv("CPUFOLD_REFERENCE_DIR");
+  if (dir == nullptr || *dir == '\0') return std::nullopt;
+  return std::filesystem::path(dir);
+}
+
+std::filesystem::path require_reference_file(const std::filesystem::path& relative) {
+  auto dir = reference_dir();
+  if (!dir) return {};
+  std::filesystem::path p = *dir / relative;
+  if (!std::filesystem::exists(p)) {
+    ADD_FAILURE() << "CPUFOLD_REFERENCE_DIR is set but " << p << " does not exist";
+    return {};
+  }
+  return p;
+}
+
+ScratchDir::ScratchDir() {
+  std::random_device rd;
+  path_ = std::filesystem::temp_directory_path() /
+          ("cpufold-test-" + std::to_string(::getpid()) + "-" + std::to_string(rd()));
+  std::filesystem::create_directories(path_);
+}
+
+ScratchDir::~ScratchDir() {
+  std::error_code ec;
+  std::filesystem::remove_all(path_, ec);
+}
+
+CommandResult run_cpufold(const std::string& args) {
+  const std::string cmd = std::string("'") + CPUFOLD_BINARY + "' " + args + " 2>&1";
+  CommandResult r;
+  FILE* pipe = ::popen(cmd.c_str(), "r");
+  if (pipe == nullptr) return r;
+  std::array<char, 4096> buf;
+  std::size_t n;
+  while ((n = std::fread(buf.data(), 1, buf.size(), pipe)) > 0) r.output.append(buf.data(), n);
+  const int status = ::pclose(pipe);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return r;
+}
+
+void write_file(const std::filesystem::path& path, const std::string& bytes) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+}
+
+std::string read_file(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+}  // namespace cpufold::testing

@@ -1,0 +1,44 @@
+// Shared helpers for cpufold tests: data locations, scratch directories, running the CLI.
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+
+namespace cpufold::testing {
+
+// tests/data in the source tree (small files committed with the code).
+std::filesystem::path test_data_dir();
+
+// The directory named by CPUFOLD_REFERENCE_DIR, or nullopt when the variable is unset.
+// When it is set, `require_reference_file` FAILS the test (never skips) if a file is missing.
+std::optional<std::filesystem::path> reference_dir();
+std::filesystem::path require_reference_file(const std::filesystem::path& relative);
+
+// A fresh directory under the system temp dir, removed when the object dies.
+class ScratchDir {
+ public:
+  ScratchDir();
+  ~ScratchDir();
+  ScratchDir(const ScratchDir&) = delete;
+  ScratchDir& operator=(const ScratchDir&) = delete;
+  const std::filesystem::path& path() const { return path_; }
+  std::filesystem::path operator/(const std::string& name) const { return path_ / name; }
+
+ private:
+  std::filesystem::path path_;
+};
+
+struct CommandResult {
+  int exit_code = -1;
+  std::string output;  // stdout and stderr together
+};
+
+// Runs the built `cpufold` binary with `args` (shell-quoted by the caller) and captures output.
+CommandResult run_cpufold(const std::string& args);
+
+// Writes `bytes` to `path` verbatim.
+void write_file(const std::filesystem::path& path, const std::string& bytes);
+std::string read_file(const std::filesystem::path& path);
+
+}  // namespace cpufold::testing
