@@ -12,9 +12,9 @@ Tensor Arena::allocate(DType dtype, const Shape& shape) {
   const std::size_t bytes = align_up(static_cast<std::size_t>(shape.numel()) * dtype_size(dtype));
   if (bytes > capacity() - used_) {
     throw BudgetError("arena '" + name_ + "' cannot hold " + std::string(dtype_name(dtype)) +
-                      shape.str() + " (" + std::to_string(bytes) + " bytes): " +
-                      std::to_string(capacity() - used_) + " of " + std::to_string(capacity()) +
-                      " bytes free");
+                      shape.str() + " (" + std::to_string(bytes) +
+                      " bytes): " + std::to_string(capacity() - used_) + " of " +
+                      std::to_string(capacity()) + " bytes free");
   }
   std::byte* p = region_.data() + used_;
   used_ += bytes;

@@ -29,22 +29,32 @@ struct bf16 {
 
 constexpr std::size_t dtype_size(DType t) {
   switch (t) {
-    case DType::f32: return 4;
-    case DType::bf16: return 2;
-    case DType::i32: return 4;
-    case DType::i64: return 8;
-    case DType::u8: return 1;
+    case DType::f32:
+      return 4;
+    case DType::bf16:
+      return 2;
+    case DType::i32:
+      return 4;
+    case DType::i64:
+      return 8;
+    case DType::u8:
+      return 1;
   }
   return 0;
 }
 
 constexpr std::string_view dtype_name(DType t) {
   switch (t) {
-    case DType::f32: return "f32";
-    case DType::bf16: return "bf16";
-    case DType::i32: return "i32";
-    case DType::i64: return "i64";
-    case DType::u8: return "u8";
+    case DType::f32:
+      return "f32";
+    case DType::bf16:
+      return "bf16";
+    case DType::i32:
+      return "i32";
+    case DType::i64:
+      return "i64";
+    case DType::u8:
+      return "u8";
   }
   return "?";
 }
@@ -52,14 +62,24 @@ constexpr std::string_view dtype_name(DType t) {
 template <typename T>
 constexpr DType dtype_of();
 template <>
-constexpr DType dtype_of<float>() { return DType::f32; }
+constexpr DType dtype_of<float>() {
+  return DType::f32;
+}
 template <>
-constexpr DType dtype_of<bf16>() { return DType::bf16; }
+constexpr DType dtype_of<bf16>() {
+  return DType::bf16;
+}
 template <>
-constexpr DType dtype_of<std::int32_t>() { return DType::i32; }
+constexpr DType dtype_of<std::int32_t>() {
+  return DType::i32;
+}
 template <>
-constexpr DType dtype_of<std::int64_t>() { return DType::i64; }
+constexpr DType dtype_of<std::int64_t>() {
+  return DType::i64;
+}
 template <>
-constexpr DType dtype_of<std::uint8_t>() { return DType::u8; }
+constexpr DType dtype_of<std::uint8_t>() {
+  return DType::u8;
+}
 
 }  // namespace cpufold

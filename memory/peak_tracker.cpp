@@ -59,7 +59,11 @@ std::size_t status_field_bytes(std::string_view field) {
 }
 }  // namespace
 
-std::size_t os_peak_rss_bytes() { return status_field_bytes("VmHWM"); }
-std::size_t os_current_rss_bytes() { return status_field_bytes("VmRSS"); }
+std::size_t os_peak_rss_bytes() {
+  return status_field_bytes("VmHWM");
+}
+std::size_t os_current_rss_bytes() {
+  return status_field_bytes("VmRSS");
+}
 
 }  // namespace cpufold

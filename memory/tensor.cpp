@@ -4,7 +4,8 @@
 
 namespace cpufold {
 
-Shape::Shape(std::initializer_list<std::int64_t> dims) : Shape(std::span(dims.begin(), dims.size())) {}
+Shape::Shape(std::initializer_list<std::int64_t> dims)
+    : Shape(std::span(dims.begin(), dims.size())) {}
 
 Shape::Shape(std::span<const std::int64_t> dims) {
   if (dims.size() > kMaxRank) {
@@ -71,8 +72,12 @@ int Tensor::normalize_axis(int axis) const {
   return a;
 }
 
-std::int64_t Tensor::dim(int axis) const { return shape_[normalize_axis(axis)]; }
-std::int64_t Tensor::stride(int axis) const { return strides_[normalize_axis(axis)]; }
+std::int64_t Tensor::dim(int axis) const {
+  return shape_[normalize_axis(axis)];
+}
+std::int64_t Tensor::stride(int axis) const {
+  return strides_[normalize_axis(axis)];
+}
 
 bool Tensor::is_contiguous() const {
   std::int64_t step = 1;
@@ -85,7 +90,8 @@ bool Tensor::is_contiguous() const {
 
 void Tensor::check_dtype(DType expected) const {
   if (expected != dtype_) {
-    throw InternalError("tensor " + describe() + " accessed as " + std::string(dtype_name(expected)));
+    throw InternalError("tensor " + describe() + " accessed as " +
+                        std::string(dtype_name(expected)));
   }
 }
 
@@ -147,6 +153,8 @@ Tensor Tensor::reshape(const Shape& shape) const {
   return Tensor(data_, dtype_, shape);
 }
 
-std::string Tensor::describe() const { return std::string(dtype_name(dtype_)) + shape_.str(); }
+std::string Tensor::describe() const {
+  return std::string(dtype_name(dtype_)) + shape_.str();
+}
 
 }  // namespace cpufold

@@ -45,13 +45,15 @@ void Tier::release(std::byte* data, std::size_t bytes) {
 std::byte* DramTier::map(std::size_t bytes) {
   void* p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (p == MAP_FAILED) {
-    throw BudgetError("cannot reserve " + std::to_string(bytes) + " bytes of DRAM: " +
-                      std::strerror(errno));
+    throw BudgetError("cannot reserve " + std::to_string(bytes) +
+                      " bytes of DRAM: " + std::strerror(errno));
   }
   return static_cast<std::byte*>(p);
 }
 
-void DramTier::unmap(std::byte* data, std::size_t bytes) { ::munmap(data, bytes); }
+void DramTier::unmap(std::byte* data, std::size_t bytes) {
+  ::munmap(data, bytes);
+}
 
 DramTier& dram_tier() {
   static DramTier tier;

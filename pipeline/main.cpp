@@ -1,1 +1,5 @@
-int main() { return 0; }
+#include "pipeline/cli.h"
+
+int main(int argc, char** argv) {
+  return cpufold::run_cli(argc, argv);
+}

@@ -12,7 +12,9 @@
 
 namespace cpufold::testing {
 
-std::filesystem::path test_data_dir() { return CPUFOLD_TEST_DATA_DIR; }
+std::filesystem::path test_data_dir() {
+  return CPUFOLD_TEST_DATA_DIR;
+}
 
 std::optional<std::filesystem::path> reference_dir() {
   const char* dir = std::getenv("CPUFOLD_REFERENCE_DIR");

@@ -1,0 +1,72 @@
+#include "io/mapped_file.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <string>
+#include <utility>
+
+#include "memory/error.h"
+
+namespace cpufold {
+
+namespace {
+
+// Closes the descriptor when the scope ends; the mapping stays valid without it.
+struct FdGuard {
+  int fd;
+  ~FdGuard() {
+    if (fd >= 0) ::close(fd);
+  }
+};
+
+[[noreturn]] void fail(const std::filesystem::path& path, const std::string& what) {
+  throw WeightsError("cannot map weights file " + path.string() + ": " + what + ": " +
+                     std::strerror(errno));
+}
+
+}  // namespace
+
+MappedFile MappedFile::open_read_only(const std::filesystem::path& path) {
+  const FdGuard fd{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
+  if (fd.fd < 0) fail(path, "open failed");
+  struct stat st {};
+  if (::fstat(fd.fd, &st) != 0) fail(path, "stat failed");
+  MappedFile m;
+  m.device_ = st.st_dev;
+  m.inode_ = st.st_ino;
+  m.size_ = static_cast<std::size_t>(st.st_size);
+  if (m.size_ == 0) return m;  // mmap refuses empty mappings; nothing to view anyway
+  void* p = ::mmap(nullptr, m.size_, PROT_READ, MAP_SHARED, fd.fd, 0);
+  if (p == MAP_FAILED) fail(path, "mmap failed");
+  m.data_ = static_cast<const std::byte*>(p);
+  return m;
+}
+
+MappedFile& MappedFile::operator=(MappedFile&& o) noexcept {
+  if (this != &o) {
+    reset();
+    data_ = std::exchange(o.data_, nullptr);
+    size_ = std::exchange(o.size_, 0);
+    device_ = o.device_;
+    inode_ = o.inode_;
+  }
+  return *this;
+}
+
+void MappedFile::reset() {
+  if (data_ != nullptr) ::munmap(const_cast<std::byte*>(data_), size_);
+  data_ = nullptr;
+  size_ = 0;
+}
+
+bool MappedFile::same_file_as(const std::filesystem::path& path) const {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 && st.st_dev == device_ && st.st_ino == inode_;
+}
+
+}  // namespace cpufold

@@ -1,0 +1,39 @@
+// A whole file mapped read-only and shared (PROT_READ, MAP_SHARED), so concurrent processes
+// that map the same weights share one copy in the page cache.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstddef>
+#include <filesystem>
+#include <span>
+
+namespace cpufold {
+
+class MappedFile {
+ public:
+  MappedFile() = default;
+  // Throws WeightsError naming the file when it cannot be opened or mapped.
+  static MappedFile open_read_only(const std::filesystem::path& path);
+
+  MappedFile(MappedFile&& o) noexcept { *this = std::move(o); }
+  MappedFile& operator=(MappedFile&& o) noexcept;
+  MappedFile(const MappedFile&) = delete;
+  MappedFile& operator=(const MappedFile&) = delete;
+  ~MappedFile() { reset(); }
+
+  std::span<const std::byte> bytes() const { return {data_, size_}; }
+  const std::byte* data() const { return data_; }
+  std::size_t size() const { return size_; }
+  // True when `path` still names the file that was mapped (not replaced by a rename since).
+  bool same_file_as(const std::filesystem::path& path) const;
+  void reset();
+
+ private:
+  const std::byte* data_ = nullptr;
+  std::size_t size_ = 0;
+  dev_t device_ = 0;
+  ino_t inode_ = 0;
+};
+
+}  // namespace cpufold

@@ -1,0 +1,33 @@
+#include "pipeline/cli.h"
+
+#include <exception>
+#include <iostream>
+
+#include "memory/error.h"
+
+namespace cpufold {
+
+int run_cli(int argc, char** argv) {
+  CLI::App app{
+      "cpufold: AlphaFold2 protein structure inference on CPUs.\n"
+      "Loads real AlphaFold2 parameter files (.npz) or cpufold's memory-mapped HDF5 copies."};
+  app.set_version_flag("--version", std::string("cpufold ") + CPUFOLD_VERSION);
+  app.require_subcommand(1);
+  add_info_command(app);
+  add_convert_params_command(app);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  } catch (const Error& e) {
+    std::cerr << "cpufold: error: " << e.what() << "\n";
+    return e.exit_code();
+  } catch (const std::exception& e) {
+    std::cerr << "cpufold: internal error: " << e.what() << "\n";
+    return InternalError("").exit_code();
+  }
+  return 0;
+}
+
+}  // namespace cpufold

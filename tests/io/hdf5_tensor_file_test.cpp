@@ -1,0 +1,75 @@
+#include "io/hdf5_tensor_file.h"
+
+#include <gtest/gtest.h>
+
+#include <numeric>
+
+#include "tests/support/test_support.h"
+
+namespace cpufold {
+namespace {
+
+TEST(Hdf5TensorFile, WritesStridedViewsAndReadsThemBack) {
+  testing::ScratchDir dir;
+  std::vector<float> a(4 * 6);
+  std::iota(a.begin(), a.end(), 0.5f);
+  std::vector<std::int64_t> b = {3, -1, 7};
+  {
+    Hdf5TensorWriter w(dir / "out.h5");
+    w.write("outputs/pair", Tensor(a.data(), DType::f32, {4, 6}).transpose(0, 1));
+    w.write("inputs/aatype", Tensor(b.data(), DType::i64, {3}));
+    w.set_root_attribute("preset", "model_1_ptm");
+    w.commit();
+  }
+  Hdf5TensorReader r(dir / "out.h5");
+  EXPECT_EQ(r.shape("outputs/pair"), Shape({6, 4}));
+  const std::vector<float> pair = r.read_f32("outputs/pair");
+  EXPECT_EQ(pair[1], a[6]);  // [0,1] of the transpose is a[1][0]
+  std::vector<std::int64_t> back(3);
+  r.read("inputs/aatype", Tensor(back.data(), DType::i64, {3}));
+  EXPECT_EQ(back, b);
+  EXPECT_EQ(r.root_attribute("preset"), "model_1_ptm");
+  EXPECT_EQ(r.members("outputs"), std::vector<std::string>{"pair"});
+  EXPECT_FALSE(r.has("outputs/missing"));
+  EXPECT_FALSE(r.has("nothing/here"));
+}
+
+TEST(Hdf5TensorFile, UncommittedWriterLeavesNoFile) {
+  testing::ScratchDir dir;
+  {
+    Hdf5TensorWriter w(dir / "out.h5");
+    float x = 1;
+    w.write("x", Tensor(&x, DType::f32, {1}));
+  }
+  EXPECT_TRUE(std::filesystem::is_empty(dir.path()));
+}
+
+TEST(Hdf5TensorFile, MissingDatasetAndWrongShapeNameTheDatasetAndFile) {
+  testing::ScratchDir dir;
+  {
+    Hdf5TensorWriter w(dir / "f.h5");
+    float x[2] = {1, 2};
+    w.write("inputs/seq_mask", Tensor(x, DType::f32, {2}));
+    w.commit();
+  }
+  Hdf5TensorReader r(dir / "f.h5");
+  try {
+    r.shape("inputs/msa_feat");
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("inputs/msa_feat"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("f.h5"), std::string::npos);
+  }
+  float y[3];
+  EXPECT_THROW(r.read("inputs/seq_mask", Tensor(y, DType::f32, {3})), InputError);
+}
+
+TEST(Hdf5TensorFile, NonHdf5InputIsAnInputError) {
+  testing::ScratchDir dir;
+  testing::write_file(dir / "x.h5", "plain text");
+  EXPECT_THROW(Hdf5TensorReader(dir / "x.h5"), InputError);
+  EXPECT_THROW(Hdf5TensorReader(dir / "absent.h5"), InputError);
+}
+
+}  // namespace
+}  // namespace cpufold
