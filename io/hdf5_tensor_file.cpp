@@ -127,6 +127,22 @@ std::vector<std::string> Hdf5TensorReader::members(const std::string& group) con
   return names;
 }
 
+std::vector<std::string> Hdf5TensorReader::datasets_under(const std::string& group) const {
+  std::vector<std::string> out;
+  for (const std::string& name : members(group)) {
+    const std::string path = group + "/" + name;
+    H5O_info_t info;
+    if (H5Oget_info_by_name(file_, path.c_str(), &info, H5P_DEFAULT) < 0) continue;
+    if (info.type == H5O_TYPE_DATASET) {
+      out.push_back(path);
+    } else if (info.type == H5O_TYPE_GROUP) {
+      for (std::string& sub : datasets_under(path)) out.push_back(std::move(sub));
+    }
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
 std::string Hdf5TensorReader::root_attribute(const std::string& name) const {
   if (H5Aexists(file_, name.c_str()) <= 0) return {};
   H5Id attr(H5Aopen(file_, name.c_str(), H5P_DEFAULT), H5Aclose);

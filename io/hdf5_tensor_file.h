@@ -28,6 +28,8 @@ class Hdf5TensorReader {
   std::vector<float> read_f32(const std::string& name) const;
   // Names of the members of a group (datasets and groups), sorted.
   std::vector<std::string> members(const std::string& group) const;
+  // Full paths of every dataset below `group` (recursively), sorted.
+  std::vector<std::string> datasets_under(const std::string& group) const;
   // A string attribute of the root group; empty when absent.
   std::string root_attribute(const std::string& name) const;
   const std::filesystem::path& path() const { return path_; }

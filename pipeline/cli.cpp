@@ -15,6 +15,8 @@ int run_cli(int argc, char** argv) {
   app.require_subcommand(1);
   add_info_command(app);
   add_convert_params_command(app);
+  add_evaluate_command(app);
+  add_bench_command(app);
 
   try {
     app.parse(argc, argv);

@@ -12,5 +12,7 @@ int run_cli(int argc, char** argv);
 // Each subcommand registers its options and a callback on the app.
 void add_info_command(CLI::App& app);
 void add_convert_params_command(CLI::App& app);
+void add_evaluate_command(CLI::App& app);
+void add_bench_command(CLI::App& app);
 
 }  // namespace cpufold

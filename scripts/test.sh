@@ -6,4 +6,8 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 "$root/scripts/setup.sh"
 "$root/scripts/build.sh"
 cd "${CPUFOLD_BUILD_DIR:-$root/build}"
+# ctest runs one test per core; OpenMP teams inside each would oversubscribe the cores and
+# spin against each other, so tests run single-threaded unless the caller says otherwise
+# (tests that check thread-count independence set their own counts).
+export OMP_NUM_THREADS="${OMP_NUM_THREADS:-1}"
 ctest --output-on-failure -j "$(nproc)" "$@"

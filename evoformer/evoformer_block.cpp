@@ -1,0 +1,69 @@
+#include "evoformer/evoformer_block.h"
+
+#include <algorithm>
+
+namespace cpufold {
+namespace {
+
+ParamScope block_scope(const WeightStore& store, const ModelConfig& c, EvoformerBlock::Kind kind,
+                       std::int64_t index) {
+  if (kind == EvoformerBlock::Kind::evoformer) {
+    return ParamScope(store, "evoformer/evoformer_iteration", index, c.n_evoformer_blocks);
+  }
+  return ParamScope(store, "evoformer/extra_msa_stack", index, c.n_extra_msa_blocks);
+}
+
+std::variant<MsaColumnAttention, MsaColumnGlobalAttention> make_column_attention(
+    const ParamScope& block, const ModelConfig& c, EvoformerBlock::Kind kind) {
+  if (kind == EvoformerBlock::Kind::evoformer) {
+    return std::variant<MsaColumnAttention, MsaColumnGlobalAttention>(
+        std::in_place_type<MsaColumnAttention>, block / "msa_column_attention", c.c_m,
+        c.msa_column_attention);
+  }
+  return std::variant<MsaColumnAttention, MsaColumnGlobalAttention>(
+      std::in_place_type<MsaColumnGlobalAttention>, block / "msa_column_global_attention", c.c_e,
+      c.extra_msa_global_attention);
+}
+
+}  // namespace
+
+EvoformerBlock::EvoformerBlock(const WeightStore& store, const ModelConfig& c, Kind kind,
+                               std::int64_t index)
+    : EvoformerBlock(block_scope(store, c, kind, index), c, kind) {}
+
+EvoformerBlock::EvoformerBlock(const ParamScope& block, const ModelConfig& c, Kind kind)
+    : row_attention_(block / "msa_row_attention_with_pair_bias",
+                     kind == Kind::evoformer ? c.c_m : c.c_e, c.c_z,
+                     kind == Kind::evoformer ? c.msa_row_attention : c.extra_msa_row_attention),
+      column_attention_(make_column_attention(block, c, kind)),
+      msa_transition_(
+          block / "msa_transition", kind == Kind::evoformer ? c.c_m : c.c_e,
+          kind == Kind::evoformer ? c.msa_transition_factor : c.extra_msa_transition_factor),
+      outer_product_mean_(block / "outer_product_mean", kind == Kind::evoformer ? c.c_m : c.c_e,
+                          c.c_z, kind == Kind::evoformer ? c.c_hidden_opm : c.extra_c_hidden_opm),
+      pair_updates_(block, c.c_z,
+                    kind == Kind::evoformer ? c.triangle_attention : c.extra_triangle_attention,
+                    kind == Kind::evoformer ? c.c_hidden_tri_mul : c.extra_c_hidden_tri_mul,
+                    c.pair_transition_factor) {}
+
+void EvoformerBlock::forward(const Tensor& m, const Tensor& z, const Tensor& msa_mask,
+                             const Tensor& pair_mask, const RunContext& ctx) const {
+  row_attention_.forward(m, z, msa_mask, ctx);
+  std::visit([&](const auto& column) { column.forward(m, msa_mask, ctx); }, column_attention_);
+  // The reference runs with _mask_trans off: the transition sees no mask (see Transition).
+  msa_transition_.forward(m, Tensor(), ctx);
+  outer_product_mean_.forward(m, msa_mask, z, ctx);
+  pair_updates_.forward(z, pair_mask, ctx);
+}
+
+std::size_t EvoformerBlock::scratch_bytes(std::int64_t n_seq, std::int64_t n_res,
+                                          std::int64_t chunk) const {
+  const std::size_t column = std::visit(
+      [&](const auto& col) { return col.scratch_bytes(n_seq, n_res, chunk); }, column_attention_);
+  return std::max({row_attention_.scratch_bytes(n_seq, n_res, chunk), column,
+                   msa_transition_.scratch_bytes(n_seq, n_res, chunk, false),
+                   outer_product_mean_.scratch_bytes(n_seq, n_res, chunk),
+                   pair_updates_.scratch_bytes(n_res, chunk)});
+}
+
+}  // namespace cpufold

@@ -1,0 +1,42 @@
+// One Evoformer block (AF2 Alg. 6) and one extra-MSA block (AF2 Alg. 18): MSA updates, the
+// outer product mean into the pair, then the pair updates. Both update m and z in place.
+#pragma once
+
+#include <variant>
+
+#include "evoformer/msa_column_attention.h"
+#include "evoformer/msa_column_global_attention.h"
+#include "evoformer/msa_row_attention_with_pair_bias.h"
+#include "evoformer/outer_product_mean.h"
+#include "evoformer/pair_stack_updates.h"
+#include "io/model_config.h"
+
+namespace cpufold {
+
+// AF2 Alg. 6 (Evoformer block) and Alg. 18 (extra-MSA block: global column attention)
+class EvoformerBlock {
+ public:
+  enum class Kind { evoformer, extra_msa };
+
+  // Block `index` of the Evoformer stack (`evoformer/evoformer_iteration`) or the extra-MSA
+  // stack (`evoformer/extra_msa_stack`).
+  EvoformerBlock(const WeightStore& store, const ModelConfig& config, Kind kind,
+                 std::int64_t index);
+
+  // m: [n_seq, n_res, c] (c_m, or c_e for the extra stack), z: [n_res, n_res, c_z];
+  // msa_mask: [n_seq, n_res], pair_mask: [n_res, n_res].
+  void forward(const Tensor& m, const Tensor& z, const Tensor& msa_mask, const Tensor& pair_mask,
+               const RunContext& ctx) const;
+  std::size_t scratch_bytes(std::int64_t n_seq, std::int64_t n_res, std::int64_t chunk) const;
+
+ private:
+  EvoformerBlock(const ParamScope& block, const ModelConfig& config, Kind kind);
+
+  MsaRowAttentionWithPairBias row_attention_;
+  std::variant<MsaColumnAttention, MsaColumnGlobalAttention> column_attention_;
+  Transition msa_transition_;
+  OuterProductMean outer_product_mean_;
+  PairStackUpdates pair_updates_;
+};
+
+}  // namespace cpufold

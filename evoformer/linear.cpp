@@ -1,0 +1,295 @@
+#include "evoformer/linear.h"
+
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "evoformer/dnnl_context.h"
+#include "evoformer/parallel_rows.h"
+#include "evoformer/row_kernels.h"
+#include "evoformer/row_view.h"
+
+namespace cpufold {
+namespace {
+
+using dnnl::memory;
+using Dims = memory::dims;
+
+// Everything a primitive depends on besides the weights.
+struct PlanKey {
+  std::int64_t rows, ld_x, ld_y, ld_mul;
+  Activation activation;
+  bool multiply, accumulate;
+  bool operator==(const PlanKey&) const = default;
+};
+
+// One matmul primitive and how the epilogue is split between it and our row loop.
+struct Plan {
+  PlanKey key;
+  dnnl::matmul matmul;
+  bool with_bias = false;
+  bool fused_activation = false;
+  bool fused_multiply = false;
+  // The matmul writes a contiguous [rows, c_out] scratch buffer that is then added to y,
+  // because oneDNN only fuses `sum` when nothing else is (otherwise it falls back to ref).
+  bool via_temp = false;
+  // Residual add with bias: y += b first, then the gemm accumulates into y (beta = 1), which
+  // needs neither a temp buffer nor oneDNN's [rows, c_out] sum scratchpad.
+  bool prefill_bias = false;
+  std::size_t dnnl_scratch_bytes = 0;
+  std::size_t temp_bytes = 0;
+  // Memory objects and the argument map are built once; forward() only swaps data handles,
+  // so a call allocates nothing.
+  memory src, dst, mul, scratchpad;
+  std::unordered_map<int, memory> args;
+
+  std::size_t scratch_bytes() const { return align_up(dnnl_scratch_bytes) + align_up(temp_bytes); }
+};
+
+memory::desc row_desc(std::int64_t rows, std::int64_t cols, std::int64_t ld) {
+  return memory::desc(Dims{rows, cols}, memory::data_type::f32, Dims{ld, 1});
+}
+
+memory::data_type dnnl_type(DType t, const char* what) {
+  switch (t) {
+    case DType::f32:
+      return memory::data_type::f32;
+    case DType::bf16:
+      return memory::data_type::bf16;
+    default:
+      throw WeightsError(std::string("Linear ") + what + " has dtype " +
+                         std::string(dtype_name(t)) + "; expected f32 or bf16");
+  }
+}
+
+}  // namespace
+
+struct Linear::Impl {
+  std::int64_t c_in = 0, c_out = 0;
+  memory weights;  // f32 in the layout the matmul chose at construction
+  memory bias;     // f32 [1, c_out], empty when there is none
+  std::mutex mutex;
+  std::vector<std::unique_ptr<Plan>> plans;  // few per object: one per row count in use
+
+  Plan& plan(const PlanKey& key);
+  dnnl::matmul::primitive_desc try_desc(const PlanKey& key, bool with_bias, bool activation,
+                                        bool multiply, bool sum) const;
+};
+
+dnnl::matmul::primitive_desc Linear::Impl::try_desc(const PlanKey& key, bool with_bias,
+                                                    bool activation, bool multiply,
+                                                    bool sum) const {
+  const auto& engine = DnnlContext::instance().engine();
+  const std::int64_t ld_dst = key.accumulate && !sum ? c_out : key.ld_y;
+  dnnl::post_ops ops;
+  if (activation) {
+    const auto alg = key.activation == Activation::relu ? dnnl::algorithm::eltwise_relu
+                                                        : dnnl::algorithm::eltwise_logistic;
+    ops.append_eltwise(1.f, alg, 0.f, 0.f);
+  }
+  if (multiply)
+    ops.append_binary(dnnl::algorithm::binary_mul, row_desc(key.rows, c_out, key.ld_mul));
+  if (sum) ops.append_sum(1.f);
+  dnnl::primitive_attr attr;
+  attr.set_post_ops(ops);
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  const auto src = row_desc(key.rows, c_in, key.ld_x);
+  const auto dst = row_desc(key.rows, c_out, ld_dst);
+  const auto desc = with_bias ? dnnl::matmul::desc(src, weights.get_desc(), bias.get_desc(), dst)
+                              : dnnl::matmul::desc(src, weights.get_desc(), dst);
+  return dnnl::matmul::primitive_desc(desc, attr, engine, /*allow_empty=*/true);
+}
+
+Plan& Linear::Impl::plan(const PlanKey& key) {
+  for (auto& p : plans)
+    if (p->key == key) return *p;
+
+  auto p = std::make_unique<Plan>();
+  p->key = key;
+  const bool act = key.activation != Activation::none;
+  const bool has_bias = bias.get(true) != nullptr;
+  dnnl::matmul::primitive_desc pd;
+  if (key.accumulate && !act && !key.multiply) {
+    pd = try_desc(key, false, false, false, /*sum=*/true);
+    p->prefill_bias = has_bias;
+  }
+  if (!pd || is_reference_impl(pd)) {
+    p->prefill_bias = false;
+    p->via_temp = key.accumulate;
+    // Fuse as much of the epilogue as oneDNN runs in jit code; the rest goes to our loop.
+    for (int level = 2; level >= 0; --level) {
+      p->fused_activation = act && level >= 1;
+      p->fused_multiply = key.multiply && level >= 2;
+      pd = try_desc(key, has_bias, p->fused_activation, p->fused_multiply, false);
+      if (pd && !is_reference_impl(pd)) break;
+    }
+  }
+  if (!pd || is_reference_impl(pd)) {
+    throw InternalError("no fast oneDNN matmul for Linear [" + std::to_string(key.rows) + " x " +
+                        std::to_string(c_in) + "] x [" + std::to_string(c_in) + " x " +
+                        std::to_string(c_out) + "]");
+  }
+  p->with_bias = has_bias && !p->prefill_bias;
+  p->matmul = dnnl::matmul(pd);
+  p->dnnl_scratch_bytes = pd.scratchpad_desc().get_size();
+  p->temp_bytes = p->via_temp ? static_cast<std::size_t>(key.rows * c_out) * sizeof(float) : 0;
+
+  const auto& engine = DnnlContext::instance().engine();
+  p->src = memory(pd.src_desc(), engine, DNNL_MEMORY_NONE);
+  p->dst = memory(pd.dst_desc(), engine, DNNL_MEMORY_NONE);
+  p->args = {{DNNL_ARG_SRC, p->src}, {DNNL_ARG_WEIGHTS, weights}, {DNNL_ARG_DST, p->dst}};
+  if (p->with_bias) p->args.emplace(DNNL_ARG_BIAS, bias);
+  if (p->fused_multiply) {
+    p->mul = memory(row_desc(key.rows, c_out, key.ld_mul), engine, DNNL_MEMORY_NONE);
+    const int index = p->fused_activation ? 1 : 0;  // position of binary_mul in the chain
+    p->args.emplace(DNNL_ARG_ATTR_MULTIPLE_POST_OP(index) | DNNL_ARG_SRC_1, p->mul);
+  }
+  if (p->dnnl_scratch_bytes > 0) {
+    p->scratchpad = memory(pd.scratchpad_desc(), engine, DNNL_MEMORY_NONE);
+    p->args.emplace(DNNL_ARG_SCRATCHPAD, p->scratchpad);
+  }
+  plans.push_back(std::move(p));
+  return *plans.back();
+}
+
+Linear::Linear(const Tensor& w, const Tensor& bias, int in_axes, DType compute)
+    : impl_(std::make_unique<Impl>()) {
+  if (compute != DType::f32) {
+    throw InputError("Linear: " + std::string(dtype_name(compute)) +
+                     " compute is not implemented yet (it only pays off with AVX512-BF16 or "
+                     "AMX); use f32");
+  }
+  if (!w.is_contiguous() || in_axes < 1 || in_axes >= w.rank()) {
+    throw WeightsError("Linear weight " + w.describe() + " must be contiguous with at least " +
+                       std::to_string(in_axes) + " input and one output axis");
+  }
+  Impl& m = *impl_;
+  m.c_in = 1;
+  for (int a = 0; a < in_axes; ++a) m.c_in *= w.dim(a);
+  m.c_out = w.numel() / std::max<std::int64_t>(m.c_in, 1);
+  if (m.c_in == 0 || m.c_out == 0)
+    throw WeightsError("Linear weight " + w.describe() + " is empty");
+
+  auto& ctx = DnnlContext::instance();
+  // Let oneDNN pick the weight layout for a typical row count; later primitives take it as is.
+  const std::int64_t typical_rows = 256;
+  const auto any =
+      memory::desc(Dims{m.c_in, m.c_out}, memory::data_type::f32, memory::format_tag::any);
+  const auto probe =
+      dnnl::matmul::primitive_desc(dnnl::matmul::desc(row_desc(typical_rows, m.c_in, m.c_in), any,
+                                                      row_desc(typical_rows, m.c_out, m.c_out)),
+                                   ctx.engine());
+  m.weights = memory(probe.weights_desc(), ctx.engine());
+  memory user(
+      memory::desc(Dims{m.c_in, m.c_out}, dnnl_type(w.dtype(), "weight"), memory::format_tag::ab),
+      ctx.engine(), w.data());
+  dnnl::reorder(user, m.weights).execute(ctx.stream(), user, m.weights);
+
+  if (!bias.empty()) {
+    if (bias.numel() != m.c_out || !bias.is_contiguous()) {
+      throw WeightsError("Linear bias " + bias.describe() + " does not match weight " +
+                         w.describe() + " (" + std::to_string(m.c_out) + " outputs)");
+    }
+    const auto md = memory::desc(Dims{1, m.c_out}, memory::data_type::f32, memory::format_tag::ab);
+    m.bias = memory(md, ctx.engine());
+    memory user_bias(
+        memory::desc(Dims{1, m.c_out}, dnnl_type(bias.dtype(), "bias"), memory::format_tag::ab),
+        ctx.engine(), bias.data());
+    dnnl::reorder(user_bias, m.bias).execute(ctx.stream(), user_bias, m.bias);
+  }
+  ctx.stream().wait();
+}
+
+Linear::~Linear() = default;
+Linear::Linear(Linear&&) noexcept = default;
+Linear& Linear::operator=(Linear&&) noexcept = default;
+
+std::int64_t Linear::c_in() const {
+  return impl_->c_in;
+}
+std::int64_t Linear::c_out() const {
+  return impl_->c_out;
+}
+bool Linear::has_bias() const {
+  return impl_->bias.get(true) != nullptr;
+}
+
+std::size_t Linear::scratch_bytes(std::int64_t rows, const LinearEpilogue& epilogue) const {
+  if (rows == 0) return 0;
+  const bool multiply = !epilogue.multiply.empty();
+  const PlanKey key{rows,
+                    c_in(),
+                    c_out(),
+                    multiply ? c_out() : 0,
+                    epilogue.activation,
+                    multiply,
+                    epilogue.accumulate};
+  std::lock_guard lock(impl_->mutex);
+  return impl_->plan(key).scratch_bytes();
+}
+
+void Linear::forward(const Tensor& x, const Tensor& y, Arena& scratch,
+                     const LinearEpilogue& epilogue) const {
+  const RowView vx = row_view(x, "Linear input", c_in());
+  const RowView vy = row_view(y, "Linear output", c_out());
+  if (vx.rows != vy.rows) {
+    throw InternalError("Linear [" + std::to_string(c_in()) + " -> " + std::to_string(c_out()) +
+                        "] given " + x.describe() + " -> " + y.describe());
+  }
+  const bool multiply = !epilogue.multiply.empty();
+  RowView vm;
+  if (multiply) {
+    vm = row_view(epilogue.multiply, "Linear gate", c_out());
+    if (vm.rows != vy.rows || vm.cols != vy.cols) {
+      throw InternalError("Linear gate " + epilogue.multiply.describe() +
+                          " does not match output " + y.describe());
+    }
+  }
+  if (vx.rows == 0) return;
+
+  const PlanKey key{vx.rows,
+                    vx.ld,
+                    vy.ld,
+                    multiply ? vm.ld : 0,
+                    epilogue.activation,
+                    multiply,
+                    epilogue.accumulate};
+  ArenaScope scope(scratch);
+  std::lock_guard lock(impl_->mutex);
+  Plan& p = impl_->plan(key);
+
+  float* temp = nullptr;
+  if (p.via_temp) temp = scratch.allocate(DType::f32, Shape{vy.rows, c_out()}).data_as<float>();
+  p.src.set_data_handle(vx.data);
+  p.dst.set_data_handle(p.via_temp ? temp : vy.data);
+  if (p.fused_multiply) p.mul.set_data_handle(vm.data);
+  if (p.dnnl_scratch_bytes > 0) {
+    const auto pad =
+        scratch.allocate(DType::u8, Shape{static_cast<std::int64_t>(p.dnnl_scratch_bytes)});
+    p.scratchpad.set_data_handle(pad.data());
+  }
+  const auto& k = detail::row_kernels();
+  const std::int64_t n = c_out();
+  if (p.prefill_bias) {
+    const auto* b = static_cast<const float*>(impl_->bias.get_data_handle());
+    detail::for_each_row(vy.rows, n, [&](std::int64_t i) { k.add(vy.row(i), b, n); });
+  }
+  auto& stream = DnnlContext::instance().stream();
+  p.matmul.execute(stream, p.args);
+  stream.wait();
+
+  // The unfused rest of the epilogue, one pass over each row while it is in cache.
+  const bool act = epilogue.activation != Activation::none && !p.fused_activation;
+  const bool mul = multiply && !p.fused_multiply;
+  if (!act && !mul && !p.via_temp) return;
+  const auto act_kernel = epilogue.activation == Activation::relu ? k.relu : k.sigmoid;
+  detail::for_each_row(vy.rows, n, [&](std::int64_t i) {
+    float* t = p.via_temp ? temp + i * n : vy.row(i);
+    if (act) act_kernel(t, n);
+    if (mul) k.mul(t, vm.row(i), n);
+    if (p.via_temp) k.add(vy.row(i), t, n);
+  });
+}
+
+}  // namespace cpufold

@@ -1,0 +1,59 @@
+// Linear: y = x·W + b over the last axis, on a oneDNN matmul, with fused epilogues.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+
+#include "evoformer/activations.h"
+#include "memory/arena.h"
+#include "memory/tensor.h"
+
+namespace cpufold {
+
+// What happens to x·W + b before it lands in y, in this order:
+//   t = activation(x·W + b);  t *= multiply (if given);  y = t, or y += t when accumulating.
+// AF2's gate is {sigmoid, multiply = attention output}; a residual update is {accumulate}.
+struct LinearEpilogue {
+  Activation activation = Activation::none;
+  Tensor multiply;          // optional, [..., c_out axes] like y; must not overlap y
+  bool accumulate = false;  // y += t (residual add) instead of y = t
+};
+
+class Linear {
+ public:
+  // w: [c_in axes..., c_out axes...], contiguous, in AF2's layout (input axes first); the first
+  // `in_axes` axes form c_in, the rest c_out, so query_w [c_in, n_head, c_hidden] needs no
+  // reshape (in_axes = 1) and output_w [n_head, c_hidden, c_out] takes in_axes = 2.
+  // bias: c_out elements of any shape, or an empty Tensor for none. f32 or bf16 inputs.
+  // Weights are reordered once here into memory this object owns; w may be unmapped after.
+  // compute: f32 today; bf16 throws InputError until a bf16 path exists.
+  Linear(const Tensor& w, const Tensor& bias, int in_axes = 1, DType compute = DType::f32);
+  ~Linear();
+  Linear(Linear&&) noexcept;
+  Linear& operator=(Linear&&) noexcept;
+
+  // x: [..., c_in axes] -> y: [..., c_out axes], the same rows; the trailing axes that make up
+  // c_in (c_out) must be contiguous, so y may be [n, n_head, c_hidden] for query_w. Both may be
+  // strided views whose leading axes collapse to one row stride (e.g. y a column range of a
+  // wider buffer). y must not overlap x. Scratch (oneDNN's scratchpad and, for
+  // accumulate with anything else fused, a [rows, c_out] buffer) comes from `scratch` and is
+  // released on return. A primitive is built on the first call for each row count and stride
+  // combination and reused after. Calls on one object are serialised by a mutex.
+  void forward(const Tensor& x, const Tensor& y, Arena& scratch,
+               const LinearEpilogue& epilogue = {}) const;
+
+  // Scratch bytes forward() takes for `rows` contiguous rows with `epilogue`.
+  std::size_t scratch_bytes(std::int64_t rows, const LinearEpilogue& epilogue = {}) const;
+
+  std::int64_t c_in() const;
+  std::int64_t c_out() const;
+  bool has_bias() const;
+
+  struct Impl;
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace cpufold

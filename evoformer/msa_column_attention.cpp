@@ -1,0 +1,63 @@
+#include "evoformer/msa_column_attention.h"
+
+#include <algorithm>
+
+#include "evoformer/msa_layout.h"
+
+namespace cpufold {
+
+MsaColumnAttention::MsaColumnAttention(const ParamScope& scope, std::int64_t c_m,
+                                       AttentionDims dims)
+    : c_m_(c_m),
+      query_norm_((scope / "query_norm").layer_norm(c_m)),
+      attention_(scope / "attention", c_m, dims, c_m) {}
+
+void MsaColumnAttention::forward(const Tensor& m, const Tensor& msa_mask,
+                                 const RunContext& ctx) const {
+  if (m.rank() != 3) {
+    throw InternalError("MsaColumnAttention needs m [n_seq, n_res, c_m], got " + m.describe());
+  }
+  const std::int64_t n_seq = m.dim(0), n_res = m.dim(1);
+  detail::check_f32(m, Shape{n_seq, n_res, c_m_}, "MsaColumnAttention m");
+  if (msa_mask.dtype() != DType::f32 || !(msa_mask.shape() == Shape{n_seq, n_res})) {
+    throw InternalError("MsaColumnAttention msa_mask " + msa_mask.describe() +
+                        " does not match m " + m.describe());
+  }
+  if (n_seq == 0 || n_res == 0) return;
+  Arena& arena = ctx.arena();
+  ArenaScope scope(arena);
+
+  // Column j's keys are the sequences: bias [n_res, n_seq].
+  const Tensor mask_bias = arena.allocate(DType::f32, Shape{n_res, n_seq});
+  detail::mask_to_bias(msa_mask.transpose(0, 1), kInf, mask_bias);
+
+  const std::int64_t cols = detail::chunk_rows(n_res, ctx.chunk);
+  for (std::int64_t j0 = 0; j0 < n_res; j0 += cols) {
+    const std::int64_t nj = std::min(cols, n_res - j0);
+    ArenaScope chunk_scope(arena);
+    const Tensor x = arena.allocate(DType::f32, Shape{nj, n_seq, c_m_});
+    detail::gather_columns(m, j0, x);
+    query_norm_.forward(x, x);
+    // The update overwrites x (no longer needed once the output projection runs).
+    attention_.forward(x, AttentionBias{Tensor(), mask_bias.slice(0, j0, j0 + nj)}, x,
+                       /*accumulate=*/false, arena);
+    detail::add_columns(x, m, j0);
+  }
+}
+
+std::size_t MsaColumnAttention::scratch_bytes(std::int64_t n_seq, std::int64_t n_res,
+                                              std::int64_t chunk) const {
+  const auto floats = [](std::int64_t n) {
+    return align_up(static_cast<std::size_t>(n) * sizeof(float));
+  };
+  const std::int64_t cols = detail::chunk_rows(n_res, chunk);
+  std::size_t step = 0;
+  for (std::int64_t nj : {cols, n_res % cols}) {
+    if (nj == 0) continue;
+    step = std::max(step, floats(nj * n_seq * c_m_) +
+                              attention_.scratch_bytes(nj, n_seq, /*accumulate=*/false));
+  }
+  return floats(n_res * n_seq) + step;
+}
+
+}  // namespace cpufold

@@ -1,0 +1,40 @@
+// MSA column-wise gated self-attention (AF2 supplement Alg. 8): every residue column of the MSA
+// attends over the sequences, with no pair bias.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "evoformer/gated_attention.h"
+#include "evoformer/layer_norm.h"
+#include "evoformer/param_scope.h"
+#include "evoformer/run_context.h"
+#include "io/model_config.h"
+
+namespace cpufold {
+
+// AF2 Alg. 8
+class MsaColumnAttention {
+ public:
+  static constexpr float kInf = 1e9f;  // mask bias inf * (mask - 1), config evoformer_stack.inf
+
+  // scope: `evoformer/evoformer_iteration/msa_column_attention` with its block index; holds
+  // query_norm [c_m] and attention/ (see GatedAttention).
+  MsaColumnAttention(const ParamScope& scope, std::int64_t c_m, AttentionDims dims);
+
+  // m: [n_seq, n_res, c_m] (unit-stride rows); updated in place: m += MsaColumnAttention(m).
+  // msa_mask: [n_seq, n_res] f32 (any strides); masked sequences get logit bias -1e9 as keys.
+  // ctx.chunk residue columns at a time (<= 0: all) are gathered into a contiguous
+  // [columns, n_seq, c_m] buffer, normalised, attended and added back.
+  void forward(const Tensor& m, const Tensor& msa_mask, const RunContext& ctx) const;
+
+  // Scratch bytes forward() takes from ctx.arena().
+  std::size_t scratch_bytes(std::int64_t n_seq, std::int64_t n_res, std::int64_t chunk) const;
+
+ private:
+  std::int64_t c_m_;
+  LayerNorm query_norm_;
+  GatedAttention attention_;
+};
+
+}  // namespace cpufold

@@ -1,0 +1,85 @@
+#include "evoformer/msa_layout.h"
+
+#include <cstring>
+#include <string>
+
+#include "evoformer/row_kernels.h"
+
+namespace cpufold::detail {
+
+void check_f32(const Tensor& t, const Shape& dims, const char* what) {
+  if (t.dtype() != DType::f32 || !(t.shape() == dims) ||
+      (t.rank() > 0 && t.dim(-1) > 1 && t.stride(-1) != 1)) {
+    throw InternalError(std::string(what) + " must be f32" + dims.str() +
+                        " with a unit-stride last axis, got " + t.describe() + " strides " +
+                        t.strides().str());
+  }
+}
+
+void gather_columns(const Tensor& src, std::int64_t j0, const Tensor& dst) {
+  if (src.rank() != 3 || dst.rank() != 3) {
+    throw InternalError("gather_columns needs rank-3 tensors, got " + src.describe() + " -> " +
+                        dst.describe());
+  }
+  const std::int64_t n_j = dst.dim(0), n_row = src.dim(0), c = src.dim(2);
+  check_f32(src, src.shape(), "gather_columns source");
+  if (j0 < 0 || j0 + n_j > src.dim(1)) {
+    throw InternalError("gather_columns: columns [" + std::to_string(j0) + ", " +
+                        std::to_string(j0 + n_j) + ") of " + src.describe());
+  }
+  check_f32(dst, Shape{n_j, n_row, c}, "gather_columns destination");
+  if (!dst.is_contiguous()) throw InternalError("gather_columns destination must be contiguous");
+  const float* sp = static_cast<const float*>(src.data());
+  float* dp = static_cast<float*>(dst.data());
+  const std::int64_t ss0 = src.stride(0), ss1 = src.stride(1);
+  const std::int64_t total = n_j * n_row;
+#pragma omp parallel for schedule(static) if (total * c >= (1 << 14))
+  for (std::int64_t t = 0; t < total; ++t) {
+    const std::int64_t j = t / n_row, s = t % n_row;
+    std::memcpy(dp + t * c, sp + s * ss0 + (j0 + j) * ss1,
+                static_cast<std::size_t>(c) * sizeof(float));
+  }
+}
+
+void add_columns(const Tensor& src, const Tensor& dst, std::int64_t j0) {
+  if (src.rank() != 3 || !src.is_contiguous() || src.dtype() != DType::f32) {
+    throw InternalError("add_columns source must be contiguous f32 [j, row, c], got " +
+                        src.describe());
+  }
+  const std::int64_t n_j = src.dim(0), n_row = src.dim(1), c = src.dim(2);
+  check_f32(dst, dst.shape(), "add_columns destination");
+  if (dst.rank() != 3 || dst.dim(0) != n_row || dst.dim(2) != c || j0 < 0 ||
+      j0 + n_j > dst.dim(1)) {
+    throw InternalError("add_columns: " + src.describe() + " into columns from " +
+                        std::to_string(j0) + " of " + dst.describe());
+  }
+  const float* sp = static_cast<const float*>(src.data());
+  float* dp = static_cast<float*>(dst.data());
+  const std::int64_t ds0 = dst.stride(0), ds1 = dst.stride(1);
+  const auto add = row_kernels().add;
+  // Walk the destination in its own row order so each thread writes distinct memory.
+  const std::int64_t total = n_row * n_j;
+#pragma omp parallel for schedule(static) if (total * c >= (1 << 14))
+  for (std::int64_t t = 0; t < total; ++t) {
+    const std::int64_t s = t / n_j, j = t % n_j;
+    add(dp + s * ds0 + (j0 + j) * ds1, sp + (j * n_row + s) * c, c);
+  }
+}
+
+void mask_to_bias(const Tensor& mask, float inf, const Tensor& dst) {
+  if (mask.rank() != 2 || mask.dtype() != DType::f32 || dst.dtype() != DType::f32 ||
+      !(mask.shape() == dst.shape())) {
+    throw InternalError("mask_to_bias: mask " + mask.describe() + " and bias " + dst.describe() +
+                        " must be f32 matrices of one shape");
+  }
+  const float* mp = static_cast<const float*>(mask.data());
+  float* dp = static_cast<float*>(dst.data());
+  for (std::int64_t a = 0; a < mask.dim(0); ++a) {
+    for (std::int64_t b = 0; b < mask.dim(1); ++b) {
+      dp[a * dst.stride(0) + b * dst.stride(1)] =
+          inf * (mp[a * mask.stride(0) + b * mask.stride(1)] - 1.f);
+    }
+  }
+}
+
+}  // namespace cpufold::detail

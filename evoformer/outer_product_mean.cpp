@@ -1,0 +1,149 @@
+#include "evoformer/outer_product_mean.h"
+
+#include <algorithm>
+#include <cstring>
+#include <string>
+
+#include "evoformer/gemm.h"
+#include "evoformer/msa_layout.h"
+#include "evoformer/row_view.h"
+
+namespace cpufold {
+
+OuterProductMean::OuterProductMean(const ParamScope& scope, std::int64_t c_m, std::int64_t c_z,
+                                   std::int64_t c_hidden)
+    : c_m_(c_m),
+      c_z_(c_z),
+      c_(c_hidden),
+      norm_((scope / "layer_norm_input").layer_norm(c_m)),
+      left_((scope / "left_projection").linear({c_m, c_hidden})),
+      right_((scope / "right_projection").linear({c_m, c_hidden})),
+      output_(scope.get("output_w", {c_hidden, c_hidden, c_z}), scope.get("output_b", {c_z}), 2) {}
+
+void OuterProductMean::forward(const Tensor& m, const Tensor& msa_mask, const Tensor& z,
+                               const RunContext& ctx) const {
+  if (m.rank() != 3 || z.rank() != 3) {
+    throw InternalError(
+        "OuterProductMean needs m [n_seq, n_res, c_m] and z [n_res, n_res, c_z], "
+        "got " +
+        m.describe() + " and " + z.describe());
+  }
+  const std::int64_t n_seq = m.dim(0), n_res = m.dim(1), c = c_;
+  detail::check_f32(m, Shape{n_seq, n_res, c_m_}, "OuterProductMean m");
+  detail::check_f32(z, Shape{n_res, n_res, c_z_}, "OuterProductMean z");
+  if (msa_mask.dtype() != DType::f32 || !(msa_mask.shape() == Shape{n_seq, n_res})) {
+    throw InternalError("OuterProductMean msa_mask " + msa_mask.describe() + " does not match m " +
+                        m.describe());
+  }
+  if (n_res == 0) return;
+  Arena& arena = ctx.arena();
+  ArenaScope scope(arena);
+
+  // Contiguous mask [n_seq, n_res] for the count GEMM and the row scaling.
+  const Tensor mask = arena.allocate(DType::f32, Shape{n_seq, n_res});
+  float* mk = mask.data_as<float>();
+  {
+    const float* src = static_cast<const float*>(msa_mask.data());
+    for (std::int64_t s = 0; s < n_seq; ++s)
+      for (std::int64_t r = 0; r < n_res; ++r)
+        mk[s * n_res + r] = src[s * msa_mask.stride(0) + r * msa_mask.stride(1)];
+  }
+
+  // a, b: [n_seq, n_res, c] = mask ⊙ projection(LayerNorm(m)).
+  const Tensor a = arena.allocate(DType::f32, Shape{n_seq, n_res, c});
+  const Tensor b = arena.allocate(DType::f32, Shape{n_seq, n_res, c});
+  const std::int64_t seq_rows = detail::chunk_rows(n_seq, ctx.chunk);
+  for (std::int64_t s0 = 0; s0 < n_seq; s0 += seq_rows) {
+    const std::int64_t ns = std::min(seq_rows, n_seq - s0);
+    ArenaScope chunk_scope(arena);
+    const Tensor x = arena.allocate(DType::f32, Shape{ns, n_res, c_m_});
+    norm_.forward(m.slice(0, s0, s0 + ns), x);
+    left_.forward(x, a.slice(0, s0, s0 + ns), arena);
+    right_.forward(x, b.slice(0, s0, s0 + ns), arena);
+  }
+  float* ap = a.data_as<float>();
+  float* bp = b.data_as<float>();
+  const std::int64_t n_rows = n_seq * n_res;
+#pragma omp parallel for schedule(static) if (n_rows * c >= (1 << 14))
+  for (std::int64_t r = 0; r < n_rows; ++r) {
+    const float w = mk[r];
+    for (std::int64_t k = 0; k < c; ++k) {
+      ap[r * c + k] *= w;
+      bp[r * c + k] *= w;
+    }
+  }
+
+  const RowView vz = row_view(z, "OuterProductMean z");
+  const std::int64_t ld = n_res * c;  // a and b as [n_seq, n_res·c] matrices
+  const std::int64_t res_rows = detail::chunk_rows(n_res, ctx.chunk);
+  for (std::int64_t i0 = 0; i0 < n_res; i0 += res_rows) {
+    const std::int64_t ni = std::min(res_rows, n_res - i0);
+    ArenaScope chunk_scope(arena);
+    // outer[(i, c1), (j, c2)] = Σ_s a[s, i0 + i, c1] · b[s, j, c2]
+    const Tensor outer = arena.allocate(DType::f32, Shape{ni * c, n_res * c});
+    float* op = outer.data_as<float>();
+    bool ok = detail::sgemm(true, false, ni * c, n_res * c, n_seq, 1.f, ap + i0 * c, ld, bp, ld,
+                            0.f, op, n_res * c);
+    // norm[i, j] = Σ_s mask[s, i0 + i] · mask[s, j]
+    const Tensor norm = arena.allocate(DType::f32, Shape{ni, n_res});
+    float* np = norm.data_as<float>();
+    ok = ok && detail::sgemm(true, false, ni, n_res, n_seq, 1.f, mk + i0, n_res, mk, n_res, 0.f, np,
+                             n_res);
+    if (!ok) {
+      throw InternalError("OuterProductMean: oneDNN sgemm rejected [" + std::to_string(ni * c) +
+                          " x " + std::to_string(n_seq) + "] x [" + std::to_string(n_seq) + " x " +
+                          std::to_string(n_res * c) + "]");
+    }
+    // Reorder to [i, j, c1, c2] rows for the output projection.
+    const Tensor p = arena.allocate(DType::f32, Shape{ni, n_res, c * c});
+    float* pp = p.data_as<float>();
+    const std::int64_t pairs = ni * n_res;
+#pragma omp parallel for schedule(static) if (pairs * c * c >= (1 << 14))
+    for (std::int64_t t = 0; t < pairs; ++t) {
+      const std::int64_t i = t / n_res, j = t % n_res;
+      for (std::int64_t c1 = 0; c1 < c; ++c1) {
+        std::memcpy(pp + (t * c + c1) * c, op + (i * c + c1) * (n_res * c) + j * c,
+                    static_cast<std::size_t>(c) * sizeof(float));
+      }
+    }
+    // The projection lands in the (now dead) outer buffer when it fits.
+    const Tensor u = c_z_ <= c * c ? Tensor(op, DType::f32, Shape{ni, n_res, c_z_})
+                                   : arena.allocate(DType::f32, Shape{ni, n_res, c_z_});
+    output_.forward(p, u, arena);
+    const float* up = static_cast<const float*>(u.data());
+    const std::int64_t cz = c_z_;
+#pragma omp parallel for schedule(static) if (pairs * cz >= (1 << 14))
+    for (std::int64_t t = 0; t < pairs; ++t) {
+      const float d = np[t] + kEpsilon;
+      float* dst = vz.row(i0 * n_res + t);
+      const float* src = up + t * cz;
+      for (std::int64_t k = 0; k < cz; ++k) dst[k] += src[k] / d;
+    }
+  }
+}
+
+std::size_t OuterProductMean::scratch_bytes(std::int64_t n_seq, std::int64_t n_res,
+                                            std::int64_t chunk) const {
+  const auto floats = [](std::int64_t n) {
+    return align_up(static_cast<std::size_t>(n) * sizeof(float));
+  };
+  const std::size_t persistent = floats(n_seq * n_res) + 2 * floats(n_seq * n_res * c_);
+  std::size_t step = 0;
+  const std::int64_t seq_rows = detail::chunk_rows(n_seq, chunk);
+  for (std::int64_t ns : {seq_rows, n_seq % seq_rows}) {
+    if (ns == 0) continue;
+    step = std::max(step, floats(ns * n_res * c_m_) + std::max(left_.scratch_bytes(ns * n_res),
+                                                               right_.scratch_bytes(ns * n_res)));
+  }
+  const std::int64_t res_rows = detail::chunk_rows(n_res, chunk);
+  for (std::int64_t ni : {res_rows, n_res % res_rows}) {
+    if (ni == 0) continue;
+    const std::int64_t pairs = ni * n_res;
+    std::size_t bytes = floats(pairs * c_ * c_) * 2 + floats(pairs) + output_.scratch_bytes(pairs);
+    if (c_z_ > c_ * c_) bytes += floats(pairs * c_z_);
+    step = std::max(step, bytes);
+  }
+  return persistent + step;
+}
+
+}  // namespace cpufold

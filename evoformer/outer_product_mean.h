@@ -1,0 +1,51 @@
+// Outer product mean (AF2 supplement Alg. 10): the MSA's per-residue projections multiplied
+// pairwise and averaged over sequences become an update of the pair representation.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "evoformer/layer_norm.h"
+#include "evoformer/linear.h"
+#include "evoformer/param_scope.h"
+#include "evoformer/run_context.h"
+
+namespace cpufold {
+
+// AF2 Alg. 10
+class OuterProductMean {
+ public:
+  // Added to the mask count before dividing (AF2 and OpenFold).
+  static constexpr float kEpsilon = 1e-3f;
+
+  // scope: `evoformer/evoformer_iteration/outer_product_mean` (or the extra-MSA stack's) with its
+  // block index; holds layer_norm_input [c_m], left_projection / right_projection
+  // [c_m, c_hidden] + bias, output_w [c_hidden, c_hidden, c_z] + output_b [c_z].
+  OuterProductMean(const ParamScope& scope, std::int64_t c_m, std::int64_t c_z,
+                   std::int64_t c_hidden);
+
+  // m: [n_seq, n_res, c_m] (contiguous rows), read only.
+  // msa_mask: [n_seq, n_res] f32 (any strides).
+  // z: [n_res, n_res, c_z] (contiguous rows); updated in place:
+  //   z[i, j] += (Linear_out(Σ_s a[s, i] ⊗ b[s, j]) ) / (Σ_s mask[s, i]·mask[s, j] + 1e-3)
+  // with a = mask ⊙ left(LayerNorm(m)), b = mask ⊙ right(LayerNorm(m)); the output bias is added
+  // before the division, as in AF2 and OpenFold.
+  // The projections a, b ([n_seq, n_res, c_hidden] each) are built for the whole MSA,
+  // normalising ctx.chunk sequences at a time; the outer products are then formed for ctx.chunk
+  // residues i at a time (<= 0: all) with one GEMM [i·c, n_seq] x [n_seq, j·c], so only
+  // chunk x n_res x c_hidden² floats of them are live.
+  void forward(const Tensor& m, const Tensor& msa_mask, const Tensor& z,
+               const RunContext& ctx) const;
+
+  // Scratch bytes forward() takes from ctx.arena().
+  std::size_t scratch_bytes(std::int64_t n_seq, std::int64_t n_res, std::int64_t chunk) const;
+
+ private:
+  std::int64_t c_m_, c_z_, c_;
+  LayerNorm norm_;
+  Linear left_;    // [c_m] -> [c]
+  Linear right_;   // [c_m] -> [c]
+  Linear output_;  // [c, c] -> [c_z]
+};
+
+}  // namespace cpufold

@@ -1,0 +1,36 @@
+#include "evoformer/pair_stack_updates.h"
+
+#include <algorithm>
+
+namespace cpufold {
+
+PairStackUpdates::PairStackUpdates(const ParamScope& block, std::int64_t c_z,
+                                   const AttentionDims& attention, std::int64_t c_hidden_mul,
+                                   std::int64_t transition_factor)
+    : outgoing_(block / "triangle_multiplication_outgoing", c_z, c_hidden_mul,
+                TriangleMultiplication::Direction::outgoing),
+      incoming_(block / "triangle_multiplication_incoming", c_z, c_hidden_mul,
+                TriangleMultiplication::Direction::incoming),
+      starting_(block / "triangle_attention_starting_node", c_z, attention,
+                TriangleAttention::Node::starting),
+      ending_(block / "triangle_attention_ending_node", c_z, attention,
+              TriangleAttention::Node::ending),
+      transition_(block / "pair_transition", c_z, transition_factor) {}
+
+void PairStackUpdates::forward(const Tensor& z, const Tensor& pair_mask,
+                               const RunContext& ctx) const {
+  outgoing_.forward(z, pair_mask, ctx);
+  incoming_.forward(z, pair_mask, ctx);
+  starting_.forward(z, pair_mask, ctx);
+  ending_.forward(z, pair_mask, ctx);
+  // The reference runs with _mask_trans off: the transition sees no mask (see Transition).
+  transition_.forward(z, Tensor(), ctx);
+}
+
+std::size_t PairStackUpdates::scratch_bytes(std::int64_t n_res, std::int64_t chunk) const {
+  return std::max({outgoing_.scratch_bytes(n_res), incoming_.scratch_bytes(n_res),
+                   starting_.scratch_bytes(n_res, chunk), ending_.scratch_bytes(n_res, chunk),
+                   transition_.scratch_bytes(n_res, n_res, chunk, false)});
+}
+
+}  // namespace cpufold

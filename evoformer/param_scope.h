@@ -1,0 +1,44 @@
+// ParamScope: where one AF2 module's parameters live in a WeightStore. AF2 names a parameter
+// `<scope>//<name>` (e.g. `.../msa_transition/transition1//weights`); repeated blocks are stacked
+// on axis 0, so a block's view is one index of that axis.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "evoformer/layer_norm.h"
+#include "evoformer/linear.h"
+#include "io/weight_store.h"
+
+namespace cpufold {
+
+class ParamScope {
+ public:
+  // `path` below the AF2 prefix, e.g. "evoformer/evoformer_iteration"; `block` >= 0 selects a
+  // block of a stack of `n_blocks` (the file then holds [n_blocks, shape...]).
+  ParamScope(const WeightStore& store, std::string path, std::int64_t block = -1,
+             std::int64_t n_blocks = 0);
+
+  // The scope one level down: ("…/msa_transition") / "transition1".
+  ParamScope operator/(std::string_view child) const;
+
+  // The view of `<scope>//<name>` with per-block shape `shape`, checked against the file.
+  Tensor get(std::string_view name, const Shape& shape) const;
+
+  // Linear from `weights` ([c_in axes..., c_out axes...]) and, if `bias`, `bias` ([c_out axes]).
+  Linear linear(const Shape& weights, int in_axes = 1, bool bias = true) const;
+  // LayerNorm from `scale` and `offset`, both [c].
+  LayerNorm layer_norm(std::int64_t c) const;
+
+  const std::string& path() const { return path_; }
+  const WeightStore& store() const { return store_; }
+
+ private:
+  const WeightStore& store_;
+  std::string path_;
+  std::int64_t block_;
+  std::int64_t n_blocks_;
+};
+
+}  // namespace cpufold

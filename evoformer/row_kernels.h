@@ -1,0 +1,37 @@
+// Row kernels: the elementwise and per-row reductions behind softmax, LayerNorm, the
+// activations and Linear's unfused epilogues. Two implementations with the same contract:
+// AVX2+FMA intrinsics (compiled with a target attribute, so the build needs no -march flag)
+// and portable C++; the table is picked once from the running CPU.
+// Internal to evoformer/; callers use the Tensor-level functions.
+#pragma once
+
+#include <cstdint>
+
+namespace cpufold::detail {
+
+struct RowKernels {
+  // x[i] = softmax(x + a + b)[i] over n elements, numerically stable (max subtracted);
+  // a and b may be null. Entries whose shifted logit is below -87.3 become exactly 0.
+  void (*softmax)(float* x, const float* a, const float* b, std::int64_t n);
+  // The softmax without its final division: x = exp(x + a + b - max), returning the sum, so
+  // attention can divide its c_hidden-wide output row instead of the n_key-wide weights.
+  float (*softmax_numerator)(float* x, const float* a, const float* b, std::int64_t n);
+  // y = (x - mean) / sqrt(var + eps) * scale + offset; two-pass variance; y may equal x.
+  void (*layer_norm)(const float* x, float* y, const float* scale, const float* offset, float eps,
+                     std::int64_t n);
+  void (*relu)(float* x, std::int64_t n);
+  void (*sigmoid)(float* x, std::int64_t n);
+  void (*mul)(float* y, const float* a, std::int64_t n);  // y *= a
+  void (*add)(float* y, const float* a, std::int64_t n);  // y += a
+  void (*scale)(float* y, float s, std::int64_t n);       // y *= s
+  const char* name;
+};
+
+// The fastest table the CPU supports.
+const RowKernels& row_kernels();
+// Both tables, for tests that compare them.
+const RowKernels& generic_row_kernels();
+// Null when the CPU lacks AVX2 or FMA.
+const RowKernels* avx2_row_kernels();
+
+}  // namespace cpufold::detail

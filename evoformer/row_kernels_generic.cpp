@@ -1,0 +1,75 @@
+// Portable row kernels: the fallback for CPUs without AVX2 and the plain statement of what the
+// AVX2 kernels compute.
+#include <algorithm>
+#include <cmath>
+
+#include "evoformer/row_kernels.h"
+
+namespace cpufold::detail {
+namespace {
+
+// Below this shifted logit exp() underflows; the AVX2 kernels flush to 0 there too.
+constexpr float kExpLow = -87.3f;
+
+float softmax_numerator(float* x, const float* a, const float* b, std::int64_t n) {
+  float max = -INFINITY;
+  for (std::int64_t i = 0; i < n; ++i) {
+    float v = x[i];
+    if (a) v += a[i];
+    if (b) v += b[i];
+    x[i] = v;
+    max = std::max(max, v);
+  }
+  float sum = 0.f;
+  for (std::int64_t i = 0; i < n; ++i) {
+    const float d = x[i] - max;
+    x[i] = d < kExpLow ? 0.f : std::exp(d);
+    sum += x[i];
+  }
+  return sum;
+}
+
+void scale(float* y, float s, std::int64_t n) {
+  for (std::int64_t i = 0; i < n; ++i) y[i] *= s;
+}
+
+void softmax(float* x, const float* a, const float* b, std::int64_t n) {
+  scale(x, 1.f / softmax_numerator(x, a, b, n), n);
+}
+
+void layer_norm(const float* x, float* y, const float* scale, const float* offset, float eps,
+                std::int64_t n) {
+  float sum = 0.f;
+  for (std::int64_t i = 0; i < n; ++i) sum += x[i];
+  const float mean = sum / static_cast<float>(n);
+  float sq = 0.f;
+  for (std::int64_t i = 0; i < n; ++i) sq += (x[i] - mean) * (x[i] - mean);
+  const float inv = 1.f / std::sqrt(sq / static_cast<float>(n) + eps);
+  for (std::int64_t i = 0; i < n; ++i) y[i] = (x[i] - mean) * inv * scale[i] + offset[i];
+}
+
+void relu(float* x, std::int64_t n) {
+  for (std::int64_t i = 0; i < n; ++i) x[i] = std::max(x[i], 0.f);
+}
+
+void sigmoid(float* x, std::int64_t n) {
+  for (std::int64_t i = 0; i < n; ++i) x[i] = 1.f / (1.f + std::exp(-x[i]));
+}
+
+void mul(float* y, const float* a, std::int64_t n) {
+  for (std::int64_t i = 0; i < n; ++i) y[i] *= a[i];
+}
+
+void add(float* y, const float* a, std::int64_t n) {
+  for (std::int64_t i = 0; i < n; ++i) y[i] += a[i];
+}
+
+}  // namespace
+
+const RowKernels& generic_row_kernels() {
+  static const RowKernels table{softmax, softmax_numerator, layer_norm, relu, sigmoid, mul, add,
+                                scale,   "generic"};
+  return table;
+}
+
+}  // namespace cpufold::detail

@@ -1,0 +1,134 @@
+#include "evoformer/template_pointwise_attention.h"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "evoformer/concat_linear.h"
+#include "evoformer/embedder_support.h"
+#include "evoformer/parallel_rows.h"
+#include "evoformer/row_view.h"
+
+namespace cpufold {
+
+TemplatePointwiseAttention::TemplatePointwiseAttention(const ParamScope& scope, std::int64_t c_z,
+                                                       std::int64_t c_t, const AttentionDims& dims,
+                                                       float inf)
+    : c_z_(c_z),
+      c_t_(c_t),
+      n_head_(dims.n_head),
+      c_hidden_(dims.c_hidden),
+      inf_(inf),
+      query_(Linear(scope.get("query_w", {c_z, dims.n_head, dims.c_hidden}), Tensor())),
+      kv_(concat_linear({scope.get("key_w", {c_t, dims.n_head, dims.c_hidden}),
+                         scope.get("value_w", {c_t, dims.n_head, dims.c_hidden})},
+                        {})),
+      output_(Linear(scope.get("output_w", {dims.n_head, dims.c_hidden, c_z}),
+                     scope.get("output_b", {c_z}), /*in_axes=*/2)) {}
+
+namespace {
+
+std::int64_t block_rows(std::int64_t chunk, std::int64_t n_res) {
+  return chunk > 0 ? std::min(chunk, n_res) : n_res;
+}
+
+}  // namespace
+
+std::size_t TemplatePointwiseAttention::scratch_bytes(std::int64_t n_templ, std::int64_t n_res,
+                                                      std::int64_t chunk, bool accumulate) const {
+  const std::int64_t rows = block_rows(chunk, n_res) * n_res;
+  const std::int64_t hc = n_head_ * c_hidden_;
+  std::size_t bytes = align_up(static_cast<std::size_t>(n_templ) * sizeof(float));
+  bytes += align_up(static_cast<std::size_t>(rows * hc) * sizeof(float));                 // q
+  bytes += align_up(static_cast<std::size_t>(n_templ * rows * 2 * hc) * sizeof(float));   // k|v
+  bytes += align_up(static_cast<std::size_t>(rows * hc) * sizeof(float));                 // o
+  bytes += align_up(static_cast<std::size_t>(rows * n_head_ * n_templ) * sizeof(float));  // p
+  std::size_t linear = std::max(query_.scratch_bytes(rows), kv_.scratch_bytes(rows));
+  LinearEpilogue epilogue;
+  epilogue.accumulate = accumulate;
+  linear = std::max(linear, output_.scratch_bytes(rows, epilogue));
+  return bytes + linear;
+}
+
+void TemplatePointwiseAttention::forward(const Tensor& t, const Tensor& z,
+                                         const Tensor& template_mask, const Tensor& dst,
+                                         bool accumulate, const RunContext& ctx) const {
+  const std::int64_t n_templ = t.dim(0), n_res = t.dim(1);
+  expect_f32_shape(t, {n_templ, n_res, n_res, c_t_}, "TemplatePointwiseAttention t");
+  expect_f32_shape(z, {n_res, n_res, c_z_}, "TemplatePointwiseAttention z");
+  expect_f32_shape(template_mask, {n_templ}, "TemplatePointwiseAttention template_mask");
+  expect_f32_shape(dst, {n_res, n_res, c_z_}, "TemplatePointwiseAttention output");
+  if (dst.data() == z.data() && !accumulate) {
+    throw InternalError("TemplatePointwiseAttention: dst may alias z only when accumulating");
+  }
+
+  if (n_templ == 0) {  // nothing to attend to: a zero update
+    if (!accumulate) {
+      const RowView v = row_view(dst, "TemplatePointwiseAttention output");
+      for (std::int64_t r = 0; r < v.rows; ++r) std::fill(v.row(r), v.row(r) + v.cols, 0.f);
+    }
+    return;
+  }
+
+  Arena& arena = ctx.arena();
+  ArenaScope scope(arena);
+  const std::int64_t H = n_head_, C = c_hidden_, hc = H * C, T = n_templ;
+  const Tensor bias_t = arena.allocate(DType::f32, {T});
+  float* bias = bias_t.data_as<float>();
+  for (std::int64_t k = 0; k < T; ++k) bias[k] = inf_ * (template_mask.at<float>({k}) - 1.f);
+  const float scale = 1.f / std::sqrt(static_cast<float>(C));
+
+  const std::int64_t block = block_rows(ctx.chunk, n_res);
+  const std::int64_t max_rows = block * n_res;
+  const Tensor q_buf = arena.allocate(DType::f32, {max_rows, hc});
+  const Tensor kv_buf = arena.allocate(DType::f32, {T, max_rows, 2 * hc});
+  const Tensor o_buf = arena.allocate(DType::f32, {max_rows, hc});
+  const Tensor p_buf = arena.allocate(DType::f32, {max_rows, H, T});
+  LinearEpilogue epilogue;
+  epilogue.accumulate = accumulate;
+
+  for (std::int64_t i0 = 0; i0 < n_res; i0 += block) {
+    const std::int64_t i1 = std::min(n_res, i0 + block);
+    const std::int64_t rows = (i1 - i0) * n_res;
+    const Tensor q = q_buf.slice(0, 0, rows);
+    const Tensor o = o_buf.slice(0, 0, rows);
+    query_.forward(z.slice(0, i0, i1), q, arena);
+    for (std::int64_t k = 0; k < T; ++k) {
+      kv_.forward(t.select(0, k).slice(0, i0, i1), kv_buf.select(0, k).slice(0, 0, rows), arena);
+    }
+    const float* qp = q.data_as<float>();
+    const float* kvp = kv_buf.data_as<float>();
+    float* op = o.data_as<float>();
+    float* pp = p_buf.data_as<float>();
+    const std::int64_t kv_template_stride = max_rows * 2 * hc;
+    detail::for_each_row(rows, T * 2 * hc, [&](std::int64_t r) {
+      for (std::int64_t h = 0; h < H; ++h) {
+        const float* qh = qp + r * hc + h * C;
+        float* p = pp + (r * H + h) * T;
+        float max_logit = -INFINITY;
+        for (std::int64_t k = 0; k < T; ++k) {
+          const float* kh = kvp + k * kv_template_stride + r * 2 * hc + h * C;
+          float dot = 0.f;
+          for (std::int64_t c = 0; c < C; ++c) dot += (qh[c] * scale) * kh[c];
+          p[k] = dot + bias[k];
+          max_logit = std::max(max_logit, p[k]);
+        }
+        float sum = 0.f;
+        for (std::int64_t k = 0; k < T; ++k) {
+          p[k] = std::exp(p[k] - max_logit);
+          sum += p[k];
+        }
+        for (std::int64_t k = 0; k < T; ++k) p[k] /= sum;
+        float* oh = op + r * hc + h * C;
+        for (std::int64_t c = 0; c < C; ++c) oh[c] = 0.f;
+        for (std::int64_t k = 0; k < T; ++k) {
+          const float* vh = kvp + k * kv_template_stride + r * 2 * hc + hc + h * C;
+          for (std::int64_t c = 0; c < C; ++c) oh[c] += p[k] * vh[c];
+        }
+      }
+    });
+    output_.forward(o, dst.slice(0, i0, i1), arena, epilogue);
+  }
+}
+
+}  // namespace cpufold

@@ -1,0 +1,113 @@
+#include "evoformer/transition.h"
+
+#include <algorithm>
+#include <string>
+
+#include "evoformer/msa_layout.h"
+#include "evoformer/row_view.h"
+
+namespace cpufold {
+
+Transition::Transition(const ParamScope& scope, std::int64_t c, std::int64_t factor)
+    : c_(c),
+      factor_(factor),
+      norm_((scope / "input_layer_norm").layer_norm(c)),
+      transition1_((scope / "transition1").linear({c, factor * c})),
+      transition2_((scope / "transition2").linear({factor * c, c})) {}
+
+void Transition::forward(const Tensor& x, const Tensor& mask, const RunContext& ctx) const {
+  if (x.rank() < 2 || x.dim(-1) != c_) {
+    throw InternalError("Transition over " + std::to_string(c_) + " channels given " +
+                        x.describe());
+  }
+  const bool masked = !mask.empty();
+  if (masked) {
+    bool ok = mask.dtype() == DType::f32 && mask.rank() == x.rank() - 1;
+    for (int a = 0; ok && a < mask.rank(); ++a) ok = mask.dim(a) == x.dim(a);
+    if (!ok) {
+      throw InternalError("Transition mask " + mask.describe() + " does not match " + x.describe());
+    }
+  }
+  const std::int64_t n_first = x.dim(0);
+  if (x.numel() == 0) return;
+  const std::int64_t per_first = x.numel() / (n_first * c_);
+  Arena& arena = ctx.arena();
+  const std::int64_t step = detail::chunk_rows(n_first, ctx.chunk);
+  for (std::int64_t a0 = 0; a0 < n_first; a0 += step) {
+    const std::int64_t na = std::min(step, n_first - a0);
+    const std::int64_t rows = na * per_first;
+    ArenaScope scope(arena);
+    const Tensor xs = x.slice(0, a0, a0 + na);
+    const Tensor xn = arena.allocate(DType::f32, xs.shape());
+    norm_.forward(xs, xn);
+    const Tensor h = arena.allocate(DType::f32, Shape{rows, hidden()});
+    LinearEpilogue relu;
+    relu.activation = Activation::relu;
+    transition1_.forward(xn, h, arena, relu);
+
+    // The update goes straight into x unless a mask entry of this chunk differs from 1.
+    bool all_ones = true;
+    const Tensor ms = masked ? mask.slice(0, a0, a0 + na) : Tensor();
+    if (masked) {
+      const float* mp = static_cast<const float*>(ms.data());
+      std::int64_t idx[Shape::kMaxRank] = {};
+      for (std::int64_t n = 0; n < ms.numel() && all_ones; ++n) {
+        std::int64_t off = 0;
+        for (int a = 0; a < ms.rank(); ++a) off += idx[a] * ms.stride(a);
+        all_ones = mp[off] == 1.f;
+        for (int a = ms.rank() - 1; a >= 0; --a) {
+          if (++idx[a] < ms.dim(a)) break;
+          idx[a] = 0;
+        }
+      }
+    }
+    if (all_ones) {
+      LinearEpilogue accumulate;
+      accumulate.accumulate = true;
+      transition2_.forward(h, xs, arena, accumulate);
+      continue;
+    }
+    // Masked chunk: x += update ⊙ mask, row by row. xn is free again and has the right shape.
+    transition2_.forward(h, xn, arena);
+    const RowView vx = row_view(xs, "Transition x"), vu = row_view(xn, "Transition update");
+    const float* mp = static_cast<const float*>(ms.data());
+    const int mrank = ms.rank();
+    const std::int64_t c = c_;
+#pragma omp parallel for schedule(static) if (rows * c >= (1 << 14))
+    for (std::int64_t r = 0; r < rows; ++r) {
+      std::int64_t rem = r, off = 0;
+      for (int a = mrank - 1; a >= 0; --a) {
+        off += rem % ms.dim(a) * ms.stride(a);
+        rem /= ms.dim(a);
+      }
+      const float w = mp[off];
+      float* dst = vx.row(r);
+      const float* src = vu.row(r);
+      for (std::int64_t k = 0; k < c; ++k) dst[k] += src[k] * w;
+    }
+  }
+}
+
+std::size_t Transition::scratch_bytes(std::int64_t n_first, std::int64_t n_rest, std::int64_t chunk,
+                                      bool masked) const {
+  const auto floats = [](std::int64_t n) {
+    return align_up(static_cast<std::size_t>(n) * sizeof(float));
+  };
+  const std::int64_t step = detail::chunk_rows(n_first, chunk);
+  std::size_t total = 0;
+  for (std::int64_t na : {step, n_first % step}) {
+    if (na == 0) continue;
+    const std::int64_t rows = na * n_rest;
+    LinearEpilogue relu;
+    relu.activation = Activation::relu;
+    LinearEpilogue accumulate;
+    accumulate.accumulate = true;
+    std::size_t inner = std::max(transition1_.scratch_bytes(rows, relu),
+                                 transition2_.scratch_bytes(rows, accumulate));
+    if (masked) inner = std::max(inner, transition2_.scratch_bytes(rows));
+    total = std::max(total, floats(rows * c_) + floats(rows * hidden()) + inner);
+  }
+  return total;
+}
+
+}  // namespace cpufold

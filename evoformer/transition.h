@@ -1,0 +1,47 @@
+// The two-layer feed-forward transition of AF2's MSA and pair stacks (supplement Alg. 9
+// MSATransition and Alg. 15 PairTransition are the same module with different widths).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "evoformer/layer_norm.h"
+#include "evoformer/linear.h"
+#include "evoformer/param_scope.h"
+#include "evoformer/run_context.h"
+
+namespace cpufold {
+
+// AF2 Alg. 9 and Alg. 15
+class Transition {
+ public:
+  // scope: e.g. `evoformer/evoformer_iteration/msa_transition` or `.../pair_transition` (or the
+  // extra-MSA / template stacks'), with its block index; holds input_layer_norm [c],
+  // transition1 [c, factor·c] + bias, transition2 [factor·c, c] + bias.
+  Transition(const ParamScope& scope, std::int64_t c, std::int64_t factor);
+
+  // x: [n_0, ..., c] (contiguous rows: an MSA [n_seq, n_res, c_m] or a pair [n_res, n_res, c_z]);
+  // updated in place: x += mask ⊙ Linear2(relu(Linear1(LayerNorm(x)))).
+  // mask: x's shape without the last axis (f32, any strides), or empty for no mask. OpenFold
+  // multiplies the update by the MSA / pair mask only when its `_mask_trans` option is on; AF2
+  // never does. The reference files use _mask_trans = False, so the stacks pass an empty mask
+  // to match them; with 0/1 masks and no padding both give the same numbers.
+  // ctx.chunk entries of the first axis at a time (<= 0: all), so the factor·c-wide hidden
+  // activation is bounded by the chunk.
+  void forward(const Tensor& x, const Tensor& mask, const RunContext& ctx) const;
+
+  // Scratch bytes forward() takes for x of `n_first` x `n_rest` rows, with or without a mask.
+  std::size_t scratch_bytes(std::int64_t n_first, std::int64_t n_rest, std::int64_t chunk,
+                            bool masked) const;
+
+  std::int64_t channels() const { return c_; }
+  std::int64_t hidden() const { return c_ * factor_; }
+
+ private:
+  std::int64_t c_, factor_;
+  LayerNorm norm_;
+  Linear transition1_;  // [c] -> [factor·c], relu fused
+  Linear transition2_;  // [factor·c] -> [c], accumulated into x
+};
+
+}  // namespace cpufold

@@ -1,0 +1,57 @@
+// Triangular gated self-attention of the pair representation around the starting node (along
+// rows) and the ending node (along columns), supplement section 1.6.6.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "evoformer/gated_attention.h"
+#include "evoformer/layer_norm.h"
+#include "evoformer/linear.h"
+#include "evoformer/param_scope.h"
+#include "evoformer/run_context.h"
+#include "io/model_config.h"
+#include "memory/tensor.h"
+
+namespace cpufold {
+
+// AF2 Alg. 13 (starting node) and Alg. 14 (ending node)
+// Starting node, for every row i of the pair representation:
+//   x = LayerNorm(z);  bias[h, j, k] = x[j, k]·w_h  (feat_2d_weights, no bias)
+//   z[i, j] += W_o · (sigmoid(W_g x[i, j] + b_g) ⊙ Σ_k softmax_k(q[i,j]·k[i,k]/√d + bias[h,j,k]
+//              + inf·(mask[i,k] - 1))·v[i,k]) + b_o,   q, k, v = W_{q,k,v} x[i, ·] (no bias)
+// The ending node is the same on the transposed pair representation (i and j swapped), done
+// here through transposed views rather than a transposed copy of z.
+class TriangleAttention {
+ public:
+  enum class Node { starting, ending };
+
+  // scope: the module, e.g. ParamScope(store, "evoformer/evoformer_iteration", block, n_blocks)
+  //   / "triangle_attention_starting_node"; c_z: pair width; dims: heads and per-head width
+  //   (ModelConfig::triangle_attention); inf: the mask bias magnitude (AF2 and OpenFold: 1e9).
+  TriangleAttention(const ParamScope& scope, std::int64_t c_z, const AttentionDims& dims, Node node,
+                    float inf = 1e9f);
+
+  // z: [n_res, n_res, c_z] (rows of c_z must collapse to one stride, e.g. contiguous), updated
+  // in place: z += TriangleAttention(z). pair_mask: [n_res, n_res], 1 for valid pairs.
+  // Rows (starting) or columns (ending) are processed ctx.chunk at a time (<= 0: all at once);
+  // the result does not depend on the chunk size beyond fp32 rounding.
+  void forward(const Tensor& z, const Tensor& pair_mask, const RunContext& ctx) const;
+
+  // Scratch bytes forward() takes with the current OpenMP thread count: the triangle bias
+  // [n_head, n_res, n_res] and mask bias [n_res, n_res] plus, per slice of `chunk` rows,
+  // chunk·n_res·c_z floats for the normed slice plus GatedAttention's scratch.
+  std::size_t scratch_bytes(std::int64_t n_res, std::int64_t chunk) const;
+
+  Node node() const { return node_; }
+
+ private:
+  std::int64_t c_z_, n_head_;
+  Node node_;
+  float inf_;
+  LayerNorm query_norm_;
+  Linear triangle_bias_;      // feat_2d_weights: c_z -> n_head, no bias
+  GatedAttention attention_;  // the `attention` scope: q, k, v, gate, output projection
+};
+
+}  // namespace cpufold

@@ -1,0 +1,182 @@
+#include "evoformer/trunk.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "evoformer/activations.h"
+#include "evoformer/template_embedder.h"
+
+namespace cpufold {
+namespace {
+
+void expect_dim(const Tensor& t, int axis, std::int64_t want, const char* feature) {
+  if (t.empty() || t.rank() <= axis || t.dim(axis) != want) {
+    throw InputError(std::string("feature ") + feature + " has shape " +
+                     (t.empty() ? std::string("(missing)") : t.shape().str()) + ", expected " +
+                     std::to_string(want) + " on axis " + std::to_string(axis));
+  }
+}
+
+// pair_mask[i, j] = seq_mask[i]·seq_mask[j]
+void outer_mask(const Tensor& seq_mask, const Tensor& pair_mask) {
+  const std::int64_t n = seq_mask.dim(0);
+  for (std::int64_t i = 0; i < n; ++i)
+    for (std::int64_t j = 0; j < n; ++j)
+      pair_mask.at<float>({i, j}) = seq_mask.at<float>({i}) * seq_mask.at<float>({j});
+}
+
+std::size_t f32_bytes(const Shape& s) {
+  return align_up(static_cast<std::size_t>(s.numel()) * 4);
+}
+
+}  // namespace
+
+Trunk::Trunk(const WeightStore& store, const ModelConfig& c)
+    : config_(c),
+      input_embedder_(ParamScope(store, "evoformer"), c.target_feat_dim, c.msa_feat_dim, c.c_m,
+                      c.c_z, c.max_relative_feature),
+      recycling_embedder_(ParamScope(store, "evoformer"), c.c_m, c.c_z, c.recycle_pos_bins),
+      template_embedder_(c.templates ? std::make_unique<TemplateEmbedder>(store, c) : nullptr),
+      extra_msa_embedder_(ParamScope(store, "evoformer"), c.extra_msa_feat_dim, c.c_e),
+      single_activations_(
+          ParamScope(store, "evoformer/single_activations").linear({c.c_m, c.c_s})) {
+  for (std::int64_t i = 0; i < c.n_extra_msa_blocks; ++i)
+    extra_msa_stack_.emplace_back(store, c, EvoformerBlock::Kind::extra_msa, i);
+  for (std::int64_t i = 0; i < c.n_evoformer_blocks; ++i)
+    evoformer_stack_.emplace_back(store, c, EvoformerBlock::Kind::evoformer, i);
+}
+
+Trunk::~Trunk() = default;
+
+TrunkDims Trunk::dims_of(const TrunkInputs& in, const ModelConfig& c) {
+  const std::int64_t n = in.n_res();
+  expect_dim(in.target_feat, 0, n, "target_feat");
+  expect_dim(in.target_feat, 1, c.target_feat_dim, "target_feat");
+  expect_dim(in.residue_index, 0, n, "residue_index");
+  expect_dim(in.seq_mask, 0, n, "seq_mask");
+  expect_dim(in.msa_feat, 1, n, "msa_feat");
+  expect_dim(in.msa_feat, 2, c.msa_feat_dim, "msa_feat");
+  expect_dim(in.msa_mask, 0, in.n_seq(), "msa_mask");
+  expect_dim(in.msa_mask, 1, n, "msa_mask");
+  expect_dim(in.extra_msa, 1, n, "extra_msa");
+  for (const Tensor* t : {&in.extra_has_deletion, &in.extra_deletion_value, &in.extra_msa_mask}) {
+    expect_dim(*t, 0, in.n_extra(), "extra MSA features");
+    expect_dim(*t, 1, n, "extra MSA features");
+  }
+  if (in.n_seq() < 1) throw InputError("the MSA features have no rows (need at least the query)");
+  const std::int64_t n_templ = c.templates ? in.n_templ() : 0;
+  return {n, in.n_seq(), in.n_extra(), n_templ};
+}
+
+std::size_t Trunk::state_bytes(const TrunkDims& d) const {
+  const ModelConfig& c = config_;
+  return f32_bytes({d.n_seq + d.n_templ, d.n_res, c.c_m}) + f32_bytes({d.n_res, c.c_m}) +
+         f32_bytes({d.n_res, d.n_res, c.c_z}) + f32_bytes({d.n_res, c.c_s}) +
+         f32_bytes({d.n_res, 3});
+}
+
+TrunkState Trunk::allocate_state(const TrunkDims& d, Arena& arena) const {
+  const ModelConfig& c = config_;
+  TrunkState s;
+  s.msa = arena.allocate(DType::f32, {d.n_seq + d.n_templ, d.n_res, c.c_m});
+  s.msa_first_row = arena.allocate(DType::f32, {d.n_res, c.c_m});
+  s.pair = arena.allocate(DType::f32, {d.n_res, d.n_res, c.c_z});
+  s.single = arena.allocate(DType::f32, {d.n_res, c.c_s});
+  s.prev_pseudo_beta = arena.allocate(DType::f32, {d.n_res, 3});
+  for (const Tensor* t : {&s.msa, &s.msa_first_row, &s.pair, &s.single, &s.prev_pseudo_beta})
+    std::memset(t->data(), 0, t->nbytes());
+  return s;
+}
+
+std::size_t Trunk::scratch_bytes(const TrunkDims& d, std::int64_t chunk) const {
+  const ModelConfig& c = config_;
+  const std::int64_t rows = d.n_seq + d.n_templ;
+  // Live for the whole iteration: masks and the extra MSA activations.
+  const std::size_t resident = f32_bytes({rows, d.n_res}) + f32_bytes({d.n_res, d.n_res}) +
+                               f32_bytes({d.n_extra, d.n_res, c.c_e});
+  std::size_t peak = std::max({
+      // With tracing, the input embedder's pair goes to its own buffer first.
+      input_embedder_.scratch_bytes(d.n_seq, d.n_res) + f32_bytes({d.n_res, d.n_res, c.c_z}),
+      RecyclingEmbedder::scratch_bytes(d.n_res, c.c_m, c.c_z, false, chunk),
+      ExtraMsaEmbedder::scratch_bytes(d.n_extra, d.n_res),
+      single_activations_.scratch_bytes(d.n_res),
+  });
+  if (template_embedder_ && d.n_templ > 0)
+    peak = std::max(peak, template_embedder_->scratch_bytes(d.n_templ, d.n_res, chunk));
+  for (const EvoformerBlock& b : extra_msa_stack_)
+    peak = std::max(peak, b.scratch_bytes(d.n_extra, d.n_res, chunk));
+  for (const EvoformerBlock& b : evoformer_stack_)
+    peak = std::max(peak, b.scratch_bytes(rows, d.n_res, chunk));
+  return resident + peak;
+}
+
+void Trunk::forward(const TrunkInputs& in, TrunkState& state, const RunContext& ctx) const {
+  const TrunkDims d = dims_of(in, config_);
+  Arena& arena = ctx.arena();
+  ArenaScope scope(arena);
+  const Tensor cluster_rows = state.msa.slice(0, 0, d.n_seq);
+
+  // AF2 Alg. 32: the recycled first row and pair become their updates in place.
+  recycling_embedder_.forward(state.msa_first_row, state.pair, state.prev_pseudo_beta,
+                              state.msa_first_row, state.pair, /*accumulate=*/false, ctx);
+
+  // AF2 Alg. 3: embed the inputs and add the recycling updates.
+  input_embedder_.embed_msa(in.target_feat, in.msa_feat, cluster_rows, ctx);
+  ctx.trace("input_embedder", "out_0", cluster_rows);
+  if (ctx.tracer != nullptr) {
+    ArenaScope trace_scope(arena);
+    Tensor z = arena.allocate(DType::f32, state.pair.shape());
+    input_embedder_.embed_pair(in.target_feat, in.residue_index, z, /*accumulate=*/false, ctx);
+    ctx.trace("input_embedder", "out_1", z);
+    add_inplace(state.pair, z);
+  } else {
+    input_embedder_.embed_pair(in.target_feat, in.residue_index, state.pair, true, ctx);
+  }
+  add_inplace(cluster_rows.select(0, 0), state.msa_first_row);
+
+  Tensor msa_mask = arena.allocate(DType::f32, {d.n_seq + d.n_templ, d.n_res});
+  Tensor pair_mask = arena.allocate(DType::f32, {d.n_res, d.n_res});
+  std::memcpy(msa_mask.data(), in.msa_mask.data(), in.msa_mask.nbytes());
+  outer_mask(in.seq_mask, pair_mask);
+
+  // AF2 Alg. 2 lines 7-10: templates add to the pair and append MSA rows.
+  if (template_embedder_ && d.n_templ > 0) {
+    template_embedder_->forward(in, state.pair, pair_mask,
+                                state.msa.slice(0, d.n_seq, d.n_seq + d.n_templ),
+                                msa_mask.slice(0, d.n_seq, d.n_seq + d.n_templ), ctx);
+  }
+
+  // AF2 Alg. 18: the extra-MSA stack updates the pair.
+  {
+    ArenaScope extra_scope(arena);
+    Tensor e = arena.allocate(DType::f32, {d.n_extra, d.n_res, config_.c_e});
+    extra_msa_embedder_.forward(in.extra_msa, in.extra_has_deletion, in.extra_deletion_value, e,
+                                ctx);
+    for (std::size_t i = 0; i < extra_msa_stack_.size(); ++i) {
+      const std::string name = "extra_msa_block_" + std::to_string(i);
+      ctx.trace(name, "in_0", e);
+      ctx.trace(name, "in_1", state.pair);
+      extra_msa_stack_[i].forward(e, state.pair, in.extra_msa_mask, pair_mask, ctx);
+      ctx.trace(name, "out_0", e);
+      ctx.trace(name, "out_1", state.pair);
+    }
+  }
+
+  // AF2 Alg. 6 x n_blocks.
+  for (std::size_t i = 0; i < evoformer_stack_.size(); ++i) {
+    const std::string name = "evoformer_block_" + std::to_string(i);
+    ctx.trace(name, "in_0", state.msa);
+    ctx.trace(name, "in_1", state.pair);
+    evoformer_stack_[i].forward(state.msa, state.pair, msa_mask, pair_mask, ctx);
+    ctx.trace(name, "out_0", state.msa);
+    ctx.trace(name, "out_1", state.pair);
+  }
+
+  // AF2 Alg. 2 line 15: single representation from the first MSA row.
+  std::memcpy(state.msa_first_row.data(), state.msa.select(0, 0).data(),
+              state.msa_first_row.nbytes());
+  single_activations_.forward(state.msa_first_row, state.single, arena);
+  ctx.trace("evoformer_single_linear", "out", state.single);
+}
+
+}  // namespace cpufold

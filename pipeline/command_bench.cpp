@@ -1,0 +1,119 @@
+// `cpufold bench`: timed runs of model pieces on random inputs, for the numbers in notes and
+// docs (speed is measured here, never asserted in tests).
+#include <omp.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <iostream>
+#include <memory>
+#include <random>
+
+#include "evoformer/evoformer_block.h"
+#include "io/model_config.h"
+#include "memory/peak_tracker.h"
+#include "pipeline/cli.h"
+
+namespace cpufold {
+namespace {
+
+// Multiply-adds x2 of one Evoformer block's matmuls and attention products.
+double evoformer_block_flops(const ModelConfig& c, double s, double n) {
+  const double cm = static_cast<double>(c.c_m), cz = static_cast<double>(c.c_z);
+  const double hr = static_cast<double>(c.msa_row_attention.n_head),
+               dr = static_cast<double>(c.msa_row_attention.c_hidden);
+  const double hc = static_cast<double>(c.msa_column_attention.n_head),
+               dc = static_cast<double>(c.msa_column_attention.c_hidden);
+  const double ht = static_cast<double>(c.triangle_attention.n_head),
+               dt = static_cast<double>(c.triangle_attention.c_hidden);
+  const double co = static_cast<double>(c.c_hidden_opm),
+               cmul = static_cast<double>(c.c_hidden_tri_mul);
+  const double fm = static_cast<double>(c.msa_transition_factor),
+               fp = static_cast<double>(c.pair_transition_factor);
+  double f = 0;
+  f += 2 * s * n * cm * 5 * hr * dr + 4 * s * hr * n * n * dr + 2 * n * n * cz * hr;  // row att
+  f += 2 * s * n * cm * 5 * hc * dc + 4 * n * hc * s * s * dc;                        // column att
+  f += 4 * s * n * cm * fm * cm;                                                      // transition
+  f += 4 * s * n * cm * co + 2 * n * n * co * co * s + 2 * n * n * co * co * cz;      // OPM
+  f += 2 * (2 * n * n * cz * (4 * cmul + cz) + 2 * n * n * n * cmul + 2 * n * n * cmul * cz);
+  f += 2 * (2 * n * n * cz * 5 * ht * dt + 4 * n * ht * n * n * dt + 2 * n * n * cz * ht);
+  f += 4 * n * n * cz * fp * cz;  // pair transition
+  return f;
+}
+
+void fill_normal(const Tensor& t, std::uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> dist(0.f, 1.f);
+  float* p = t.data_as<float>();
+  for (std::int64_t i = 0; i < t.numel(); ++i) p[i] = dist(rng);
+}
+
+void fill(const Tensor& t, float v) {
+  float* p = t.data_as<float>();
+  for (std::int64_t i = 0; i < t.numel(); ++i) p[i] = v;
+}
+
+}  // namespace
+
+void add_bench_command(CLI::App& app) {
+  struct Args {
+    std::string params;
+    std::int64_t n_res = 128, n_seq = 512, chunk = 0;
+    int repeat = 1, threads = 0;
+  };
+  auto args = std::make_shared<Args>();
+  CLI::App* bench = app.add_subcommand("bench", "Timed runs of model pieces on random inputs.");
+  bench->require_subcommand(1);
+  CLI::App* block = bench->add_subcommand(
+      "evoformer-block",
+      "One Evoformer block (block 0 of PARAMS) on random m [n_seq, n_res, c_m] and z "
+      "[n_res, n_res, c_z] with all-ones masks; prints wall time, GFLOP/s and memory.");
+  block->add_option("--params", args->params, "AF2 parameters (.npz / .h5)")->required();
+  block->add_option("--n-res", args->n_res, "residues (default 128)");
+  block->add_option("--n-seq", args->n_seq, "MSA rows (default 512)");
+  block->add_option("--chunk-size", args->chunk, "slice size (default 0: none)");
+  block->add_option("--repeat", args->repeat, "timed repetitions after one warm-up (default 1)");
+  block->add_option("--threads", args->threads, "OpenMP threads (default: all cores)");
+  block->callback([args] {
+    if (args->threads > 0) omp_set_num_threads(args->threads);
+    const WeightStore store = WeightStore::open(args->params);
+    const ModelConfig c = ModelConfig::from_weights(store);
+    const EvoformerBlock evo(store, c, EvoformerBlock::Kind::evoformer, 0);
+    const std::int64_t s = args->n_seq, n = args->n_res;
+    Arena state("bench-state", dram_tier(),
+                align_up(static_cast<std::size_t>(s * n * c.c_m) * 4) +
+                    align_up(static_cast<std::size_t>(n * n * c.c_z) * 4) +
+                    align_up(static_cast<std::size_t>(s * n) * 4) +
+                    align_up(static_cast<std::size_t>(n * n) * 4));
+    Tensor m = state.allocate(DType::f32, {s, n, c.c_m});
+    Tensor z = state.allocate(DType::f32, {n, n, c.c_z});
+    Tensor msa_mask = state.allocate(DType::f32, {s, n});
+    Tensor pair_mask = state.allocate(DType::f32, {n, n});
+    fill_normal(m, 1);
+    fill_normal(z, 2);
+    fill(msa_mask, 1.f);
+    fill(pair_mask, 1.f);
+    Arena scratch("bench-scratch", dram_tier(), evo.scratch_bytes(s, n, args->chunk));
+    const RunContext ctx{&scratch, args->chunk, nullptr, 0};
+    evo.forward(m, z, msa_mask, pair_mask, ctx);  // warm-up: primitives are created here
+    const auto t0 = std::chrono::steady_clock::now();
+    for (int r = 0; r < args->repeat; ++r) evo.forward(m, z, msa_mask, pair_mask, ctx);
+    const double secs =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / args->repeat;
+    const double gflop =
+        evoformer_block_flops(c, static_cast<double>(s), static_cast<double>(n)) / 1e9;
+    std::printf(
+        "evoformer block: n_res %lld, n_seq %lld, c_m %lld, c_z %lld, chunk %lld, threads %d\n"
+        "  time %.3f s per block, %.1f GFLOP, %.1f GFLOP/s\n"
+        "  activations %.1f MiB, scratch planned %.1f MiB (high water %.1f MiB), peak RSS %.1f "
+        "MiB\n",
+        static_cast<long long>(n), static_cast<long long>(s), static_cast<long long>(c.c_m),
+        static_cast<long long>(c.c_z), static_cast<long long>(args->chunk), omp_get_max_threads(),
+        secs, gflop, gflop / secs, static_cast<double>(state.capacity()) / (1 << 20),
+        static_cast<double>(scratch.capacity()) / (1 << 20),
+        static_cast<double>(scratch.high_water()) / (1 << 20),
+        static_cast<double>(os_peak_rss_bytes()) / (1 << 20));
+  });
+}
+
+}  // namespace cpufold

@@ -1,0 +1,49 @@
+// `cpufold evaluate`: the model on a processed-feature HDF5 file, for parity checks.
+#include <omp.h>
+
+#include <iostream>
+#include <memory>
+
+#include "pipeline/cli.h"
+#include "pipeline/evaluate.h"
+
+namespace cpufold {
+
+void add_evaluate_command(CLI::App& app) {
+  struct Args {
+    EvaluateOptions options;
+    std::int64_t recycles = -1;
+    int threads = 0;
+    bool quiet = false;
+  };
+  auto args = std::make_shared<Args>();
+  CLI::App* cmd = app.add_subcommand(
+      "evaluate",
+      "Run the model on processed AF2 features (HDF5, group inputs/ with the recycling dimension "
+      "last, as in the reference files) and write the outputs/ datasets under the reference's "
+      "names. Compare with ../shared/tools/h5diff.py.");
+  cmd->add_option("--params", args->options.params, "AF2 parameters (.npz) or cpufold .h5")
+      ->required();
+  cmd->add_option("--features", args->options.features, "processed features (.h5)")->required();
+  cmd->add_option("--out", args->options.out, "output file (.h5), written atomically")->required();
+  cmd->add_option("--recycles", args->recycles,
+                  "recycling iterations after the first pass (default: as many as the feature "
+                  "file holds)");
+  cmd->add_option("--chunk-size", args->options.chunk_size,
+                  "rows per attention / outer-product slice; bounds transient memory "
+                  "(default 0: no slicing)");
+  cmd->add_option("--trace", args->options.trace,
+                  "also write named intermediates (the reference's trace/ names) to this .h5");
+  cmd->add_option("--threads", args->threads, "OpenMP threads (default: all cores)");
+  cmd->add_flag("--quiet", args->quiet, "no progress messages on stderr");
+  cmd->callback([args] {
+    if (args->threads > 0) omp_set_num_threads(args->threads);
+    if (args->recycles >= 0) args->options.recycles = args->recycles;
+    if (!args->quiet) {
+      args->options.progress = [](const std::string& msg) { std::cerr << msg << "\n"; };
+    }
+    evaluate(args->options);
+  });
+}
+
+}  // namespace cpufold

@@ -1,0 +1,190 @@
+#include "evoformer/attention.h"
+
+#include <gtest/gtest.h>
+#include <omp.h>
+
+#include "evoformer_test_util.h"
+
+namespace cpufold::testing {
+namespace {
+
+struct Dims {
+  std::int64_t batch, query, key, head, c;
+};
+const Dims kShapes[] = {{1, 1, 1, 1, 1},      {3, 7, 33, 2, 8},    {2, 33, 7, 4, 32},
+                        {1, 255, 255, 1, 16}, {5, 130, 129, 3, 5}, {9, 17, 300, 8, 32}};
+
+// Naive double loops over any f32 views (gathered to row-major first).
+std::vector<double> reference_attention(const Tensor& q, const Tensor& k, const Tensor& v,
+                                        const AttentionBias& bias) {
+  const std::int64_t nb = q.dim(0), nq = q.dim(1), nh = q.dim(2), c = q.dim(3), nk = k.dim(1);
+  const auto qd = gather(q), kd = gather(k), vd = gather(v);
+  const auto pd = bias.pair.empty() ? std::vector<float>{} : gather(bias.pair);
+  const auto md = bias.mask.empty() ? std::vector<float>{} : gather(bias.mask);
+  const auto idx = [](std::int64_t flat) { return static_cast<std::size_t>(flat); };
+  std::vector<double> o(idx(nb * nq * nh * c));
+  std::vector<double> w(idx(nk));
+  for (std::int64_t b = 0; b < nb; ++b)
+    for (std::int64_t i = 0; i < nq; ++i)
+      for (std::int64_t h = 0; h < nh; ++h) {
+        double max = -INFINITY, sum = 0.0;
+        for (std::int64_t j = 0; j < nk; ++j) {
+          double l = 0.0;
+          for (std::int64_t d = 0; d < c; ++d) {
+            l += static_cast<double>(qd[idx(((b * nq + i) * nh + h) * c + d)]) *
+                 kd[idx(((b * nk + j) * nh + h) * c + d)];
+          }
+          l /= std::sqrt(static_cast<double>(c));
+          if (!pd.empty()) l += pd[idx((h * nq + i) * nk + j)];
+          if (!md.empty()) l += md[idx(b * nk + j)];
+          w[idx(j)] = l;
+          max = std::max(max, l);
+        }
+        for (double& l : w) sum += l = std::exp(l - max);
+        for (std::int64_t d = 0; d < c; ++d) {
+          double acc = 0.0;
+          for (std::int64_t j = 0; j < nk; ++j)
+            acc += w[idx(j)] * vd[idx(((b * nk + j) * nh + h) * c + d)];
+          o[idx(((b * nq + i) * nh + h) * c + d)] = acc / sum;
+        }
+      }
+  return o;
+}
+
+struct Inputs {
+  Buffer q, k, v, pair, mask;
+  explicit Inputs(const Dims& d, std::uint32_t seed = 50)
+      : q(Shape{d.batch, d.query, d.head, d.c}),
+        k(Shape{d.batch, d.key, d.head, d.c}),
+        v(Shape{d.batch, d.key, d.head, d.c}),
+        pair(Shape{d.head, d.query, d.key}),
+        mask(Shape{d.batch, d.key}) {
+    fill_normal(q.data, seed, 1.f);
+    fill_normal(k.data, seed + 1, 1.f);
+    fill_normal(v.data, seed + 2);
+    fill_normal(pair.data, seed + 3, 2.f);
+    // Every third key masked out with AF2's 1e9 * (mask - 1); key 0 always kept.
+    for (std::int64_t b = 0; b < d.batch; ++b)
+      for (std::int64_t j = 0; j < d.key; ++j)
+        mask.data[static_cast<std::size_t>(b * d.key + j)] = (j + b) % 3 == 2 ? -1e9f : 0.f;
+  }
+  AttentionBias bias(bool with_pair, bool with_mask) const {
+    return {with_pair ? pair.view : Tensor(), with_mask ? mask.view : Tensor()};
+  }
+};
+
+std::string name(const Dims& d, bool pair, bool mask) {
+  return "attention B" + std::to_string(d.batch) + " Q" + std::to_string(d.query) + " K" +
+         std::to_string(d.key) + " H" + std::to_string(d.head) + " D" + std::to_string(d.c) +
+         (pair ? " +pair" : "") + (mask ? " +mask" : "");
+}
+
+TEST(Attention, MatchesDoubleReferenceWithAndWithoutBiases) {
+  Arena arena = test_arena();
+  for (const Dims& d : kShapes) {
+    const Inputs in(d);
+    for (bool pair : {false, true}) {
+      for (bool mask : {false, true}) {
+        Buffer o(Shape{d.batch, d.query, d.head, d.c});
+        const AttentionBias bias = in.bias(pair, mask);
+        multi_head_attention(in.q.view, in.k.view, in.v.view, bias, o.view, arena);
+        expect_close(o.data, reference_attention(in.q.view, in.k.view, in.v.view, bias), kF32Matmul,
+                     name(d, pair, mask));
+        EXPECT_EQ(arena.used(), 0u);
+      }
+    }
+  }
+}
+
+TEST(Attention, ChunkSizeAndThreadCountDoNotChangeResults) {
+  Arena arena = test_arena();
+  const Dims d{11, 40, 37, 4, 32};
+  const Inputs in(d);
+  const AttentionBias bias = in.bias(true, true);
+  Buffer all(Shape{d.batch, d.query, d.head, d.c});
+  multi_head_attention(in.q.view, in.k.view, in.v.view, bias, all.view, arena, 0);
+  const std::vector<double> want(all.data.begin(), all.data.end());
+  for (std::int64_t chunk : {1, 3, 8, 11, 100}) {
+    Buffer o(Shape{d.batch, d.query, d.head, d.c});
+    multi_head_attention(in.q.view, in.k.view, in.v.view, bias, o.view, arena, chunk);
+    expect_close(o.data, want, kF32SameMath, "chunk " + std::to_string(chunk));
+    EXPECT_EQ(o.data, all.data) << "chunk " << chunk << " is not bitwise identical";
+  }
+  const int threads = omp_get_max_threads();
+  for (int n : {1, 3}) {
+    omp_set_num_threads(n);
+    Buffer o(Shape{d.batch, d.query, d.head, d.c});
+    multi_head_attention(in.q.view, in.k.view, in.v.view, bias, o.view, arena, 2);
+    EXPECT_EQ(o.data, all.data) << n << " threads are not bitwise identical";
+  }
+  omp_set_num_threads(threads);
+}
+
+TEST(Attention, StridedViewsForColumnAttentionAndFusedProjections) {
+  Arena arena = test_arena();
+  // Column attention: the MSA activations are [n_seq, n_res, ...]; attention runs over n_seq
+  // for each residue, so q/k/v are transposed views. k and v are slices of one [.., 3, H, D]
+  // projection buffer, and o is written back transposed too.
+  const std::int64_t n_seq = 13, n_res = 6, h = 2, c = 8;
+  Buffer qkv(Shape{n_seq, n_res, 3, h, c}), pair(Shape{h, n_seq, n_seq}), mask(Shape{n_res, n_seq});
+  fill_normal(qkv.data, 60);
+  fill_normal(pair.data, 61);
+  fill_normal(mask.data, 62);
+  const Tensor t = qkv.view.transpose(0, 1);  // [n_res, n_seq, 3, h, c]
+  const Tensor q = t.select(2, 0), k = t.select(2, 1), v = t.select(2, 2);
+  Buffer out(Shape{n_seq, n_res, h, c});
+  const Tensor o = out.view.transpose(0, 1);
+  const AttentionBias bias{pair.view, mask.view};
+  multi_head_attention(q, k, v, bias, o, arena, 4);
+  expect_close(gather(o), reference_attention(q, k, v, bias), kF32Matmul, "strided attention");
+}
+
+TEST(Attention, FullyMaskedRowAveragesValuesLikeAf2) {
+  // In f32, logit - 1e9 rounds to -1e9 for every key, so AF2 attends uniformly over a fully
+  // masked row; the double reference would still see the logits. Batch row 0 is fully masked.
+  Arena arena = test_arena();
+  const Dims d{2, 3, 5, 2, 4};
+  Inputs in(d);
+  for (std::int64_t j = 0; j < d.key; ++j) in.mask.data[static_cast<std::size_t>(j)] = -1e9f;
+  Buffer o(Shape{d.batch, d.query, d.head, d.c});
+  const AttentionBias bias = in.bias(false, true);
+  multi_head_attention(in.q.view, in.k.view, in.v.view, bias, o.view, arena);
+  auto want = reference_attention(in.q.view, in.k.view, in.v.view, bias);
+  for (std::int64_t i = 0; i < d.query; ++i)
+    for (std::int64_t h = 0; h < d.head; ++h)
+      for (std::int64_t c = 0; c < d.c; ++c) {
+        double mean = 0.0;
+        for (std::int64_t j = 0; j < d.key; ++j) mean += at(in.v.view, {0, j, h, c}) / d.key;
+        want[static_cast<std::size_t>((i * d.head + h) * d.c + c)] = mean;
+      }
+  expect_close(o.data, want, kF32Matmul, "fully masked row");
+}
+
+TEST(Attention, ScratchIsOneLogitsTilePerThread) {
+  EXPECT_EQ(attention_query_tile(128), 128);
+  EXPECT_EQ(attention_query_tile(1000), 32);
+  EXPECT_EQ(attention_query_tile(100000), 8);
+  const Dims d{4, 100, 1000, 8, 32};
+  const Inputs in(d);
+  Arena exact("exact", dram_tier(), attention_scratch_bytes(d.key));
+  Buffer o(Shape{d.batch, d.query, d.head, d.c});
+  EXPECT_NO_THROW(
+      multi_head_attention(in.q.view, in.k.view, in.v.view, in.bias(true, true), o.view, exact, 1));
+}
+
+TEST(Attention, RejectsMismatchedShapes) {
+  Arena arena = test_arena();
+  const Dims d{2, 3, 4, 2, 8};
+  const Inputs in(d);
+  Buffer o(Shape{2, 3, 2, 8}), bad_pair(Shape{2, 4, 3}), bad_o(Shape{2, 3, 2, 7});
+  EXPECT_THROW(multi_head_attention(in.q.view, in.k.view, in.v.view, {bad_pair.view, Tensor()},
+                                    o.view, arena),
+               InternalError);
+  EXPECT_THROW(multi_head_attention(in.q.view, in.k.view, in.v.view, {}, bad_o.view, arena),
+               InternalError);
+  EXPECT_THROW(multi_head_attention(in.q.view, in.q.view, in.v.view, {}, o.view, arena),
+               InternalError);
+}
+
+}  // namespace
+}  // namespace cpufold::testing

@@ -1,0 +1,109 @@
+// Shared setup for the embedder parity tests: the reference files (tiny in the tree, full width
+// from CPUFOLD_REFERENCE_DIR), their weights, and datasets loaded into an arena.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cctype>
+#include <filesystem>
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <ostream>
+#include <string>
+
+#include "evoformer/run_context.h"
+#include "io/feature_file.h"
+#include "io/hdf5_tensor_file.h"
+#include "io/model_config.h"
+#include "io/weight_store.h"
+#include "memory/arena.h"
+#include "tests/support/parity.h"
+#include "tests/support/test_support.h"
+
+namespace cpufold::testing {
+
+struct ReferenceCase {
+  std::string preset;  // "model_1_ptm"
+  std::string file;    // "model_1_ptm_r24_c8_e16_t2_rec1_s0.h5"
+  bool full_width = false;
+};
+
+inline std::ostream& operator<<(std::ostream& os, const ReferenceCase& c) {
+  return os << (c.full_width ? "full_width/" : "tiny/") << c.file;
+}
+
+inline std::string reference_case_name(const ::testing::TestParamInfo<ReferenceCase>& info) {
+  std::string name = (info.param.full_width ? "full_" : "tiny_") + info.param.file;
+  for (char& ch : name) {
+    if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+  }
+  return name;
+}
+
+// Weights, config, reference file and a scratch arena for one case.
+class ReferenceFixture : public ::testing::TestWithParam<ReferenceCase> {
+ protected:
+  // False when the case cannot run: skipped (full width without CPUFOLD_REFERENCE_DIR) or
+  // already failed (the variable is set but a file is missing). Callers `return` then.
+  bool open() {
+    const ReferenceCase& c = GetParam();
+    const std::filesystem::path ref =
+        c.full_width ? full_width_reference(c.file) : tiny_reference(c.file);
+    const std::filesystem::path params =
+        c.full_width ? full_width_params(c.preset) : tiny_params(c.preset);
+    if (ref.empty() || params.empty()) {
+      if (!reference_dir()) [] { GTEST_SKIP() << "CPUFOLD_REFERENCE_DIR is not set"; }();
+      return false;
+    }
+    store_.emplace(WeightStore::open(params));
+    config_ = ModelConfig::from_weights(*store_);
+    ref_ = std::make_unique<Hdf5TensorReader>(ref);
+    iterations_ = feature_iterations(*ref_);
+    return true;
+  }
+
+  RunContext context(std::int64_t chunk = 0, int call = 0) {
+    RunContext ctx;
+    ctx.scratch = &scratch_;
+    ctx.chunk = chunk;
+    ctx.call = call;
+    return ctx;
+  }
+
+  // A dataset of the reference file as a contiguous tensor from `data_` (f32, i64 or i32).
+  Tensor load(const std::string& name, DType dtype = DType::f32) {
+    Tensor t = data_.allocate(dtype, ref_->shape(name));
+    ref_->read(name, t);
+    return t;
+  }
+  // Feature `inputs/<name>` at iteration k.
+  Tensor feature(const std::string& name, std::int64_t k, DType dtype = DType::f32) {
+    return read_feature(*ref_, name, k, dtype, data_);
+  }
+  ::testing::AssertionResult matches(const std::string& name, const Tensor& ours,
+                                     Tolerance tol = kRepresentationTolerance) {
+    return matches_reference(*ref_, name, ours, tol);
+  }
+
+  // EXPECTs a match and prints the max / mean |Δ| either way.
+  void expect_matches(const std::string& name, const Tensor& ours,
+                      Tolerance tol = kRepresentationTolerance) {
+    const ::testing::AssertionResult r = matches(name, ours, tol);
+    EXPECT_TRUE(r);
+    if (r) std::cout << "[  parity  ] " << r.message() << "\n";
+  }
+
+  std::string trace(const std::string& module, std::int64_t call, const std::string& name) {
+    return "trace/" + module + "/call_" + std::to_string(call) + "/" + name;
+  }
+
+  std::optional<WeightStore> store_;
+  ModelConfig config_;
+  std::unique_ptr<Hdf5TensorReader> ref_;
+  std::int64_t iterations_ = 0;
+  Arena data_{"test data", dram_tier(), std::size_t{256} << 20};
+  Arena scratch_{"test scratch", dram_tier(), std::size_t{256} << 20};
+};
+
+}  // namespace cpufold::testing

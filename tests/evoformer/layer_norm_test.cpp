@@ -1,0 +1,102 @@
+#include "evoformer/layer_norm.h"
+
+#include <gtest/gtest.h>
+
+#include "evoformer_test_util.h"
+
+namespace cpufold::testing {
+namespace {
+
+std::vector<double> reference_layer_norm(const std::vector<float>& x,
+                                         const std::vector<float>& scale,
+                                         const std::vector<float>& offset, double eps) {
+  const std::size_t c = scale.size();
+  std::vector<double> out(x.size());
+  for (std::size_t r = 0; r < x.size() / c; ++r) {
+    double mean = 0.0, var = 0.0;
+    for (std::size_t i = 0; i < c; ++i) mean += x[r * c + i];
+    mean /= static_cast<double>(c);
+    for (std::size_t i = 0; i < c; ++i) var += (x[r * c + i] - mean) * (x[r * c + i] - mean);
+    var /= static_cast<double>(c);
+    for (std::size_t i = 0; i < c; ++i) {
+      out[r * c + i] = (x[r * c + i] - mean) / std::sqrt(var + eps) * scale[i] + offset[i];
+    }
+  }
+  return out;
+}
+
+struct Params {
+  Buffer scale, offset;
+  explicit Params(std::int64_t c) : scale(Shape{c}), offset(Shape{c}) {
+    fill_normal(scale.data, 11, 0.1f, 1.f);
+    fill_normal(offset.data, 12, 0.1f);
+  }
+};
+
+TEST(LayerNorm, MatchesDoubleReferenceOverOddShapes) {
+  for (std::int64_t c : {1, 7, 33, 64, 255, 256, 384}) {
+    Params p(c);
+    const LayerNorm ln(p.scale.view, p.offset.view);
+    for (std::int64_t rows : {1, 7, 33, 1000}) {
+      Buffer x(Shape{rows, c}), y(Shape{rows, c});
+      fill_normal(x.data, 13, 2.f, 0.5f);
+      ln.forward(x.view, y.view);
+      expect_close(y.data, reference_layer_norm(x.data, p.scale.data, p.offset.data, 1e-5),
+                   kF32Elementwise, "LayerNorm " + x.view.describe());
+    }
+  }
+}
+
+TEST(LayerNorm, InPlaceEqualsOutOfPlace) {
+  Params p(33);
+  const LayerNorm ln(p.scale.view, p.offset.view);
+  Buffer x(Shape{2, 5, 33}), y(Shape{2, 5, 33});
+  fill_normal(x.data, 14);
+  ln.forward(x.view, y.view);
+  ln.forward(x.view, x.view);
+  EXPECT_EQ(x.data, y.data);
+}
+
+TEST(LayerNorm, StridedInputAndOutput) {
+  Params p(16);
+  const LayerNorm ln(p.scale.view, p.offset.view);
+  Buffer src(Shape{9, 40}), dst(Shape{9, 50}, 7.f);
+  fill_normal(src.data, 15, 3.f);
+  const Tensor x = src.view.slice(1, 3, 19), y = dst.view.slice(1, 30, 46);
+  ln.forward(x, y);
+  expect_close(gather(y), reference_layer_norm(gather(x), p.scale.data, p.offset.data, 1e-5),
+               kF32Elementwise, "strided LayerNorm");
+  EXPECT_EQ(dst.data[0], 7.f);
+  EXPECT_EQ(dst.data[29], 7.f);
+  EXPECT_EQ(dst.data[46], 7.f);
+}
+
+TEST(LayerNorm, ConstantRowsGiveTheOffsetAndEpsIsUsed) {
+  Params p(8);
+  const LayerNorm ln(p.scale.view, p.offset.view, 0.5f);
+  Buffer x(Shape{1, 8}, 3.f), y(Shape{1, 8});
+  ln.forward(x.view, y.view);
+  std::vector<double> want(p.offset.data.begin(), p.offset.data.end());
+  expect_close(y.data, want, kF32Elementwise, "constant row");
+  fill_normal(x.data, 16);
+  ln.forward(x.view, y.view);
+  expect_close(y.data, reference_layer_norm(x.data, p.scale.data, p.offset.data, 0.5),
+               kF32Elementwise, "eps 0.5");
+}
+
+TEST(LayerNorm, AcceptsBf16ParametersAndRejectsMismatches) {
+  std::vector<bf16> scale(4, bf16(1.5f)), offset(4, bf16(0.25f));
+  const LayerNorm ln(Tensor(scale.data(), DType::bf16, Shape{4}),
+                     Tensor(offset.data(), DType::bf16, Shape{4}));
+  Buffer x(Shape{1, 4}), y(Shape{1, 4});
+  x.data = {1.f, 2.f, 3.f, 4.f};
+  ln.forward(x.view, y.view);
+  EXPECT_NEAR(y.data[0], -1.3416 * 1.5 + 0.25, 1e-3);
+  Buffer wrong(Shape{1, 5});
+  EXPECT_THROW(ln.forward(wrong.view, wrong.view), InternalError);
+  Buffer small(Shape{3});
+  EXPECT_THROW(LayerNorm(Tensor(scale.data(), DType::bf16, Shape{4}), small.view), WeightsError);
+}
+
+}  // namespace
+}  // namespace cpufold::testing

@@ -1,0 +1,222 @@
+#include "evoformer/linear.h"
+
+#include <gtest/gtest.h>
+
+#include "evoformer_test_util.h"
+
+namespace cpufold::testing {
+namespace {
+
+struct Case {
+  std::int64_t rows, c_in, c_out;
+};
+const Case kShapes[] = {{1, 1, 1}, {7, 33, 255}, {255, 7, 33}, {33, 256, 128}, {1000, 64, 17}};
+
+// The double reference: activation(x·W + b) * multiply, added to y0 when accumulating.
+std::vector<double> reference_linear(const Tensor& x, const std::vector<float>& w,
+                                     const std::vector<float>* bias, std::int64_t c_out,
+                                     const LinearEpilogue& e, const std::vector<float>& y0) {
+  const std::int64_t rows = x.dim(0), c_in = x.dim(1);
+  const std::vector<float> mul = e.multiply.empty() ? std::vector<float>{} : gather(e.multiply);
+  std::vector<double> y(static_cast<std::size_t>(rows * c_out));
+  for (std::int64_t r = 0; r < rows; ++r) {
+    for (std::int64_t o = 0; o < c_out; ++o) {
+      double t = bias ? (*bias)[static_cast<std::size_t>(o)] : 0.0;
+      for (std::int64_t i = 0; i < c_in; ++i)
+        t += at(x, {r, i}) * w[static_cast<std::size_t>(i * c_out + o)];
+      if (e.activation == Activation::relu) t = std::max(t, 0.0);
+      if (e.activation == Activation::sigmoid) t = 1.0 / (1.0 + std::exp(-t));
+      const auto flat = static_cast<std::size_t>(r * c_out + o);
+      if (!mul.empty()) t *= mul[flat];
+      y[flat] = e.accumulate ? y0[flat] + t : t;
+    }
+  }
+  return y;
+}
+
+struct Weights {
+  Buffer w, b;
+  Weights(std::int64_t c_in, std::int64_t c_out) : w(Shape{c_in, c_out}), b(Shape{c_out}) {
+    fill_normal(w.data, 31, 1.f / std::sqrt(static_cast<float>(c_in)));
+    fill_normal(b.data, 32, 0.1f);
+  }
+};
+
+std::string name(const Case& c, const char* what) {
+  return std::string(what) + " [" + std::to_string(c.rows) + "x" + std::to_string(c.c_in) + "]x[" +
+         std::to_string(c.c_in) + "x" + std::to_string(c.c_out) + "]";
+}
+
+// Runs one epilogue over every shape, with and without bias, against the reference.
+void check_epilogue(Activation act, bool multiply, bool accumulate, const char* what) {
+  Arena arena = test_arena();
+  for (const Case& c : kShapes) {
+    Weights p(c.c_in, c.c_out);
+    for (bool with_bias : {true, false}) {
+      const Linear linear(p.w.view, with_bias ? p.b.view : Tensor(), 1);
+      Buffer x(Shape{c.rows, c.c_in}), y(Shape{c.rows, c.c_out}), g(Shape{c.rows, c.c_out});
+      fill_normal(x.data, 33);
+      fill_normal(y.data, 34);
+      fill_normal(g.data, 35);
+      const auto y0 = y.data;
+      LinearEpilogue e{act, multiply ? g.view : Tensor(), accumulate};
+      linear.forward(x.view, y.view, arena, e);
+      const auto want =
+          reference_linear(x.view, p.w.data, with_bias ? &p.b.data : nullptr, c.c_out, e, y0);
+      expect_close(y.data, want, kF32Matmul, name(c, what) + (with_bias ? " +bias" : ""));
+      EXPECT_EQ(arena.used(), 0u) << "scratch not released";
+    }
+  }
+}
+
+TEST(Linear, Plain) {
+  check_epilogue(Activation::none, false, false, "plain");
+}
+TEST(Linear, Relu) {
+  check_epilogue(Activation::relu, false, false, "relu");
+}
+TEST(Linear, Sigmoid) {
+  check_epilogue(Activation::sigmoid, false, false, "sigmoid");
+}
+TEST(Linear, Multiply) {
+  check_epilogue(Activation::none, true, false, "multiply");
+}
+TEST(Linear, SigmoidMultiplyGate) {
+  check_epilogue(Activation::sigmoid, true, false, "gate");
+}
+TEST(Linear, Accumulate) {
+  check_epilogue(Activation::none, false, true, "accumulate");
+}
+TEST(Linear, ReluAccumulate) {
+  check_epilogue(Activation::relu, false, true, "relu+accumulate");
+}
+TEST(Linear, GateAccumulate) {
+  check_epilogue(Activation::sigmoid, true, true, "gate+accumulate");
+}
+
+TEST(Linear, StridedInputOutputAndGate) {
+  Arena arena = test_arena();
+  const Case c{37, 20, 24};
+  Weights p(c.c_in, c.c_out);
+  const Linear linear(p.w.view, p.b.view);
+  Buffer xs(Shape{c.rows, 50}), ys(Shape{c.rows, 64}, 5.f), gs(Shape{c.rows, 30});
+  fill_normal(xs.data, 36);
+  fill_normal(gs.data, 37);
+  const Tensor x = xs.view.slice(1, 10, 30), y = ys.view.slice(1, 16, 40),
+               g = gs.view.slice(1, 3, 27);
+  for (bool accumulate : {false, true}) {
+    for (bool gate : {false, true}) {
+      const auto y0 = gather(y);
+      const LinearEpilogue e{gate ? Activation::sigmoid : Activation::none, gate ? g : Tensor(),
+                             accumulate};
+      linear.forward(x, y, arena, e);
+      expect_close(
+          gather(y), reference_linear(x, p.w.data, &p.b.data, c.c_out, e, y0), kF32Matmul,
+          std::string("strided") + (gate ? " gate" : "") + (accumulate ? " accumulate" : ""));
+    }
+  }
+  for (std::size_t r = 0; r < static_cast<std::size_t>(c.rows); ++r) {
+    for (std::size_t col : {0, 15, 40, 63})
+      EXPECT_EQ(ys.data[r * 64 + col], 5.f) << r << "," << col;
+  }
+}
+
+TEST(Linear, MultiAxisWeightsAndLeadingAxes) {
+  Arena arena = test_arena();
+  // AF2's query_w [c_in, n_head, c_hidden] writes q [n_batch, n_query, n_head, c_hidden], and
+  // output_w [n_head, c_hidden, c_out] reads it back, with no reshapes by the caller.
+  const std::int64_t c_in = 6, n_head = 4, c_hidden = 8, c_out = 12;
+  Buffer wq(Shape{c_in, n_head, c_hidden}), wo(Shape{n_head, c_hidden, c_out});
+  Buffer x(Shape{3, 5, c_in}), q(Shape{3, 5, n_head, c_hidden}), y(Shape{3, 5, c_out});
+  fill_normal(wq.data, 38, 0.2f);
+  fill_normal(wo.data, 39, 0.2f);
+  fill_normal(x.data, 40);
+  const Linear query(wq.view, Tensor());
+  const Linear output(wo.view, Tensor(), /*in_axes=*/2);
+  EXPECT_EQ(query.c_out(), n_head * c_hidden);
+  EXPECT_EQ(output.c_in(), n_head * c_hidden);
+  EXPECT_EQ(output.c_out(), c_out);
+  EXPECT_FALSE(output.has_bias());
+  query.forward(x.view, q.view, arena);
+  output.forward(q.view, y.view, arena);
+  expect_close(q.data,
+               reference_linear(x.view.reshape(Shape{15, c_in}), wq.data, nullptr,
+                                n_head * c_hidden, {}, {}),
+               kF32Matmul, "query projection");
+  expect_close(y.data,
+               reference_linear(q.view.reshape(Shape{15, n_head * c_hidden}), wo.data, nullptr,
+                                c_out, {}, {}),
+               kF32Matmul, "output projection");
+  Buffer wrong(Shape{3, 5, 2, 16});  // 32 elements per row, but split differently
+  EXPECT_NO_THROW(output.forward(wrong.view, y.view, arena));
+  Buffer bad(Shape{3, 5, 5, 8});
+  EXPECT_THROW(output.forward(bad.view, y.view, arena), InternalError);
+}
+
+TEST(Linear, ManyRowCountsOnOneObject) {
+  Arena arena = test_arena();
+  Weights p(33, 40);
+  const Linear linear(p.w.view, p.b.view);
+  for (int pass = 0; pass < 2; ++pass) {  // the second pass reuses the cached primitives
+    for (std::int64_t rows : {1, 8, 33, 8, 1}) {
+      Buffer x(Shape{rows, 33}), y(Shape{rows, 40});
+      fill_normal(x.data, static_cast<std::uint32_t>(40 + rows));
+      linear.forward(x.view, y.view, arena);
+      expect_close(y.data, reference_linear(x.view, p.w.data, &p.b.data, 40, {}, {}), kF32Matmul,
+                   "rows " + std::to_string(rows));
+    }
+  }
+}
+
+TEST(Linear, ScratchBytesCoverWhatForwardTakes) {
+  Weights p(64, 96);
+  const Linear linear(p.w.view, p.b.view);
+  Buffer x(Shape{300, 64}), y(Shape{300, 96}), g(Shape{300, 96});
+  fill_normal(x.data, 41);
+  for (const LinearEpilogue& e :
+       {LinearEpilogue{}, LinearEpilogue{Activation::none, Tensor(), true},
+        LinearEpilogue{Activation::sigmoid, g.view, true}}) {
+    const std::size_t need = linear.scratch_bytes(300, e);
+    Arena exact("exact", dram_tier(), std::max<std::size_t>(need, 64));
+    EXPECT_NO_THROW(linear.forward(x.view, y.view, exact, e));
+    EXPECT_LE(exact.high_water(), std::max<std::size_t>(need, 64));
+  }
+  EXPECT_GE(linear.scratch_bytes(300, {Activation::sigmoid, g.view, true}), 300u * 96 * 4);
+}
+
+TEST(Linear, Bf16WeightsAreConvertedOnce) {
+  Arena arena = test_arena();
+  Weights p(16, 8);
+  std::vector<bf16> wb(p.w.data.size());
+  std::vector<float> rounded(wb.size());
+  for (std::size_t i = 0; i < wb.size(); ++i) {
+    wb[i] = bf16(p.w.data[i]);
+    rounded[i] = static_cast<float>(wb[i]);
+  }
+  const Linear linear(Tensor(wb.data(), DType::bf16, Shape{16, 8}), p.b.view);
+  Buffer x(Shape{5, 16}), y(Shape{5, 8});
+  fill_normal(x.data, 42);
+  linear.forward(x.view, y.view, arena);
+  expect_close(y.data, reference_linear(x.view, rounded, &p.b.data, 8, {}, {}), kF32Matmul,
+               "bf16 weights");
+}
+
+TEST(Linear, RejectsBadArguments) {
+  Arena arena = test_arena();
+  Weights p(8, 4);
+  EXPECT_THROW(Linear(p.w.view, p.b.view, 1, DType::bf16), InputError);
+  EXPECT_THROW(Linear(p.w.view, p.w.view), WeightsError);     // bias of the wrong size
+  EXPECT_THROW(Linear(p.w.view, Tensor(), 2), WeightsError);  // no output axes left
+  const Linear linear(p.w.view, p.b.view);
+  Buffer x(Shape{3, 9}), y(Shape{3, 4}), y2(Shape{2, 4});
+  EXPECT_THROW(linear.forward(x.view, y.view, arena), InternalError);
+  Buffer x8(Shape{3, 8});
+  EXPECT_THROW(linear.forward(x8.view, y2.view, arena), InternalError);
+  EXPECT_THROW(linear.forward(x8.view, y.view, arena, {Activation::none, y2.view, false}),
+               InternalError);
+  Buffer empty_x(Shape{0, 8}), empty_y(Shape{0, 4});
+  EXPECT_NO_THROW(linear.forward(empty_x.view, empty_y.view, arena));
+}
+
+}  // namespace
+}  // namespace cpufold::testing

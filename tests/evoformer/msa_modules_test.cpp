@@ -1,0 +1,487 @@
+// The MSA-side modules (AF2 Alg. 7, 8, 9/15, 10, 19) on the tiny model's weights against naive
+// double-precision implementations written here from the supplement's pseudocode, with random
+// activations and masks that contain zeros (the reference files only have all-ones masks), and
+// chunk invariance (chunk 1, 3, 8 and all must agree to fp32 rounding). Both the Evoformer's
+// and the extra-MSA stack's scopes are exercised.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <iostream>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "evoformer/msa_column_attention.h"
+#include "evoformer/msa_column_global_attention.h"
+#include "evoformer/msa_row_attention_with_pair_bias.h"
+#include "evoformer/outer_product_mean.h"
+#include "evoformer/param_scope.h"
+#include "evoformer/transition.h"
+#include "io/model_config.h"
+#include "io/weight_store.h"
+#include "tests/evoformer/triangle_test_util.h"
+#include "tests/support/parity.h"
+
+namespace cpufold::testing {
+namespace {
+
+using Vec = std::vector<double>;
+
+// ---- naive double-precision building blocks ------------------------------------------------
+
+// Any f32 parameter as doubles, row-major.
+Vec param(const ParamScope& scope, const std::string& name, const Shape& shape) {
+  const Tensor t = scope.get(name, shape);
+  const float* p = t.data_as<float>();
+  return Vec(p, p + t.numel());
+}
+
+struct NaiveLayerNorm {
+  Vec scale, offset;
+  NaiveLayerNorm(const ParamScope& scope, std::int64_t c)
+      : scale(param(scope, "scale", {c})), offset(param(scope, "offset", {c})) {}
+  // x: rows x c -> normalised rows.
+  Vec operator()(const Vec& x) const {
+    const std::size_t c = scale.size(), rows = x.size() / c;
+    Vec y(x.size());
+    for (std::size_t r = 0; r < rows; ++r) {
+      double mean = 0, var = 0;
+      for (std::size_t k = 0; k < c; ++k) mean += x[r * c + k];
+      mean /= static_cast<double>(c);
+      for (std::size_t k = 0; k < c; ++k) var += (x[r * c + k] - mean) * (x[r * c + k] - mean);
+      var /= static_cast<double>(c);
+      const double inv = 1.0 / std::sqrt(var + 1e-5);
+      for (std::size_t k = 0; k < c; ++k)
+        y[r * c + k] = (x[r * c + k] - mean) * inv * scale[k] + offset[k];
+    }
+    return y;
+  }
+};
+
+// y[rows, n_out] = x[rows, n_in] · w[n_in, n_out] (+ b).
+Vec matmul(const Vec& x, const Vec& w, std::size_t n_in, const Vec* b = nullptr) {
+  const std::size_t n_out = w.size() / n_in, rows = x.size() / n_in;
+  Vec y(rows * n_out, 0.0);
+  for (std::size_t r = 0; r < rows; ++r) {
+    for (std::size_t k = 0; k < n_in; ++k) {
+      const double xv = x[r * n_in + k];
+      for (std::size_t o = 0; o < n_out; ++o) y[r * n_out + o] += xv * w[k * n_out + o];
+    }
+    if (b)
+      for (std::size_t o = 0; o < n_out; ++o) y[r * n_out + o] += (*b)[o];
+  }
+  return y;
+}
+
+double sigmoid(double x) {
+  return 1.0 / (1.0 + std::exp(-x));
+}
+
+void softmax(double* x, std::size_t n) {
+  double mx = x[0], sum = 0;
+  for (std::size_t i = 1; i < n; ++i) mx = std::max(mx, x[i]);
+  for (std::size_t i = 0; i < n; ++i) sum += (x[i] = std::exp(x[i] - mx));
+  for (std::size_t i = 0; i < n; ++i) x[i] /= sum;
+}
+
+// Gated self-attention (the `attention` scope): x [B, L, c_in] normalised, pair bias [H, L, L]
+// (or empty), key mask [B, L] -> out [B, L, c_out].
+Vec naive_attention(const ParamScope& s, const Vec& x, std::size_t n_batch, std::size_t len,
+                    std::int64_t c_in, AttentionDims d, std::int64_t c_out, const Vec& pair_bias,
+                    const Vec& mask) {
+  const std::size_t H = static_cast<std::size_t>(d.n_head),
+                    C = static_cast<std::size_t>(d.c_hidden);
+  const Vec wq = param(s, "query_w", {c_in, d.n_head, d.c_hidden});
+  const Vec wk = param(s, "key_w", {c_in, d.n_head, d.c_hidden});
+  const Vec wv = param(s, "value_w", {c_in, d.n_head, d.c_hidden});
+  const Vec wg = param(s, "gating_w", {c_in, d.n_head, d.c_hidden});
+  const Vec bg = param(s, "gating_b", {d.n_head, d.c_hidden});
+  const Vec wo = param(s, "output_w", {d.n_head, d.c_hidden, c_out});
+  const Vec bo = param(s, "output_b", {c_out});
+  const std::size_t ci = static_cast<std::size_t>(c_in);
+  const Vec q = matmul(x, wq, ci), k = matmul(x, wk, ci), v = matmul(x, wv, ci);
+  Vec g = matmul(x, wg, ci, &bg);
+  Vec o(n_batch * len * H * C, 0.0);
+  Vec logits(len);
+  for (std::size_t b = 0; b < n_batch; ++b)
+    for (std::size_t h = 0; h < H; ++h)
+      for (std::size_t i = 0; i < len; ++i) {
+        for (std::size_t j = 0; j < len; ++j) {
+          double dot = 0;
+          for (std::size_t c = 0; c < C; ++c)
+            dot += q[((b * len + i) * H + h) * C + c] * k[((b * len + j) * H + h) * C + c];
+          logits[j] = dot / std::sqrt(static_cast<double>(C)) + 1e9 * (mask[b * len + j] - 1.0) +
+                      (pair_bias.empty() ? 0.0 : pair_bias[(h * len + i) * len + j]);
+        }
+        softmax(logits.data(), len);
+        for (std::size_t j = 0; j < len; ++j)
+          for (std::size_t c = 0; c < C; ++c)
+            o[((b * len + i) * H + h) * C + c] += logits[j] * v[((b * len + j) * H + h) * C + c];
+      }
+  for (std::size_t t = 0; t < g.size(); ++t) g[t] = sigmoid(g[t]) * o[t];
+  return matmul(g, wo, H * C, &bo);
+}
+
+// [A, B, c] -> [B, A, c]
+Vec swap01(const Vec& x, std::size_t a, std::size_t b) {
+  const std::size_t c = x.size() / (a * b);
+  Vec y(x.size());
+  for (std::size_t i = 0; i < a; ++i)
+    for (std::size_t j = 0; j < b; ++j)
+      for (std::size_t k = 0; k < c; ++k) y[(j * a + i) * c + k] = x[(i * b + j) * c + k];
+  return y;
+}
+
+// ---- naive modules (each returns the residual update) --------------------------------------
+
+Vec naive_row_attention(const ParamScope& s, std::int64_t c_m, std::int64_t c_z, AttentionDims d,
+                        const Vec& m, const Vec& z, const Vec& mask, std::size_t S, std::size_t N) {
+  const Vec zn = NaiveLayerNorm(s / "feat_2d_norm", c_z)(z);
+  const Vec proj = matmul(zn, param(s, "feat_2d_weights", {c_z, d.n_head}),
+                          static_cast<std::size_t>(c_z));  // [N, N, H]
+  const std::size_t H = static_cast<std::size_t>(d.n_head);
+  Vec bias(H * N * N);
+  for (std::size_t i = 0; i < N; ++i)
+    for (std::size_t j = 0; j < N; ++j)
+      for (std::size_t h = 0; h < H; ++h) bias[(h * N + i) * N + j] = proj[(i * N + j) * H + h];
+  const Vec x = NaiveLayerNorm(s / "query_norm", c_m)(m);
+  return naive_attention(s / "attention", x, S, N, c_m, d, c_m, bias, mask);
+}
+
+Vec naive_column_attention(const ParamScope& s, std::int64_t c_m, AttentionDims d, const Vec& m,
+                           const Vec& mask, std::size_t S, std::size_t N) {
+  const Vec x = NaiveLayerNorm(s / "query_norm", c_m)(swap01(m, S, N));
+  const Vec mask_t = swap01(mask, S, N);
+  return swap01(naive_attention(s / "attention", x, N, S, c_m, d, c_m, {}, mask_t), N, S);
+}
+
+Vec naive_transition(const ParamScope& s, std::int64_t c, std::int64_t factor, const Vec& x,
+                     const Vec* mask) {
+  const Vec xn = NaiveLayerNorm(s / "input_layer_norm", c)(x);
+  const Vec b1 = param(s / "transition1", "bias", {factor * c});
+  Vec h = matmul(xn, param(s / "transition1", "weights", {c, factor * c}),
+                 static_cast<std::size_t>(c), &b1);
+  for (double& v : h) v = std::max(v, 0.0);
+  const Vec b2 = param(s / "transition2", "bias", {c});
+  Vec u = matmul(h, param(s / "transition2", "weights", {factor * c, c}),
+                 static_cast<std::size_t>(factor * c), &b2);
+  if (mask)
+    for (std::size_t t = 0; t < u.size(); ++t) u[t] *= (*mask)[t / static_cast<std::size_t>(c)];
+  return u;
+}
+
+Vec naive_outer_product_mean(const ParamScope& s, std::int64_t c_m, std::int64_t c_z,
+                             std::int64_t c_h, const Vec& m, const Vec& mask, std::size_t S,
+                             std::size_t N) {
+  const Vec x = NaiveLayerNorm(s / "layer_norm_input", c_m)(m);
+  const std::size_t C = static_cast<std::size_t>(c_h), CZ = static_cast<std::size_t>(c_z);
+  const Vec bl = param(s / "left_projection", "bias", {c_h});
+  const Vec br = param(s / "right_projection", "bias", {c_h});
+  Vec a = matmul(x, param(s / "left_projection", "weights", {c_m, c_h}),
+                 static_cast<std::size_t>(c_m), &bl);
+  Vec b = matmul(x, param(s / "right_projection", "weights", {c_m, c_h}),
+                 static_cast<std::size_t>(c_m), &br);
+  for (std::size_t t = 0; t < a.size(); ++t) {
+    a[t] *= mask[t / C];
+    b[t] *= mask[t / C];
+  }
+  const Vec wo = param(s, "output_w", {c_h, c_h, c_z});
+  const Vec bo = param(s, "output_b", {c_z});
+  Vec out(N * N * CZ);
+  Vec outer(C * C);
+  for (std::size_t i = 0; i < N; ++i)
+    for (std::size_t j = 0; j < N; ++j) {
+      std::fill(outer.begin(), outer.end(), 0.0);
+      double norm = 0;
+      for (std::size_t q = 0; q < S; ++q) {
+        norm += mask[q * N + i] * mask[q * N + j];
+        for (std::size_t c1 = 0; c1 < C; ++c1)
+          for (std::size_t c2 = 0; c2 < C; ++c2)
+            outer[c1 * C + c2] += a[(q * N + i) * C + c1] * b[(q * N + j) * C + c2];
+      }
+      const Vec u = matmul(outer, wo, C * C, &bo);
+      for (std::size_t k = 0; k < CZ; ++k) out[(i * N + j) * CZ + k] = u[k] / (norm + 1e-3);
+    }
+  return out;
+}
+
+// AF2 Alg. 19 straight from the pseudocode, per column j over sequences s.
+Vec naive_global_attention(const ParamScope& s, std::int64_t c_e, AttentionDims d, const Vec& m,
+                           const Vec& mask, std::size_t S, std::size_t N) {
+  const ParamScope a = s / "attention";
+  const std::size_t H = static_cast<std::size_t>(d.n_head),
+                    C = static_cast<std::size_t>(d.c_hidden);
+  const std::size_t CE = static_cast<std::size_t>(c_e);
+  const Vec wq = param(a, "query_w", {c_e, d.n_head, d.c_hidden});
+  const Vec wk = param(a, "key_w", {c_e, d.c_hidden});
+  const Vec wv = param(a, "value_w", {c_e, d.c_hidden});
+  const Vec wg = param(a, "gating_w", {c_e, d.n_head, d.c_hidden});
+  const Vec bg = param(a, "gating_b", {d.n_head, d.c_hidden});
+  const Vec wo = param(a, "output_w", {d.n_head, d.c_hidden, c_e});
+  const Vec bo = param(a, "output_b", {c_e});
+  const Vec x = NaiveLayerNorm(s / "query_norm", c_e)(m);  // [S, N, c_e]
+  const Vec k = matmul(x, wk, CE), v = matmul(x, wv, CE);  // [S, N, C]
+  Vec g = matmul(x, wg, CE, &bg);                          // [S, N, H*C]
+  Vec out(S * N * CE);
+  for (std::size_t j = 0; j < N; ++j) {
+    Vec mean(CE, 0.0);
+    double count = 0;
+    for (std::size_t q = 0; q < S; ++q) {
+      count += mask[q * N + j];
+      for (std::size_t c = 0; c < CE; ++c) mean[c] += mask[q * N + j] * x[(q * N + j) * CE + c];
+    }
+    for (double& v_ : mean) v_ /= count + 1e-10;
+    const Vec qv = matmul(mean, wq, CE);  // [H*C]
+    Vec o(H * C, 0.0), logits(S);
+    for (std::size_t h = 0; h < H; ++h) {
+      for (std::size_t q = 0; q < S; ++q) {
+        double dot = 0;
+        for (std::size_t c = 0; c < C; ++c) dot += qv[h * C + c] * k[(q * N + j) * C + c];
+        logits[q] = dot / std::sqrt(static_cast<double>(C)) + 1e9 * (mask[q * N + j] - 1.0);
+      }
+      softmax(logits.data(), S);
+      for (std::size_t q = 0; q < S; ++q)
+        for (std::size_t c = 0; c < C; ++c) o[h * C + c] += logits[q] * v[(q * N + j) * C + c];
+    }
+    for (std::size_t q = 0; q < S; ++q) {
+      Vec gated(H * C);
+      for (std::size_t t = 0; t < H * C; ++t) gated[t] = sigmoid(g[(q * N + j) * H * C + t]) * o[t];
+      const Vec u = matmul(gated, wo, H * C, &bo);
+      for (std::size_t c = 0; c < CE; ++c) out[(q * N + j) * CE + c] = u[c];
+    }
+  }
+  return out;
+}
+
+// ---- fixture --------------------------------------------------------------------------------
+
+std::vector<float> random_values(std::size_t n, std::uint32_t seed, float stddev = 1.f) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> dist(0.f, stddev);
+  std::vector<float> v(n);
+  for (float& x : v) x = dist(rng);
+  return v;
+}
+
+// [S, N] mask with about a quarter zeros; row 0 and column 0 stay 1 so no softmax row is fully
+// masked (that case is uniform in fp32 but not in double).
+std::vector<float> random_mask(std::size_t rows, std::size_t cols, std::uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::bernoulli_distribution keep(0.75);
+  std::vector<float> mask(rows * cols);
+  for (std::size_t r = 0; r < rows; ++r)
+    for (std::size_t c = 0; c < cols; ++c)
+      mask[r * cols + c] = (r == 0 || c == 0 || keep(rng)) ? 1.f : 0.f;
+  return mask;
+}
+
+Vec to_double(const std::vector<float>& v) {
+  return Vec(v.begin(), v.end());
+}
+
+enum class Stack { evoformer, extra };
+
+// The tiny model_1_ptm weights and block 0 of one stack.
+class MsaModulesBase : public ::testing::Test {
+ protected:
+  explicit MsaModulesBase(Stack stack)
+      : store_(WeightStore::open(tiny_params("model_1_ptm"))),
+        cfg_(ModelConfig::from_weights(store_)),
+        extra_(stack == Stack::extra),
+        scope_(store_, extra_ ? "evoformer/extra_msa_stack" : "evoformer/evoformer_iteration", 0,
+               extra_ ? cfg_.n_extra_msa_blocks : cfg_.n_evoformer_blocks),
+        c_m_(extra_ ? cfg_.c_e : cfg_.c_m) {}
+
+  static constexpr std::size_t S = 7, N = 9;  // odd sizes: chunks 3 and 8 leave remainders
+
+  // Runs `forward(state, ctx)` on a copy of `input` for every chunk size; each result's update
+  // must match `want` (naive double) and the unchunked result to chunk-invariance tolerance.
+  void check(const std::string& what, const std::vector<float>& input, const Shape& shape,
+             const Vec& want, const std::function<std::size_t(std::int64_t)>& scratch_bytes,
+             const std::function<void(const Tensor&, const RunContext&)>& forward) {
+    std::vector<float> want_f(want.begin(), want.end());
+    std::vector<float> unchunked;
+    for (const std::int64_t chunk :
+         {std::int64_t{0}, std::int64_t{1}, std::int64_t{3}, std::int64_t{8}}) {
+      SCOPED_TRACE(what + " chunk " + std::to_string(chunk));
+      Arena arena = sized_arena(scratch_bytes(chunk));
+      RunContext ctx;
+      ctx.scratch = &arena;
+      ctx.chunk = chunk;
+      std::vector<float> state = input;
+      forward(Tensor(state.data(), DType::f32, shape), ctx);
+      EXPECT_EQ(arena.used(), 0u) << "scratch not released";
+      std::vector<float> update(state.size());
+      for (std::size_t i = 0; i < state.size(); ++i) update[i] = state[i] - input[i];
+      const Tensor uv(update.data(), DType::f32, shape);
+      const auto r =
+          matches_reference(what + " vs naive double", uv, want_f, shape, kRepresentationTolerance);
+      if (r) std::cout << "[ naive    ] chunk " << chunk << ": " << r.message() << "\n";
+      EXPECT_TRUE(r);
+      if (chunk == 0) {
+        unchunked = state;
+      } else {
+        const auto inv = matches_reference(what + " chunked vs unchunked",
+                                           Tensor(state.data(), DType::f32, shape), unchunked,
+                                           shape, kChunkInvarianceTolerance);
+        if (inv) std::cout << "[ chunking ] chunk " << chunk << ": " << inv.message() << "\n";
+        EXPECT_TRUE(inv);
+      }
+    }
+  }
+
+  WeightStore store_;
+  ModelConfig cfg_;
+  bool extra_;
+  ParamScope scope_;
+  std::int64_t c_m_;
+};
+
+// Modules both stacks have.
+class MsaModules : public MsaModulesBase, public ::testing::WithParamInterface<Stack> {
+ protected:
+  MsaModules() : MsaModulesBase(GetParam()) {}
+};
+class EvoformerMsaModules : public MsaModulesBase {
+ protected:
+  EvoformerMsaModules() : MsaModulesBase(Stack::evoformer) {}
+};
+class ExtraMsaModules : public MsaModulesBase {
+ protected:
+  ExtraMsaModules() : MsaModulesBase(Stack::extra) {}
+};
+
+TEST_P(MsaModules, MsaRowAttentionWithPairBias) {
+  const AttentionDims d = extra_ ? cfg_.extra_msa_row_attention : cfg_.msa_row_attention;
+  const ParamScope s = scope_ / "msa_row_attention_with_pair_bias";
+  const MsaRowAttentionWithPairBias module(s, c_m_, cfg_.c_z, d);
+  const std::vector<float> m = random_values(S * N * static_cast<std::size_t>(c_m_), 1);
+  std::vector<float> z = random_values(N * N * static_cast<std::size_t>(cfg_.c_z), 2);
+  std::vector<float> mask = random_mask(S, N, 3);
+  const Vec want =
+      naive_row_attention(s, c_m_, cfg_.c_z, d, to_double(m), to_double(z), to_double(mask), S, N);
+  const Tensor zv(z.data(), DType::f32, Shape{N, N, cfg_.c_z});
+  const Tensor mv(mask.data(), DType::f32, Shape{S, N});
+  check(
+      "MsaRowAttentionWithPairBias", m, Shape{S, N, c_m_}, want,
+      [&](std::int64_t chunk) { return module.scratch_bytes(S, N, chunk); },
+      [&](const Tensor& x, const RunContext& ctx) { module.forward(x, zv, mv, ctx); });
+}
+
+TEST_F(EvoformerMsaModules, MsaColumnAttention) {
+  const ParamScope s = scope_ / "msa_column_attention";
+  const MsaColumnAttention module(s, c_m_, cfg_.msa_column_attention);
+  const std::vector<float> m = random_values(S * N * static_cast<std::size_t>(c_m_), 4);
+  std::vector<float> mask = random_mask(S, N, 5);
+  const Vec want = naive_column_attention(s, c_m_, cfg_.msa_column_attention, to_double(m),
+                                          to_double(mask), S, N);
+  const Tensor mv(mask.data(), DType::f32, Shape{S, N});
+  check(
+      "MsaColumnAttention", m, Shape{S, N, c_m_}, want,
+      [&](std::int64_t chunk) { return module.scratch_bytes(S, N, chunk); },
+      [&](const Tensor& x, const RunContext& ctx) { module.forward(x, mv, ctx); });
+}
+
+TEST_F(ExtraMsaModules, MsaColumnGlobalAttention) {
+  const ParamScope s = scope_ / "msa_column_global_attention";
+  const AttentionDims d = cfg_.extra_msa_global_attention;
+  const MsaColumnGlobalAttention module(s, c_m_, d);
+  const std::vector<float> m = random_values(S * N * static_cast<std::size_t>(c_m_), 6);
+  std::vector<float> mask = random_mask(S, N, 7);
+  const Vec want = naive_global_attention(s, c_m_, d, to_double(m), to_double(mask), S, N);
+  const Tensor mv(mask.data(), DType::f32, Shape{S, N});
+  check(
+      "MsaColumnGlobalAttention", m, Shape{S, N, c_m_}, want,
+      [&](std::int64_t chunk) { return module.scratch_bytes(S, N, chunk); },
+      [&](const Tensor& x, const RunContext& ctx) { module.forward(x, mv, ctx); });
+
+  // All-ones mask too (what the reference runs): the masked mean is a plain mean.
+  std::vector<float> ones(S * N, 1.f);
+  const Vec want_ones = naive_global_attention(s, c_m_, d, to_double(m), to_double(ones), S, N);
+  const Tensor ov(ones.data(), DType::f32, Shape{S, N});
+  check(
+      "MsaColumnGlobalAttention (all ones)", m, Shape{S, N, c_m_}, want_ones,
+      [&](std::int64_t chunk) { return module.scratch_bytes(S, N, chunk); },
+      [&](const Tensor& x, const RunContext& ctx) { module.forward(x, ov, ctx); });
+}
+
+TEST_P(MsaModules, MsaTransition) {
+  const std::int64_t factor =
+      extra_ ? cfg_.extra_msa_transition_factor : cfg_.msa_transition_factor;
+  const ParamScope s = scope_ / "msa_transition";
+  const Transition module(s, c_m_, factor);
+  const std::vector<float> m = random_values(S * N * static_cast<std::size_t>(c_m_), 8);
+  std::vector<float> mask = random_mask(S, N, 9);
+  const Vec md = to_double(mask);
+  const Tensor mv(mask.data(), DType::f32, Shape{S, N});
+  check(
+      "MsaTransition (unmasked)", m, Shape{S, N, c_m_},
+      naive_transition(s, c_m_, factor, to_double(m), nullptr),
+      [&](std::int64_t chunk) { return module.scratch_bytes(S, N, chunk, false); },
+      [&](const Tensor& x, const RunContext& ctx) { module.forward(x, Tensor(), ctx); });
+  check(
+      "MsaTransition (masked)", m, Shape{S, N, c_m_},
+      naive_transition(s, c_m_, factor, to_double(m), &md),
+      [&](std::int64_t chunk) { return module.scratch_bytes(S, N, chunk, true); },
+      [&](const Tensor& x, const RunContext& ctx) { module.forward(x, mv, ctx); });
+}
+
+TEST_P(MsaModules, PairTransition) {
+  const ParamScope s = scope_ / "pair_transition";
+  const Transition module(s, cfg_.c_z, cfg_.pair_transition_factor);
+  const std::vector<float> z = random_values(N * N * static_cast<std::size_t>(cfg_.c_z), 10);
+  std::vector<float> mask = random_mask(N, N, 11);
+  const Vec md = to_double(mask);
+  const Tensor mv(mask.data(), DType::f32, Shape{N, N});
+  check(
+      "PairTransition (masked)", z, Shape{N, N, cfg_.c_z},
+      naive_transition(s, cfg_.c_z, cfg_.pair_transition_factor, to_double(z), &md),
+      [&](std::int64_t chunk) { return module.scratch_bytes(N, N, chunk, true); },
+      [&](const Tensor& x, const RunContext& ctx) { module.forward(x, mv, ctx); });
+}
+
+TEST_P(MsaModules, OuterProductMean) {
+  const std::int64_t c_h = extra_ ? cfg_.extra_c_hidden_opm : cfg_.c_hidden_opm;
+  const ParamScope s = scope_ / "outer_product_mean";
+  const OuterProductMean module(s, c_m_, cfg_.c_z, c_h);
+  std::vector<float> m = random_values(S * N * static_cast<std::size_t>(c_m_), 12);
+  const std::vector<float> z = random_values(N * N * static_cast<std::size_t>(cfg_.c_z), 13);
+  std::vector<float> mask = random_mask(S, N, 14);
+  const Vec want =
+      naive_outer_product_mean(s, c_m_, cfg_.c_z, c_h, to_double(m), to_double(mask), S, N);
+  const Tensor mview(m.data(), DType::f32, Shape{S, N, c_m_});
+  const Tensor mv(mask.data(), DType::f32, Shape{S, N});
+  check(
+      "OuterProductMean", z, Shape{N, N, cfg_.c_z}, want,
+      [&](std::int64_t chunk) { return module.scratch_bytes(S, N, chunk); },
+      [&](const Tensor& x, const RunContext& ctx) { module.forward(mview, mv, x, ctx); });
+}
+
+// A mask given as a transposed (strided) view gives the same result as a contiguous one.
+TEST_F(EvoformerMsaModules, MsaColumnAttentionStridedMask) {
+  const ParamScope s = scope_ / "msa_column_attention";
+  const MsaColumnAttention module(s, c_m_, cfg_.msa_column_attention);
+  const std::vector<float> m = random_values(S * N * static_cast<std::size_t>(c_m_), 15);
+  std::vector<float> mask = random_mask(S, N, 16);
+  std::vector<float> mask_t(S * N);
+  for (std::size_t i = 0; i < S; ++i)
+    for (std::size_t j = 0; j < N; ++j) mask_t[j * S + i] = mask[i * N + j];
+  const Tensor strided = Tensor(mask_t.data(), DType::f32, Shape{N, S}).transpose(0, 1);
+  const Vec want = naive_column_attention(s, c_m_, cfg_.msa_column_attention, to_double(m),
+                                          to_double(mask), S, N);
+  check(
+      "MsaColumnAttention (strided mask)", m, Shape{S, N, c_m_}, want,
+      [&](std::int64_t chunk) { return module.scratch_bytes(S, N, chunk); },
+      [&](const Tensor& x, const RunContext& ctx) { module.forward(x, strided, ctx); });
+}
+
+INSTANTIATE_TEST_SUITE_P(Tiny, MsaModules, ::testing::Values(Stack::evoformer, Stack::extra),
+                         [](const ::testing::TestParamInfo<Stack>& info) {
+                           return info.param == Stack::evoformer ? std::string("Evoformer")
+                                                                 : std::string("ExtraMsaStack");
+                         });
+
+}  // namespace
+}  // namespace cpufold::testing

@@ -1,0 +1,120 @@
+#include "evoformer/softmax.h"
+
+#include <gtest/gtest.h>
+
+#include "evoformer/row_kernels.h"
+#include "evoformer_test_util.h"
+
+namespace cpufold::testing {
+namespace {
+
+// Double softmax over the rows of a row-major [rows, n] buffer.
+std::vector<double> reference_softmax(const std::vector<float>& x, std::int64_t n) {
+  std::vector<double> out(x.begin(), x.end());
+  for (std::size_t r = 0; r < out.size() / static_cast<std::size_t>(n); ++r) {
+    double* row = out.data() + r * static_cast<std::size_t>(n);
+    double max = -INFINITY, sum = 0.0;
+    for (std::int64_t i = 0; i < n; ++i) max = std::max(max, row[i]);
+    for (std::int64_t i = 0; i < n; ++i) sum += row[i] = std::exp(row[i] - max);
+    for (std::int64_t i = 0; i < n; ++i) row[i] /= sum;
+  }
+  return out;
+}
+
+TEST(Softmax, MatchesDoubleReferenceOverOddShapes) {
+  for (std::int64_t rows : {1, 7, 33}) {
+    for (std::int64_t n : {1, 7, 8, 9, 33, 255, 1024}) {
+      Buffer x(Shape{rows, n});
+      fill_normal(x.data, 1, 3.f);
+      const auto want = reference_softmax(x.data, n);
+      softmax_inplace(x.view);
+      expect_close(x.data, want, kF32Elementwise, "softmax " + x.view.describe());
+    }
+  }
+}
+
+TEST(Softmax, LargeMagnitudesStayFinite) {
+  Buffer x(Shape{4, 33});
+  fill_normal(x.data, 2, 1e4f);
+  x.data[5] = 3e38f;  // max so large that an unshifted exp would overflow
+  x.data[40] = -3e38f;
+  const auto want = reference_softmax(x.data, 33);
+  softmax_inplace(x.view);
+  expect_close(x.data, want, kF32Elementwise, "softmax of large logits");
+}
+
+TEST(Softmax, MaskedEntriesGetZeroAndFullyMaskedRowsAreUniform) {
+  const std::int64_t n = 37;
+  Buffer x(Shape{3, n});
+  fill_normal(x.data, 3);
+  for (std::int64_t i = 0; i < n; i += 3) x.data[static_cast<std::size_t>(i)] -= 1e9f;
+  for (std::int64_t i = 0; i < n; ++i) x.data[static_cast<std::size_t>(2 * n + i)] = -1e9f;
+  const auto want = reference_softmax(x.data, n);
+  softmax_inplace(x.view);
+  expect_close(x.data, want, kF32Elementwise, "masked softmax");
+  for (std::int64_t i = 0; i < n; i += 3) EXPECT_EQ(x.data[static_cast<std::size_t>(i)], 0.f);
+  for (std::int64_t i = 0; i < n; ++i) {
+    EXPECT_NEAR(x.data[static_cast<std::size_t>(2 * n + i)], 1.0 / n, 1e-7);
+  }
+}
+
+TEST(Softmax, StridedRowsLeaveTheGapsAlone) {
+  Buffer wide(Shape{5, 3, 20});
+  fill_normal(wide.data, 4);
+  const auto before = wide.data;
+  const Tensor cols = wide.view.slice(2, 4, 15);  // [5, 3, 11] with row stride 20
+  std::vector<float> dense = gather(cols);
+  const auto want = reference_softmax(dense, 11);
+  softmax_inplace(cols);
+  expect_close(gather(cols), want, kF32Elementwise, "strided softmax");
+  for (std::size_t i = 0; i < before.size(); ++i) {
+    const auto col = static_cast<std::int64_t>(i % 20);
+    if (col < 4 || col >= 15) {
+      EXPECT_EQ(wide.data[i], before[i]) << "gap element " << i;
+    }
+  }
+}
+
+TEST(RowKernels, Avx2AgreesWithGeneric) {
+  const auto* avx2 = detail::avx2_row_kernels();
+  if (!avx2) {
+    GTEST_SKIP() << "CPU without AVX2: only the generic kernels run here";
+  }
+  const auto& generic = detail::generic_row_kernels();
+  for (std::int64_t n : {1, 3, 8, 13, 64, 255}) {
+    std::vector<float> x(static_cast<std::size_t>(n)), a(x.size()), b(x.size());
+    fill_normal(x, 5, 4.f);
+    fill_normal(a, 6);
+    fill_normal(b, 7, 1e3f);
+    auto y1 = x, y2 = x;
+    avx2->softmax(y1.data(), a.data(), b.data(), n);
+    generic.softmax(y2.data(), a.data(), b.data(), n);
+    std::vector<double> want(y2.begin(), y2.end());
+    expect_close(y1, want, kF32Elementwise, "softmax n=" + std::to_string(n));
+
+    y1 = x, y2 = x;
+    avx2->sigmoid(y1.data(), n);
+    generic.sigmoid(y2.data(), n);
+    want.assign(y2.begin(), y2.end());
+    expect_close(y1, want, kF32Elementwise, "sigmoid n=" + std::to_string(n));
+
+    avx2->layer_norm(x.data(), y1.data(), a.data(), b.data(), 1e-5f, n);
+    generic.layer_norm(x.data(), y2.data(), a.data(), b.data(), 1e-5f, n);
+    want.assign(y2.begin(), y2.end());
+    expect_close(y1, want, {1e-3, 1e-5}, "layer_norm n=" + std::to_string(n));
+
+    // relu, mul, add and scale are exact in both.
+    y1 = x, y2 = x;
+    for (const auto* t : {avx2, &generic}) {
+      auto& y = t == avx2 ? y1 : y2;
+      t->relu(y.data(), n);
+      t->mul(y.data(), a.data(), n);
+      t->add(y.data(), b.data(), n);
+      t->scale(y.data(), 0.5f, n);
+    }
+    EXPECT_EQ(y1, y2) << "n=" << n;
+  }
+}
+
+}  // namespace
+}  // namespace cpufold::testing

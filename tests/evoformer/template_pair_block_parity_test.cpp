@@ -1,0 +1,89 @@
+// Parity of one template pair stack block (AF2 Alg. 16) with the reference's trace of
+// template_pair_block_0: [n_templ, n_res, n_res, c_t] in, the same out, every template on its
+// own, with the pair mask built from seq_mask as AF2 / OpenFold build it.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "evoformer/param_scope.h"
+#include "evoformer/template_pair_block.h"
+#include "io/feature_file.h"
+#include "io/model_config.h"
+#include "io/weight_store.h"
+#include "tests/evoformer/triangle_test_util.h"
+#include "tests/support/parity.h"
+
+namespace cpufold::testing {
+namespace {
+
+constexpr char kStack[] =
+    "evoformer/template_embedding/single_template_embedding/template_pair_stack/"
+    "__layer_stack_no_state";
+
+struct Case {
+  bool full_width;
+  int call;            // recycling iteration
+  std::int64_t chunk;  // ctx.chunk
+};
+
+std::string case_name(const ::testing::TestParamInfo<Case>& info) {
+  return std::string(info.param.full_width ? "full" : "tiny") + "_call" +
+         std::to_string(info.param.call) + "_chunk" +
+         (info.param.chunk > 0 ? std::to_string(info.param.chunk) : std::string("all"));
+}
+
+class TemplatePairBlockParity : public ::testing::TestWithParam<Case> {};
+
+TEST_P(TemplatePairBlockParity, MatchesReferenceTrace) {
+  const Case& c = GetParam();
+  const std::string file = reference_file("model_1_ptm");
+  std::filesystem::path ref_path, params_path;
+  if (c.full_width) {
+    ref_path = full_width_reference(file);
+    params_path = full_width_params("model_1_ptm");
+    if (ref_path.empty() || params_path.empty()) {
+      if (HasFailure()) return;
+      GTEST_SKIP() << "CPUFOLD_REFERENCE_DIR is not set";
+    }
+  } else {
+    ref_path = tiny_reference(file);
+    params_path = tiny_params("model_1_ptm");
+  }
+  const Hdf5TensorReader ref(ref_path);
+  const WeightStore store = WeightStore::open(params_path);
+  const ModelConfig cfg = ModelConfig::from_weights(store);
+  ASSERT_TRUE(cfg.templates);
+  const TemplatePairBlock block(ParamScope(store, kStack, 0, cfg.n_template_blocks), cfg);
+
+  const std::string trace = "trace/template_pair_block_0/call_" + std::to_string(c.call) + "/";
+  OwnedTensor t(ref, trace + "in_0");
+  const std::int64_t n_res = t.view.dim(1);
+  ASSERT_EQ(t.view.dim(3), cfg.c_t);
+
+  Arena arena = sized_arena(block.scratch_bytes(n_res, c.chunk) +
+                            align_up(static_cast<std::size_t>(n_res * (n_res + 1)) * 4));
+  // pair_mask = seq_mask ⊗ seq_mask of this iteration's features.
+  const Tensor seq_mask = read_feature(ref, "seq_mask", c.call, DType::f32, arena);
+  const Tensor pair_mask = arena.allocate(DType::f32, Shape{n_res, n_res});
+  for (std::int64_t i = 0; i < n_res; ++i)
+    for (std::int64_t j = 0; j < n_res; ++j)
+      pair_mask.at<float>({i, j}) = seq_mask.at<float>({i}) * seq_mask.at<float>({j});
+
+  RunContext ctx;
+  ctx.scratch = &arena;
+  ctx.chunk = c.chunk;
+  ctx.call = c.call;
+  const std::size_t used = arena.used();
+  block.forward(t.view, pair_mask, ctx);
+  EXPECT_EQ(arena.used(), used) << "scratch not released";
+  expect_matches(ref, trace + "out", t.view);
+}
+
+INSTANTIATE_TEST_SUITE_P(Template, TemplatePairBlockParity,
+                         ::testing::Values(Case{false, 0, 0}, Case{false, 1, 0}, Case{false, 0, 5},
+                                           Case{true, 0, 0}, Case{true, 1, 0}, Case{true, 0, 5}),
+                         case_name);
+
+}  // namespace
+}  // namespace cpufold::testing

@@ -1,0 +1,351 @@
+// Triangle modules (AF2 Alg. 11-14) beyond the all-ones-mask reference: masked pairs against a
+// naive double-precision implementation, and results that must not depend on the chunk size
+// or the thread count. Weights are the tiny model_1_ptm parameters.
+#include <gtest/gtest.h>
+#include <omp.h>
+
+#include <cmath>
+#include <cstring>
+#include <iostream>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "evoformer/param_scope.h"
+#include "evoformer/triangle_attention.h"
+#include "evoformer/triangle_multiplication.h"
+#include "io/model_config.h"
+#include "io/weight_store.h"
+#include "memory/tensor_copy.h"
+#include "tests/evoformer/triangle_test_util.h"
+#include "tests/support/parity.h"
+
+namespace cpufold::testing {
+namespace {
+
+using Direction = TriangleMultiplication::Direction;
+using Node = TriangleAttention::Node;
+
+struct TinyModel {
+  WeightStore store = WeightStore::open(tiny_params("model_1_ptm"));
+  ModelConfig cfg = ModelConfig::from_weights(store);
+  // Block 1, so that the stacked-weights index is exercised beyond 0.
+  ParamScope block{store, "evoformer/evoformer_iteration", 1, cfg.n_evoformer_blocks};
+};
+
+TinyModel& tiny() {
+  static TinyModel model;
+  return model;
+}
+
+std::vector<float> random_normal(std::size_t n, std::uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> dist(0.f, 1.f);
+  std::vector<float> v(n);
+  for (float& x : v) x = dist(rng);
+  return v;
+}
+
+// pair_mask[i, j] = s_i·s_j with residues `masked` left out, as AF2 builds it from seq_mask,
+// plus (if `extra`) a few single masked pairs.
+std::vector<float> pair_mask(std::int64_t n, std::vector<std::int64_t> masked, bool extra) {
+  std::vector<float> s(static_cast<std::size_t>(n), 1.f), m(static_cast<std::size_t>(n * n));
+  for (std::int64_t r : masked) s[static_cast<std::size_t>(r)] = 0.f;
+  for (std::int64_t i = 0; i < n; ++i)
+    for (std::int64_t j = 0; j < n; ++j)
+      m[static_cast<std::size_t>(i * n + j)] =
+          s[static_cast<std::size_t>(i)] * s[static_cast<std::size_t>(j)];
+  if (extra) {
+    for (std::int64_t i = 0; i < n; ++i) m[static_cast<std::size_t>(i * n + (i * 5 + 2) % n)] = 0.f;
+  }
+  return m;
+}
+
+// ---- naive double-precision references, straight from the supplement ------------------------
+
+struct Params {
+  const ParamScope scope;
+  std::vector<double> get(const std::string& sub, const std::string& name,
+                          const Shape& shape) const {
+    const Tensor t = (sub.empty() ? scope : scope / sub).get(name, shape);
+    std::vector<float> f(static_cast<std::size_t>(t.numel()));
+    convert_tensor(t, Tensor(f.data(), DType::f32, t.shape()));
+    return {f.begin(), f.end()};
+  }
+};
+
+std::vector<double> layer_norm(const std::vector<double>& x, std::int64_t c, const Params& p,
+                               const std::string& sub) {
+  const auto scale = p.get(sub, "scale", {c}), offset = p.get(sub, "offset", {c});
+  std::vector<double> y(x.size());
+  for (std::size_t r = 0; r < x.size() / static_cast<std::size_t>(c); ++r) {
+    const double* xr = &x[r * static_cast<std::size_t>(c)];
+    double mean = 0, var = 0;
+    for (std::int64_t k = 0; k < c; ++k) mean += xr[k];
+    mean /= static_cast<double>(c);
+    for (std::int64_t k = 0; k < c; ++k) var += (xr[k] - mean) * (xr[k] - mean);
+    var /= static_cast<double>(c);
+    for (std::int64_t k = 0; k < c; ++k) {
+      y[r * static_cast<std::size_t>(c) + static_cast<std::size_t>(k)] =
+          (xr[k] - mean) / std::sqrt(var + 1e-5) * scale[static_cast<std::size_t>(k)] +
+          offset[static_cast<std::size_t>(k)];
+    }
+  }
+  return y;
+}
+
+// x [rows, c_in] · w [c_in, c_out] + b.
+std::vector<double> linear(const std::vector<double>& x, std::int64_t c_in, std::int64_t c_out,
+                           const std::vector<double>& w, const std::vector<double>& b) {
+  const std::size_t rows = x.size() / static_cast<std::size_t>(c_in);
+  std::vector<double> y(rows * static_cast<std::size_t>(c_out));
+  for (std::size_t r = 0; r < rows; ++r)
+    for (std::int64_t o = 0; o < c_out; ++o) {
+      double acc = b.empty() ? 0.0 : b[static_cast<std::size_t>(o)];
+      for (std::int64_t i = 0; i < c_in; ++i)
+        acc += x[r * static_cast<std::size_t>(c_in) + static_cast<std::size_t>(i)] *
+               w[static_cast<std::size_t>(i * c_out + o)];
+      y[r * static_cast<std::size_t>(c_out) + static_cast<std::size_t>(o)] = acc;
+    }
+  return y;
+}
+
+double sigmoid(double x) {
+  return 1.0 / (1.0 + std::exp(-x));
+}
+
+// z + TriangleMultiplication(z), AF2 Alg. 11/12 with DeepMind's einsums over (left, right):
+// outgoing 'ikc,jkc->ijc', incoming 'kjc,kic->ijc'.
+std::vector<float> naive_tri_mul(const Params& p, const std::vector<float>& z,
+                                 const std::vector<float>& mask, std::int64_t n, std::int64_t c_z,
+                                 std::int64_t c, Direction dir) {
+  const std::vector<double> z64(z.begin(), z.end());
+  const auto x = layer_norm(z64, c_z, p, "layer_norm_input");
+  auto proj = [&](const char* name, std::int64_t out) {
+    return linear(x, c_z, out, p.get(name, "weights", {c_z, out}), p.get(name, "bias", {out}));
+  };
+  auto left = proj("left_projection", c), right = proj("right_projection", c);
+  const auto lg = proj("left_gate", c), rg = proj("right_gate", c), g = proj("gating_linear", c_z);
+  for (std::size_t r = 0; r < left.size(); ++r) {
+    const double m = mask[r / static_cast<std::size_t>(c)];
+    left[r] *= sigmoid(lg[r]) * m;
+    right[r] *= sigmoid(rg[r]) * m;
+  }
+  std::vector<double> prod(static_cast<std::size_t>(n * n * c));
+  auto at = [&](const std::vector<double>& t, std::int64_t i, std::int64_t j, std::int64_t ch) {
+    return t[static_cast<std::size_t>((i * n + j) * c + ch)];
+  };
+  for (std::int64_t i = 0; i < n; ++i)
+    for (std::int64_t j = 0; j < n; ++j)
+      for (std::int64_t ch = 0; ch < c; ++ch) {
+        double acc = 0;
+        for (std::int64_t k = 0; k < n; ++k) {
+          acc += dir == Direction::outgoing ? at(left, i, k, ch) * at(right, j, k, ch)
+                                            : at(left, k, j, ch) * at(right, k, i, ch);
+        }
+        prod[static_cast<std::size_t>((i * n + j) * c + ch)] = acc;
+      }
+  const auto normed = layer_norm(prod, c, p, "center_layer_norm");
+  const auto out = linear(normed, c, c_z, p.get("output_projection", "weights", {c, c_z}),
+                          p.get("output_projection", "bias", {c_z}));
+  std::vector<float> result(z.size());
+  for (std::size_t r = 0; r < z.size(); ++r)
+    result[r] = static_cast<float>(z64[r] + out[r] * sigmoid(g[r]));
+  return result;
+}
+
+// z + TriangleAttention(z), AF2 Alg. 13/14 (OpenFold's formulation: the ending node is the
+// starting node on zᵀ). The mask bias is added in fp32 as the models do, so a fully masked
+// row softmaxes to uniform as it does there.
+std::vector<float> naive_tri_att(const Params& p, const std::vector<float>& z,
+                                 const std::vector<float>& mask, std::int64_t n, std::int64_t c_z,
+                                 const AttentionDims& d, Node node) {
+  const std::int64_t nh = d.n_head, ch = d.c_hidden, hc = nh * ch;
+  std::vector<double> zt(z.size());
+  std::vector<float> mt(mask.size());
+  for (std::int64_t i = 0; i < n; ++i)
+    for (std::int64_t j = 0; j < n; ++j) {
+      const std::int64_t src = node == Node::starting ? i * n + j : j * n + i;
+      mt[static_cast<std::size_t>(i * n + j)] = mask[static_cast<std::size_t>(src)];
+      for (std::int64_t k = 0; k < c_z; ++k)
+        zt[static_cast<std::size_t>((i * n + j) * c_z + k)] =
+            z[static_cast<std::size_t>(src * c_z + k)];
+    }
+  const auto x = layer_norm(zt, c_z, p, "query_norm");
+  const auto tb = linear(x, c_z, nh, p.get("", "feat_2d_weights", {c_z, nh}), {});
+  const Shape w{c_z, nh, ch};
+  const auto q = linear(x, c_z, hc, p.get("attention", "query_w", w), {});
+  const auto k = linear(x, c_z, hc, p.get("attention", "key_w", w), {});
+  const auto v = linear(x, c_z, hc, p.get("attention", "value_w", w), {});
+  const auto g = linear(x, c_z, hc, p.get("attention", "gating_w", w),
+                        p.get("attention", "gating_b", {nh, ch}));
+  std::vector<double> o(static_cast<std::size_t>(n * n * hc)), logits(static_cast<std::size_t>(n));
+  for (std::int64_t i = 0; i < n; ++i)
+    for (std::int64_t j = 0; j < n; ++j)
+      for (std::int64_t h = 0; h < nh; ++h) {
+        double max = -INFINITY, sum = 0;
+        for (std::int64_t kk = 0; kk < n; ++kk) {
+          double l = 0;
+          for (std::int64_t e = 0; e < ch; ++e)
+            l += q[static_cast<std::size_t>((i * n + j) * hc + h * ch + e)] *
+                 k[static_cast<std::size_t>((i * n + kk) * hc + h * ch + e)];
+          l = l / std::sqrt(static_cast<double>(ch)) +
+              tb[static_cast<std::size_t>((j * n + kk) * nh + h)];
+          const float mb = 1e9f * (mt[static_cast<std::size_t>(i * n + kk)] - 1.f);
+          if (mb != 0.f) l = static_cast<double>(static_cast<float>(l) + mb);
+          logits[static_cast<std::size_t>(kk)] = l;
+          max = std::max(max, l);
+        }
+        for (double& l : logits) sum += l = std::exp(l - max);
+        for (std::int64_t e = 0; e < ch; ++e) {
+          double acc = 0;
+          for (std::int64_t kk = 0; kk < n; ++kk)
+            acc += logits[static_cast<std::size_t>(kk)] / sum *
+                   v[static_cast<std::size_t>((i * n + kk) * hc + h * ch + e)];
+          const std::size_t at = static_cast<std::size_t>((i * n + j) * hc + h * ch + e);
+          o[at] = acc * sigmoid(g[at]);
+        }
+      }
+  const auto out = linear(o, hc, c_z, p.get("attention", "output_w", {nh, ch, c_z}),
+                          p.get("attention", "output_b", {c_z}));
+  std::vector<float> result(z.size());
+  for (std::int64_t i = 0; i < n; ++i)
+    for (std::int64_t j = 0; j < n; ++j) {
+      const std::int64_t dst = node == Node::starting ? i * n + j : j * n + i;
+      for (std::int64_t kk = 0; kk < c_z; ++kk) {
+        const std::size_t a = static_cast<std::size_t>(dst * c_z + kk);
+        result[a] = static_cast<float>(static_cast<double>(z[a]) +
+                                       out[static_cast<std::size_t>((i * n + j) * c_z + kk)]);
+      }
+    }
+  return result;
+}
+
+// ---- runners --------------------------------------------------------------------------------
+
+std::vector<float> run_tri_mul(Direction dir, const std::vector<float>& z0,
+                               const std::vector<float>& mask, std::int64_t n, std::int64_t chunk) {
+  TinyModel& m = tiny();
+  const TriangleMultiplication mod(
+      m.block / (dir == Direction::outgoing ? "triangle_multiplication_outgoing"
+                                            : "triangle_multiplication_incoming"),
+      m.cfg.c_z, m.cfg.c_hidden_tri_mul, dir);
+  std::vector<float> z = z0, mk = mask;
+  Arena arena = sized_arena(mod.scratch_bytes(n));
+  RunContext ctx;
+  ctx.scratch = &arena;
+  ctx.chunk = chunk;
+  mod.forward(Tensor(z.data(), DType::f32, Shape{n, n, m.cfg.c_z}),
+              Tensor(mk.data(), DType::f32, Shape{n, n}), ctx);
+  EXPECT_EQ(arena.used(), 0u);
+  return z;
+}
+
+std::vector<float> run_tri_att(Node node, const std::vector<float>& z0,
+                               const std::vector<float>& mask, std::int64_t n, std::int64_t chunk) {
+  TinyModel& m = tiny();
+  const TriangleAttention mod(m.block / (node == Node::starting ? "triangle_attention_starting_node"
+                                                                : "triangle_attention_ending_node"),
+                              m.cfg.c_z, m.cfg.triangle_attention, node);
+  std::vector<float> z = z0, mk = mask;
+  Arena arena = sized_arena(mod.scratch_bytes(n, chunk));
+  RunContext ctx;
+  ctx.scratch = &arena;
+  ctx.chunk = chunk;
+  mod.forward(Tensor(z.data(), DType::f32, Shape{n, n, m.cfg.c_z}),
+              Tensor(mk.data(), DType::f32, Shape{n, n}), ctx);
+  EXPECT_EQ(arena.used(), 0u);
+  return z;
+}
+
+void expect_close(const std::string& what, const std::vector<float>& ours,
+                  const std::vector<float>& want, const Shape& shape, Tolerance tol) {
+  std::vector<float> copy = ours;
+  const auto r = matches_reference(what, Tensor(copy.data(), DType::f32, shape), want, shape, tol);
+  if (r) std::cout << "[ close    ] " << r.message() << "\n";
+  EXPECT_TRUE(r);
+}
+
+// ---- tests ----------------------------------------------------------------------------------
+
+class TriangleMultiplicationTest : public ::testing::TestWithParam<Direction> {};
+class TriangleAttentionTest : public ::testing::TestWithParam<Node> {};
+
+const char* name(Direction d) {
+  return d == Direction::outgoing ? "outgoing" : "incoming";
+}
+const char* name(Node n) {
+  return n == Node::starting ? "starting" : "ending";
+}
+
+TEST_P(TriangleMultiplicationTest, MaskedPairsMatchNaiveReference) {
+  const Direction dir = GetParam();
+  const std::int64_t n = 13, c_z = tiny().cfg.c_z;
+  const auto z = random_normal(static_cast<std::size_t>(n * n * c_z), 7);
+  const auto mask = pair_mask(n, {3, 11}, true);
+  const Params p{tiny().block / (dir == Direction::outgoing ? "triangle_multiplication_outgoing"
+                                                            : "triangle_multiplication_incoming")};
+  const auto want = naive_tri_mul(p, z, mask, n, c_z, tiny().cfg.c_hidden_tri_mul, dir);
+  expect_close(std::string("tri_mul ") + name(dir), run_tri_mul(dir, z, mask, n, 0), want,
+               Shape{n, n, c_z}, kRepresentationTolerance);
+}
+
+TEST_P(TriangleMultiplicationTest, IndependentOfChunkAndThreads) {
+  const Direction dir = GetParam();
+  const std::int64_t n = 45, c_z = tiny().cfg.c_z;  // 2025 pairs: 3 blocks and a tail
+  const auto z = random_normal(static_cast<std::size_t>(n * n * c_z), 11);
+  const auto mask = pair_mask(n, {5}, true);
+  const int threads = omp_get_max_threads();
+  const auto base = run_tri_mul(dir, z, mask, n, 0);
+  const Shape shape{n, n, c_z};
+  for (const std::int64_t chunk : {1L, 3L, 8L}) {
+    expect_close("chunk " + std::to_string(chunk), run_tri_mul(dir, z, mask, n, chunk), base, shape,
+                 kChunkInvarianceTolerance);
+  }
+  for (const int t : {1, 2, 3}) {
+    omp_set_num_threads(t);
+    const auto got = run_tri_mul(dir, z, mask, n, 0);
+    omp_set_num_threads(threads);
+    // The per-channel products are bitwise independent of the thread count; oneDNN's matmul
+    // behind Linear may differ in the last bits for some row counts.
+    expect_close("threads " + std::to_string(t), got, base, shape, kChunkInvarianceTolerance);
+    if (std::memcmp(got.data(), base.data(), got.size() * sizeof(float)) != 0) {
+      std::cout << "[ note     ] " << t << " threads: equal within tolerance, not bitwise\n";
+    }
+  }
+}
+
+TEST_P(TriangleAttentionTest, MaskedPairsMatchNaiveReference) {
+  const Node node = GetParam();
+  const std::int64_t n = 13, c_z = tiny().cfg.c_z;
+  const auto z = random_normal(static_cast<std::size_t>(n * n * c_z), 17);
+  const auto mask = pair_mask(n, {0, 6}, true);
+  const Params p{tiny().block / (node == Node::starting ? "triangle_attention_starting_node"
+                                                        : "triangle_attention_ending_node")};
+  const auto want = naive_tri_att(p, z, mask, n, c_z, tiny().cfg.triangle_attention, node);
+  expect_close(std::string("tri_att ") + name(node), run_tri_att(node, z, mask, n, 0), want,
+               Shape{n, n, c_z}, kRepresentationTolerance);
+}
+
+TEST_P(TriangleAttentionTest, IndependentOfChunk) {
+  const Node node = GetParam();
+  const Hdf5TensorReader ref(tiny_reference("model_1_ptm_r24_c8_e16_t2_rec1_s0.h5"));
+  const OwnedTensor z(ref, "evoformer_block0_steps_iter0/z_06");
+  const std::int64_t n = z.view.dim(0);
+  const auto mask = pair_mask(n, {4}, true);
+  const auto base = run_tri_att(node, z.data, mask, n, 0);
+  for (const std::int64_t chunk : {std::int64_t{1}, std::int64_t{3}, std::int64_t{8}, n + 5}) {
+    expect_close("chunk " + std::to_string(chunk), run_tri_att(node, z.data, mask, n, chunk), base,
+                 z.view.shape(), kChunkInvarianceTolerance);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Both, TriangleMultiplicationTest,
+                         ::testing::Values(Direction::outgoing, Direction::incoming),
+                         [](const auto& info) { return std::string(name(info.param)); });
+INSTANTIATE_TEST_SUITE_P(Both, TriangleAttentionTest,
+                         ::testing::Values(Node::starting, Node::ending),
+                         [](const auto& info) { return std::string(name(info.param)); });
+
+}  // namespace
+}  // namespace cpufold::testing

@@ -1,0 +1,79 @@
+#include "tests/support/parity.h"
+
+#include <cmath>
+#include <sstream>
+
+#include "memory/tensor_copy.h"
+#include "tests/support/test_support.h"
+
+namespace cpufold::testing {
+
+::testing::AssertionResult matches_reference(const std::string& what, const Tensor& ours,
+                                             const std::vector<float>& ref, const Shape& ref_shape,
+                                             Tolerance tol) {
+  if (!(ours.shape() == ref_shape)) {
+    return ::testing::AssertionFailure() << what << ": shape " << ours.shape().str()
+                                         << " but the reference has " << ref_shape.str();
+  }
+  std::vector<float> mine(static_cast<std::size_t>(ours.numel()));
+  convert_tensor(ours, Tensor(mine.data(), DType::f32, ours.shape()));
+  double worst_excess = -1, max_abs = 0, sum_abs = 0;
+  std::size_t worst = 0, failures = 0;
+  for (std::size_t i = 0; i < mine.size(); ++i) {
+    const double d = std::fabs(static_cast<double>(mine[i]) - ref[i]);
+    const double allowed = tol.atol + tol.rtol * std::fabs(static_cast<double>(ref[i]));
+    const double excess = std::isnan(d) ? INFINITY : d - allowed;
+    if (excess > 0) ++failures;
+    if (excess > worst_excess) {
+      worst_excess = excess;
+      worst = i;
+    }
+    max_abs = std::max(max_abs, std::isnan(d) ? INFINITY : d);
+    sum_abs += d;
+  }
+  std::ostringstream idx;
+  {
+    std::size_t rem = worst;
+    std::vector<std::int64_t> index(static_cast<std::size_t>(ref_shape.rank()));
+    for (int a = ref_shape.rank() - 1; a >= 0; --a) {
+      index[static_cast<std::size_t>(a)] = static_cast<std::int64_t>(rem % ref_shape[a]);
+      rem /= static_cast<std::size_t>(ref_shape[a]);
+    }
+    idx << '(';
+    for (std::size_t a = 0; a < index.size(); ++a) idx << (a ? ", " : "") << index[a];
+    idx << ')';
+  }
+  std::ostringstream msg;
+  msg << what << " " << ref_shape.str() << ": max|Δ| " << max_abs << ", mean|Δ| "
+      << (mine.empty() ? 0.0 : sum_abs / static_cast<double>(mine.size()));
+  if (!mine.empty()) {
+    msg << ", worst at " << idx.str() << " ours " << mine[worst] << " ref " << ref[worst];
+  }
+  if (failures == 0) return ::testing::AssertionSuccess() << msg.str();
+  return ::testing::AssertionFailure() << msg.str() << " (" << failures << " elements exceed "
+                                       << tol.atol << " + " << tol.rtol << "·|ref|)";
+}
+
+::testing::AssertionResult matches_reference(const Hdf5TensorReader& file, const std::string& name,
+                                             const Tensor& ours, Tolerance tol) {
+  return matches_reference(name, ours, file.read_f32(name), file.shape(name), tol);
+}
+
+std::filesystem::path tiny_reference(const std::string& file) {
+  return test_data_dir() / "reference" / file;
+}
+
+std::filesystem::path tiny_params(const std::string& preset) {
+  return test_data_dir() / "params" / ("params_" + preset + ".npz");
+}
+
+std::filesystem::path full_width_reference(const std::string& file) {
+  return require_reference_file(std::filesystem::path("full_width") / file);
+}
+
+std::filesystem::path full_width_params(const std::string& preset) {
+  return require_reference_file(std::filesystem::path("full_width/params") /
+                                ("params_" + preset + ".npz"));
+}
+
+}  // namespace cpufold::testing

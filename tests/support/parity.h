@@ -1,0 +1,52 @@
+// Parity checks against the reference implementation's outputs: one tolerance table and an
+// elementwise comparison that reports the worst element with both values.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "io/hdf5_tensor_file.h"
+#include "memory/tensor.h"
+
+namespace cpufold::testing {
+
+// Tolerances from ../shared/reference/README.md (fp32). Never loosen one to pass a test.
+struct Tolerance {
+  double atol;
+  double rtol;
+};
+inline constexpr Tolerance kRepresentationTolerance{1e-4, 1e-4};
+inline constexpr Tolerance kAtomPositionTolerance{1e-3, 0};  // Å
+inline constexpr Tolerance kPlddtTolerance{1e-3, 0};
+inline constexpr Tolerance kPaeTolerance{1e-3, 0};
+inline constexpr Tolerance kPtmTolerance{1e-5, 0};
+// One module's results must not depend on the chunk size beyond fp32 rounding.
+inline constexpr Tolerance kChunkInvarianceTolerance{1e-6, 1e-5};
+// The same over a whole trunk pass: a different slice size changes GEMM blocking and so the
+// summation order, and ~10 residual updates compound that to about one ulp of the largest
+// pair entries (|z| ~ 10 -> 1e-6), seen as up to 4e-6 absolute on small entries.
+inline constexpr Tolerance kTrunkChunkInvarianceTolerance{1e-5, 1e-5};
+
+// Passes when |ours - ref| <= atol + rtol·|ref| everywhere; on failure the message names
+// `what`, the worst index, both values, and the max and mean |Δ|.
+::testing::AssertionResult matches_reference(const std::string& what, const Tensor& ours,
+                                             const std::vector<float>& ref, const Shape& ref_shape,
+                                             Tolerance tol);
+
+// Same, reading the reference dataset `name` from `file`.
+::testing::AssertionResult matches_reference(const Hdf5TensorReader& file, const std::string& name,
+                                             const Tensor& ours, Tolerance tol);
+
+// The tiny reference files shipped in tests/data/reference/ (e.g.
+// "model_1_ptm_r24_c8_e16_t2_rec1_s0.h5"), and the full-width ones from CPUFOLD_REFERENCE_DIR
+// (empty path and a FAILED test when the variable is set but the file is missing; empty path
+// when unset, so the caller skips).
+std::filesystem::path tiny_reference(const std::string& file);
+std::filesystem::path tiny_params(const std::string& preset);  // "model_1_ptm"
+std::filesystem::path full_width_reference(const std::string& file);
+std::filesystem::path full_width_params(const std::string& preset);
+
+}  // namespace cpufold::testing
