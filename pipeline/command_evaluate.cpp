@@ -29,6 +29,9 @@ void add_evaluate_command(CLI::App& app) {
   cmd->add_option("--recycles", args->recycles,
                   "recycling iterations after the first pass (default: as many as the feature "
                   "file holds)");
+  cmd->add_option("--recycle-early-stop-tolerance", args->options.early_stop_tolerance,
+                  "stop recycling once the CA-CA distance matrix changes by less than this "
+                  "(RMS, Å) between iterations (default 0: off, as AF2 monomer)");
   cmd->add_option("--chunk-size", args->options.chunk_size,
                   "rows per attention / outer-product slice; bounds transient memory "
                   "(default 0: no slicing)");

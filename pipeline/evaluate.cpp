@@ -3,12 +3,12 @@
 #include <chrono>
 #include <cstdio>
 
-#include "evoformer/trunk.h"
 #include "io/feature_file.h"
 #include "io/hdf5_tensor_file.h"
 #include "io/model_config.h"
 #include "memory/peak_tracker.h"
 #include "pipeline/hdf5_tracer.h"
+#include "pipeline/model_runner.h"
 #include "pipeline/reference_features.h"
 
 namespace cpufold {
@@ -27,77 +27,96 @@ std::string mib(std::size_t bytes) {
 EvaluateReport evaluate(const EvaluateOptions& o) {
   const auto start = Clock::now();
   auto say = [&](const std::string& msg) {
-    if (!o.progress) return;
-    const double t = std::chrono::duration<double>(Clock::now() - start).count();
-    char stamp[32];
-    std::snprintf(stamp, sizeof stamp, "[%7.2fs] ", t);
-    o.progress(stamp + msg);
+    if (o.progress) o.progress(msg);
   };
 
   const WeightStore store = WeightStore::open(o.params);
   const ModelConfig config = ModelConfig::from_weights(store);
   const Hdf5TensorReader features(o.features);
   const std::int64_t available = feature_iterations(features);
-  const std::int64_t recycles = o.recycles.value_or(available - 1);
-  if (recycles < 0) throw InputError("--recycles must be >= 0");
-  if (recycles + 1 > available) {
-    throw InputError(o.features.string() + " holds features for " + std::to_string(available) +
-                     " iteration(s); --recycles " + std::to_string(recycles) + " needs " +
-                     std::to_string(recycles + 1));
+  const std::string preset = config.preset_for_file(store.path().filename().string());
+  say("loading " + preset + " (" + std::to_string(config.parameter_count) + " parameters)");
+  const ModelRunner runner(store, config);
+  const auto unused = store.unused_keys();
+  if (!unused.empty()) {
+    throw WeightsError(std::to_string(unused.size()) + " parameters in " + store.path().string() +
+                       " are not used by the model, e.g. " + unused.front());
   }
-  if (recycles > 0) {
-    throw InputError(
-        "--recycles " + std::to_string(recycles) +
-        ": recycling feeds back the structure module's positions, and the structure module is "
-        "not implemented yet; run with --recycles 0");
-  }
-  say("loaded " + config.preset_for_file(store.path().filename().string()) + " parameters (" +
-      std::to_string(config.parameter_count) + ")");
 
-  const Trunk trunk(store, config);
-  say("model ready");
-
-  // Arenas sized from the model and the feature shapes before anything runs.
-  Arena inputs_arena("features", dram_tier(), trunk_inputs_bytes(features, config.templates));
-  const TrunkInputs first = read_trunk_inputs(features, 0, config.templates, inputs_arena);
-  const TrunkDims dims = Trunk::dims_of(first, config);
-  Arena state_arena("trunk-state", dram_tier(), trunk.state_bytes(dims));
-  Arena scratch("scratch", dram_tier(), trunk.scratch_bytes(dims, o.chunk_size));
-  EvaluateReport report{dims.n_res,
-                        dims.n_seq,
-                        dims.n_extra,
-                        dims.n_templ,
-                        recycles + 1,
-                        0,
-                        inputs_arena.capacity() + state_arena.capacity() + scratch.capacity(),
-                        0};
-  say("N_res " + std::to_string(dims.n_res) + ", " + std::to_string(dims.n_seq) + " MSA rows, " +
-      std::to_string(dims.n_extra) + " extra rows, " + std::to_string(dims.n_templ) +
-      " templates; activations planned at " + mib(report.planned_bytes));
-
+  FeatureSource source;
+  source.iterations = available;
+  source.bytes_per_iteration = trunk_inputs_bytes(features, config.templates);
+  source.read = [&](std::int64_t k, Arena& arena) {
+    return read_trunk_inputs(features, k, config.templates, arena);
+  };
   std::optional<Hdf5Tracer> tracer;
   if (!o.trace.empty()) tracer.emplace(o.trace);
-  TrunkState state = trunk.allocate_state(dims, state_arena);
-  RunContext ctx{&scratch, o.chunk_size, tracer ? &*tracer : nullptr, 0};
-  trunk.forward(first, state, ctx);
-  say("trunk done");
+  RunOptions run;
+  run.recycles = o.recycles.value_or(available - 1);
+  if (run.recycles < 0 || run.recycles + 1 > available) {
+    throw InputError(o.features.string() + " holds features for " + std::to_string(available) +
+                     " iteration(s); --recycles " + std::to_string(run.recycles) + " needs " +
+                     std::to_string(run.recycles + 1));
+  }
+  run.early_stop_tolerance = o.early_stop_tolerance;
+  run.chunk = o.chunk_size;
+  run.tracer = tracer ? &*tracer : nullptr;
+  run.progress = o.progress;
+  const Prediction p = runner.run(source, run);
 
   Hdf5TensorWriter out(o.out);
-  out.write("outputs/msa", state.msa.slice(0, 0, dims.n_seq));
-  out.write("outputs/pair", state.pair);
-  out.write("outputs/single", state.single);
-  out.write("outputs/msa_first_row", state.msa_first_row);
-  out.set_root_attribute("preset", config.preset_for_file(store.path().filename().string()));
+  const std::pair<const char*, const Tensor*> datasets[] = {
+      {"msa", &p.msa},
+      {"msa_first_row", &p.msa_first_row},
+      {"pair", &p.pair},
+      {"single", &p.single},
+      {"final_atom_positions", &p.final_atom_positions},
+      {"final_atom14_positions", &p.final_atom14_positions},
+      {"final_atom_mask", &p.final_atom_mask},
+      {"final_affine_tensor", &p.final_affine_tensor},
+      {"final_rot_mats", &p.final_rot_mats},
+      {"final_trans", &p.final_trans},
+      {"lddt_logits", &p.lddt_logits},
+      {"plddt", &p.plddt},
+      {"distogram_logits", &p.distogram_logits},
+      {"masked_msa_logits", &p.masked_msa_logits},
+      {"experimentally_resolved_logits", &p.experimentally_resolved_logits},
+      {"sm/frames", &p.sm.frames},
+      {"sm/sidechain_frames", &p.sm.sidechain_frames},
+      {"sm/angles", &p.sm.angles},
+      {"sm/unnormalized_angles", &p.sm.unnormalized_angles},
+      {"sm/positions", &p.sm.positions},
+      {"sm/states", &p.sm.states},
+      {"sm/single", &p.sm.single},
+  };
+  for (const auto& [name, tensor] : datasets) out.write(std::string("outputs/") + name, *tensor);
+  if (p.has_pae) {
+    out.write("outputs/tm_logits", p.tm_logits);
+    out.write("outputs/aligned_confidence_probs", p.aligned_confidence_probs);
+    out.write("outputs/predicted_aligned_error", p.predicted_aligned_error);
+    float max_pae = p.max_predicted_aligned_error, ptm = p.ptm_score;
+    out.write("outputs/max_predicted_aligned_error", Tensor(&max_pae, DType::f32, Shape{}));
+    out.write("outputs/ptm_score", Tensor(&ptm, DType::f32, Shape{}));
+  }
+  // OpenFold's num_recycles counts every pass, the first included (the reference's too).
+  std::int64_t num_recycles = p.iterations;
+  out.write("outputs/num_recycles", Tensor(&num_recycles, DType::i64, Shape{}));
+  out.set_root_attribute("preset", preset);
   out.set_root_attribute("features", o.features.string());
-  out.set_root_attribute("recycles", std::to_string(recycles));
+  out.set_root_attribute("iterations", std::to_string(p.iterations));
   out.set_root_attribute("chunk_size", std::to_string(o.chunk_size));
   out.commit();
   if (tracer) tracer->commit();
 
+  EvaluateReport report;
+  report.n_res = p.pair.dim(0);
+  report.n_seq = p.msa.dim(0);
+  report.iterations = p.iterations;
+  report.planned_bytes = p.planned_bytes;
   report.seconds = std::chrono::duration<double>(Clock::now() - start).count();
   report.peak_rss_bytes = os_peak_rss_bytes();
-  say("wrote " + o.out.string() + "; scratch high-water " + mib(scratch.high_water()) + " of " +
-      mib(scratch.capacity()) + ", peak RSS " + mib(report.peak_rss_bytes));
+  say("wrote " + o.out.string() + "; memory planned " + mib(report.planned_bytes) + ", peak RSS " +
+      mib(report.peak_rss_bytes));
   return report;
 }
 

@@ -15,13 +15,14 @@ struct EvaluateOptions {
   std::filesystem::path features;
   std::filesystem::path out;
   std::optional<std::int64_t> recycles;  // default: every iteration the feature file holds
+  double early_stop_tolerance = 0;       // Å of CA-distance change; <= 0: off
   std::int64_t chunk_size = 0;           // <= 0: no slicing
   std::filesystem::path trace;           // empty: no trace
   std::function<void(const std::string&)> progress;  // stage messages; may be empty
 };
 
 struct EvaluateReport {
-  std::int64_t n_res = 0, n_seq = 0, n_extra = 0, n_templ = 0, iterations = 0;
+  std::int64_t n_res = 0, n_seq = 0, iterations = 0;
   double seconds = 0;
   std::size_t planned_bytes = 0;  // arenas reserved for activations
   std::size_t peak_rss_bytes = 0;

@@ -34,22 +34,6 @@ TEST(EvaluateChunking, OutputsAreTheSameForChunkSizes1_3_8AndNone) {
   }
 }
 
-TEST(EvaluateErrors, RecyclingIsRefusedUntilTheStructureModuleExists) {
-  testing::ScratchDir dir;
-  EvaluateOptions o;
-  o.params = testing::tiny_params("model_3_ptm");
-  o.features = testing::tiny_reference("model_3_ptm_r24_c8_e16_t0_rec1_s0.h5");
-  o.out = dir / "out.h5";
-  o.recycles = 1;
-  try {
-    evaluate(o);
-    FAIL() << "expected InputError";
-  } catch (const InputError& e) {
-    EXPECT_NE(std::string(e.what()).find("structure module"), std::string::npos) << e.what();
-  }
-  EXPECT_FALSE(std::filesystem::exists(o.out));
-}
-
 TEST(EvaluateErrors, TooManyRecyclesForTheFeatureFileNamesTheFile) {
   testing::ScratchDir dir;
   EvaluateOptions o;

@@ -27,6 +27,51 @@ void PrintTo(const Case& c, std::ostream* os) {
   *os << (c.full_width ? "full_width/" : "tiny/") << c.file;
 }
 
+// The tolerance of each output dataset (../shared/reference/README.md).
+testing::Tolerance tolerance_for(const std::string& name) {
+  if (name.find("positions") != std::string::npos || name.ends_with("final_trans")) {
+    return testing::kAtomPositionTolerance;
+  }
+  if (name == "outputs/plddt") return testing::kPlddtTolerance;
+  if (name.find("predicted_aligned_error") != std::string::npos) return testing::kPaeTolerance;
+  if (name == "outputs/ptm_score") return testing::kPtmTolerance;
+  return testing::kRepresentationTolerance;
+}
+
+// Frames hold a rotation (unitless, representation tolerance) and a translation in Å (an
+// atom position: position tolerance); compare the two parts separately.
+::testing::AssertionResult matches(const Hdf5TensorReader& ref, const std::string& name,
+                                   const Hdf5TensorReader& ours_file) {
+  std::vector<float> ours = ours_file.read_f32(name);
+  const Shape shape = ours_file.shape(name);
+  const bool tensor7 = name.ends_with("frames") && !name.ends_with("sidechain_frames") ||
+                       name.ends_with("affine_tensor");
+  const bool tensor4x4 = name.ends_with("sidechain_frames");
+  if (!tensor7 && !tensor4x4) {
+    return testing::matches_reference(ref, name, Tensor(ours.data(), DType::f32, shape),
+                                      tolerance_for(name));
+  }
+  const std::vector<float> want = ref.read_f32(name);
+  if (want.size() != ours.size()) return ::testing::AssertionFailure() << name << ": sizes differ";
+  std::vector<float> rot_ours, rot_ref, trans_ours, trans_ref;
+  for (std::size_t i = 0; i < ours.size(); ++i) {
+    const bool translation = tensor7 ? i % 7 >= 4 : (i % 16 < 12 && i % 4 == 3);
+    (translation ? trans_ours : rot_ours).push_back(ours[i]);
+    (translation ? trans_ref : rot_ref).push_back(want[i]);
+  }
+  auto part = [](std::vector<float>& o, const std::vector<float>& r, const std::string& what,
+                 testing::Tolerance tol) {
+    const Shape flat{static_cast<std::int64_t>(o.size())};
+    return testing::matches_reference(what, Tensor(o.data(), DType::f32, flat), r, flat, tol);
+  };
+  const auto rot = part(rot_ours, rot_ref, name + " (rotation)", testing::kRepresentationTolerance);
+  const auto trans =
+      part(trans_ours, trans_ref, name + " (translation, Å)", testing::kAtomPositionTolerance);
+  if (rot && trans) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure()
+         << (rot ? "" : rot.message()) << " " << (trans ? "" : trans.message());
+}
+
 class EvaluateParity : public ::testing::TestWithParam<Case> {};
 
 TEST_P(EvaluateParity, FirstPassMatchesEveryTracedModuleAndTheLastBlock) {
@@ -52,12 +97,9 @@ TEST_P(EvaluateParity, FirstPassMatchesEveryTracedModuleAndTheLastBlock) {
   const Hdf5TensorReader ref(ref_path), trace(o.trace), out(o.out);
   int compared = 0;
   for (const std::string& module : ref.members("trace")) {
-    if (module == "structure_module") continue;  // the structure module is not built yet
     for (const std::string& d : ref.datasets_under("trace/" + module + "/call_0")) {
       ASSERT_TRUE(trace.has(d)) << d << " missing from our trace";
-      std::vector<float> ours = trace.read_f32(d);
-      const Tensor view(ours.data(), DType::f32, trace.shape(d));
-      EXPECT_TRUE(testing::matches_reference(ref, d, view, testing::kRepresentationTolerance));
+      EXPECT_TRUE(matches(ref, d, trace));
       ++compared;
     }
   }
@@ -88,6 +130,64 @@ TEST_P(EvaluateParity, FirstPassMatchesEveryTracedModuleAndTheLastBlock) {
       "msa_first_row", Tensor(ours.data(), DType::f32, out.shape("outputs/msa_first_row")),
       first_row, out.shape("outputs/msa_first_row"), testing::kRepresentationTolerance));
 }
+
+struct FullCase {
+  const char* preset;
+  const char* file;
+  bool full_width;
+};
+
+const FullCase kFullCases[] = {
+    {"model_1_ptm", "model_1_ptm_r24_c8_e16_t2_rec1_s0.h5", false},
+    {"model_1_ptm", "model_1_ptm_r24_c8_e16_t2_rec3_s0.h5", false},
+    {"model_3_ptm", "model_3_ptm_r24_c8_e16_t0_rec1_s0.h5", false},
+    {"model_3_ptm", "model_3_ptm_r24_c8_e16_t0_rec3_s0.h5", false},
+    {"model_1_ptm", "model_1_ptm_r24_c8_e16_t2_rec1_s0.h5", true},
+    {"model_3_ptm", "model_3_ptm_r24_c8_e16_t0_rec1_s0.h5", true},
+};
+
+void PrintTo(const FullCase& c, std::ostream* os) {
+  *os << (c.full_width ? "full_width/" : "tiny/") << c.file;
+}
+
+class EvaluateFullParity : public ::testing::TestWithParam<FullCase> {};
+
+TEST_P(EvaluateFullParity, EveryOutputMatchesWithRecycling) {
+  const FullCase& c = GetParam();
+  if (c.full_width && !testing::reference_dir()) GTEST_SKIP() << "CPUFOLD_REFERENCE_DIR unset";
+  const auto ref_path =
+      c.full_width ? testing::full_width_reference(c.file) : testing::tiny_reference(c.file);
+  const auto params =
+      c.full_width ? testing::full_width_params(c.preset) : testing::tiny_params(c.preset);
+  ASSERT_FALSE(ref_path.empty());
+  ASSERT_FALSE(params.empty());
+
+  testing::ScratchDir dir;
+  EvaluateOptions o;
+  o.params = params;
+  o.features = ref_path;
+  o.out = dir / "out.h5";
+  o.trace = dir / "trace.h5";
+  evaluate(o);  // as many recycles as the file holds
+
+  const Hdf5TensorReader ref(ref_path), out(o.out), trace(o.trace);
+  const std::vector<std::string> names = ref.datasets_under("outputs");
+  EXPECT_EQ(names, out.datasets_under("outputs"));
+  for (const std::string& name : names) EXPECT_TRUE(matches(ref, name, out));
+  // Structure-module traces of every iteration, layer by layer.
+  for (const std::string& name : ref.datasets_under("trace/structure_module")) {
+    ASSERT_TRUE(trace.has(name)) << name;
+    EXPECT_TRUE(matches(ref, name, trace));
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Reference, EvaluateFullParity, ::testing::ValuesIn(kFullCases),
+                         [](const auto& info) {
+                           std::string f = info.param.file;
+                           return std::string(info.param.full_width ? "full_" : "tiny_") +
+                                  f.substr(0, f.find("_r24")) +
+                                  (f.find("rec3") != std::string::npos ? "_rec3" : "_rec1");
+                         });
 
 INSTANTIATE_TEST_SUITE_P(Reference, EvaluateParity, ::testing::ValuesIn(kCases),
                          [](const auto& info) {

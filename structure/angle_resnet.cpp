@@ -1,0 +1,113 @@
+#include "structure/angle_resnet.h"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "evoformer/activations.h"
+#include "memory/tensor_copy.h"
+
+namespace cpufold {
+namespace {
+
+constexpr int kResBlocks = 2;  // AF2 num_residual_block
+
+std::size_t floats(std::int64_t n) {
+  return align_up(static_cast<std::size_t>(n) * sizeof(float));
+}
+
+// dst = relu(src), as a fresh buffer: AF2 applies relu to the inputs of the projections
+// without changing the activations themselves.
+Tensor relu_copy(const Tensor& src, Arena& arena) {
+  const Tensor dst = arena.allocate(DType::f32, src.shape());
+  copy_tensor(src, dst);
+  relu_inplace(dst);
+  return dst;
+}
+
+}  // namespace
+
+AngleResnet::AngleResnet(const ParamScope& scope, std::int64_t c_s, std::int64_t c_resnet,
+                         std::int64_t n_torsions)
+    : c_s_(c_s),
+      c_resnet_(c_resnet),
+      n_torsions_(n_torsions),
+      input_projection_((scope / "input_projection").linear({c_s, c_resnet})),
+      input_projection_1_((scope / "input_projection_1").linear({c_s, c_resnet})),
+      unnormalized_angles_((scope / "unnormalized_angles").linear({c_resnet, 2 * n_torsions})) {
+  // Haiku numbers repeated module names: resblock1, resblock1_1, ...
+  constexpr const char* kNames[kResBlocks][2] = {{"resblock1", "resblock2"},
+                                                 {"resblock1_1", "resblock2_1"}};
+  for (const auto& names : kNames) {
+    resblock1_.push_back((scope / names[0]).linear({c_resnet, c_resnet}));
+    resblock2_.push_back((scope / names[1]).linear({c_resnet, c_resnet}));
+  }
+}
+
+void AngleResnet::project_initial(const Tensor& s_initial, const Tensor& dst,
+                                  Arena& scratch) const {
+  ArenaScope scope(scratch);
+  input_projection_1_.forward(relu_copy(s_initial, scratch), dst, scratch);
+}
+
+void AngleResnet::forward(const Tensor& s, const Tensor& initial, const Tensor& unnormalized,
+                          const Tensor& angles, Arena& scratch) const {
+  const std::int64_t n = s.rank() == 2 ? s.dim(0) : -1;
+  const Shape angle_shape{n, n_torsions_, 2};
+  if (!(s.shape() == Shape{n, c_s_}) || !(initial.shape() == Shape{n, c_resnet_}) ||
+      !(unnormalized.shape() == angle_shape) || !(angles.shape() == angle_shape) ||
+      !unnormalized.is_contiguous() || !angles.is_contiguous()) {
+    throw InternalError("AngleResnet given s " + s.describe() + ", initial " + initial.describe() +
+                        ", angles " + unnormalized.describe() + " and " + angles.describe());
+  }
+  if (n == 0) return;
+  ArenaScope scope(scratch);
+  // a = input_projection(relu(s)) + input_projection_1(relu(s_initial)) (Alg. 20 line 11).
+  const Tensor a = scratch.allocate(DType::f32, Shape{n, c_resnet_});
+  copy_tensor(initial, a);
+  LinearEpilogue accumulate;
+  accumulate.accumulate = true;
+  LinearEpilogue relu;
+  relu.activation = Activation::relu;
+  {
+    ArenaScope step(scratch);
+    input_projection_.forward(relu_copy(s, scratch), a, scratch, accumulate);
+  }
+  // a += Linear(relu(Linear(relu(a)))), twice (Alg. 20 lines 12-13).
+  for (int b = 0; b < kResBlocks; ++b) {
+    ArenaScope step(scratch);
+    const Tensor hidden = scratch.allocate(DType::f32, Shape{n, c_resnet_});
+    resblock1_[static_cast<std::size_t>(b)].forward(relu_copy(a, scratch), hidden, scratch, relu);
+    resblock2_[static_cast<std::size_t>(b)].forward(hidden, a, scratch, accumulate);
+  }
+  const Tensor flat = unnormalized.reshape(Shape{n, 2 * n_torsions_});
+  unnormalized_angles_.forward(relu_copy(a, scratch), flat, scratch);
+  // Alg. 20 line 14 (OpenFold: a / sqrt(max(|a|², eps))).
+  const float* u = unnormalized.data_as<float>();
+  float* out = angles.data_as<float>();
+  for (std::int64_t k = 0; k < n * n_torsions_; ++k) {
+    const float sin = u[2 * k], cos = u[2 * k + 1];
+    const float denom = std::sqrt(std::max(sin * sin + cos * cos, kEps));
+    out[2 * k] = sin / denom;
+    out[2 * k + 1] = cos / denom;
+  }
+}
+
+std::size_t AngleResnet::scratch_bytes(std::int64_t n_res) const {
+  LinearEpilogue accumulate;
+  accumulate.accumulate = true;
+  LinearEpilogue relu;
+  relu.activation = Activation::relu;
+  std::size_t linears = std::max({input_projection_.scratch_bytes(n_res, accumulate),
+                                  input_projection_1_.scratch_bytes(n_res),
+                                  unnormalized_angles_.scratch_bytes(n_res)});
+  for (int b = 0; b < kResBlocks; ++b) {
+    linears = std::max({linears, resblock1_[static_cast<std::size_t>(b)].scratch_bytes(n_res, relu),
+                        resblock2_[static_cast<std::size_t>(b)].scratch_bytes(n_res, accumulate)});
+  }
+  // a, then at most one relu copy of s (or of a) and the hidden activation.
+  return floats(n_res * c_resnet_) + floats(n_res * std::max(c_s_, c_resnet_)) +
+         floats(n_res * c_resnet_) + linears;
+}
+
+}  // namespace cpufold

@@ -1,0 +1,281 @@
+#include "structure/invariant_point_attention.h"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "evoformer/msa_layout.h"
+#include "evoformer/softmax.h"
+#include "memory/tensor_copy.h"
+
+namespace cpufold {
+namespace {
+
+// Key positions per block of the point-distance loop: short enough for stack accumulators,
+// long enough to vectorise over keys.
+constexpr std::int64_t kKeyBlock = 64;
+
+// PyTorch's softplus (beta 1, threshold 20), which OpenFold applies to the point weights;
+// AF2's jax.nn.softplus agrees to fp32 rounding.
+float softplus(float x) {
+  return x > 20.f ? x : std::log1p(std::exp(x));
+}
+
+std::size_t floats(std::int64_t n) {
+  return align_up(static_cast<std::size_t>(n) * sizeof(float));
+}
+
+}  // namespace
+
+InvariantPointAttention::InvariantPointAttention(const ParamScope& scope, std::int64_t c_s,
+                                                 std::int64_t c_z, IpaDims dims)
+    : c_s_(c_s),
+      c_z_(c_z),
+      dims_(dims),
+      q_scalar_((scope / "q_scalar").linear({c_s, dims.n_head * dims.c_hidden})),
+      kv_scalar_((scope / "kv_scalar").linear({c_s, 2 * dims.n_head * dims.c_hidden})),
+      q_point_local_((scope / "q_point_local").linear({c_s, 3 * dims.n_head * dims.n_qk_points})),
+      kv_point_local_((scope / "kv_point_local")
+                          .linear({c_s, 3 * dims.n_head * (dims.n_qk_points + dims.n_v_points)})),
+      attention_2d_((scope / "attention_2d").linear({c_z, dims.n_head})),
+      output_projection_((scope / "output_projection").linear({c_concat(), c_s})),
+      point_weights_(static_cast<std::size_t>(dims.n_head)) {
+  const Tensor trainable = scope.get("trainable_point_weights", {dims.n_head});
+  convert_tensor(trainable, Tensor(point_weights_.data(), DType::f32, Shape{dims.n_head}));
+  // AF2 Alg. 22 line 7: w_C = sqrt(2 / (9·N_query_points)), written as sqrt(1/(3·(P·9/2))) with
+  // the 1/3 of the three logit terms folded in.
+  const float w_c = static_cast<float>(std::sqrt(1.0 / (3.0 * (dims.n_qk_points * 9.0 / 2.0))));
+  for (float& w : point_weights_) w = softplus(w) * w_c;
+}
+
+std::int64_t InvariantPointAttention::c_concat() const {
+  return dims_.n_head * (dims_.c_hidden + 4 * dims_.n_v_points + c_z_);
+}
+
+void InvariantPointAttention::forward(const Tensor& s, const Tensor& z, const LayerNorm* pair_norm,
+                                      std::span<const Rigid> frames, const Tensor& mask,
+                                      const Tensor& dst, bool accumulate,
+                                      const RunContext& ctx) const {
+  const std::int64_t n = s.rank() == 2 ? s.dim(0) : -1;
+  detail::check_f32(s, Shape{n, c_s_}, "InvariantPointAttention s");
+  detail::check_f32(z, Shape{n, n, c_z_}, "InvariantPointAttention z");
+  detail::check_f32(dst, Shape{n, c_s_}, "InvariantPointAttention dst");
+  if (!s.is_contiguous() || !z.is_contiguous()) {
+    throw InternalError("InvariantPointAttention needs contiguous s and z, got " + s.describe() +
+                        " and " + z.describe());
+  }
+  if (static_cast<std::int64_t>(frames.size()) != n || mask.rank() != 1 || mask.dim(0) != n ||
+      mask.dtype() != DType::f32) {
+    throw InternalError("InvariantPointAttention: " + std::to_string(frames.size()) +
+                        " frames and mask " + mask.describe() + " for " + std::to_string(n) +
+                        " residues");
+  }
+  if (n == 0) return;
+
+  const std::int64_t n_head = dims_.n_head, c = dims_.c_hidden;
+  const std::int64_t p_qk = dims_.n_qk_points, p_v = dims_.n_v_points, p_kv = p_qk + p_v;
+  // Key rows per head: c scalar channels then the key points' global x, y, z (point-major).
+  const std::int64_t key_rows = c + 3 * p_qk;
+  // Value row per head and residue: c scalar channels then the value points' global x, y, z.
+  const std::int64_t val_cols = c + 3 * p_v;
+  Arena& arena = ctx.arena();
+  ArenaScope scope(arena);
+
+  // Per-residue projections in the layouts the attention loops read.
+  const Tensor q_buf = arena.allocate(DType::f32, Shape{n, n_head, c});
+  const Tensor q_points_buf = arena.allocate(DType::f32, Shape{n, n_head, 3 * p_qk});
+  const Tensor keys_buf = arena.allocate(DType::f32, Shape{n_head, key_rows, n});
+  const Tensor vals_buf = arena.allocate(DType::f32, Shape{n_head, n, val_cols});
+  const Tensor mask_buf = arena.allocate(DType::f32, Shape{n});
+  float* const q = q_buf.data_as<float>();
+  float* const q_points = q_points_buf.data_as<float>();
+  float* const keys = keys_buf.data_as<float>();
+  float* const vals = vals_buf.data_as<float>();
+  float* const m = mask_buf.data_as<float>();
+  copy_tensor(mask, mask_buf);
+  {
+    ArenaScope proj_scope(arena);
+    const Tensor kv = arena.allocate(DType::f32, Shape{n, 2 * n_head * c});
+    const Tensor qp = arena.allocate(DType::f32, Shape{n, 3 * n_head * p_qk});
+    const Tensor kvp = arena.allocate(DType::f32, Shape{n, 3 * n_head * p_kv});
+    q_scalar_.forward(s, q_buf.reshape(Shape{n, n_head * c}), arena);
+    kv_scalar_.forward(s, kv, arena);
+    q_point_local_.forward(s, qp, arena);
+    kv_point_local_.forward(s, kvp, arena);
+    const float* kvs = kv.data_as<float>();
+    const float* qpl = qp.data_as<float>();
+    const float* kvpl = kvp.data_as<float>();
+#pragma omp parallel for schedule(static) if (n * n_head * key_rows >= (1 << 14))
+    for (std::int64_t j = 0; j < n; ++j) {
+      const Rigid& frame = frames[static_cast<std::size_t>(j)];
+      for (std::int64_t h = 0; h < n_head; ++h) {
+        const float* kv_row = kvs + (j * n_head + h) * 2 * c;  // per head: c keys, c values
+        for (std::int64_t cc = 0; cc < c; ++cc) {
+          keys[(h * key_rows + cc) * n + j] = kv_row[cc];
+          vals[(h * n + j) * val_cols + cc] = kv_row[c + cc];
+        }
+        // Local points: the x, y, z blocks of the last axis, each [n_head, points].
+        for (std::int64_t p = 0; p < p_qk; ++p) {
+          const float* src = qpl + j * 3 * n_head * p_qk + h * p_qk + p;
+          const Rigid::Vec3 g =
+              frame.apply(Rigid::Vec3(src[0], src[n_head * p_qk], src[2 * n_head * p_qk]));
+          float* dstp = q_points + (j * n_head + h) * 3 * p_qk + 3 * p;
+          for (int d = 0; d < 3; ++d) dstp[d] = g[d];
+        }
+        for (std::int64_t p = 0; p < p_kv; ++p) {
+          const float* src = kvpl + j * 3 * n_head * p_kv + h * p_kv + p;
+          const Rigid::Vec3 g =
+              frame.apply(Rigid::Vec3(src[0], src[n_head * p_kv], src[2 * n_head * p_kv]));
+          for (int d = 0; d < 3; ++d) {
+            if (p < p_qk) {
+              keys[(h * key_rows + c + 3 * p + d) * n + j] = g[d];
+            } else {
+              vals[(h * n + j) * val_cols + c + 3 * (p - p_qk) + d] = g[d];
+            }
+          }
+        }
+      }
+    }
+  }
+
+  const float scalar_weight = static_cast<float>(std::sqrt(1.0 / (3.0 * c)));
+  const float bias_weight = static_cast<float>(std::sqrt(1.0 / 3.0));
+  const std::int64_t c_cat = c_concat();
+  // Offsets of the output groups in the concatenation (AF2's order).
+  const std::int64_t off_points = n_head * c;  // x block, then y, then z
+  const std::int64_t off_norms = off_points + 3 * n_head * p_v;
+  const std::int64_t off_pair = off_norms + n_head * p_v;
+  const float* const zp = z.data_as<float>();
+
+  const std::int64_t rows = detail::chunk_rows(n, ctx.chunk);
+  for (std::int64_t i0 = 0; i0 < n; i0 += rows) {
+    const std::int64_t ni = std::min(rows, n - i0);
+    ArenaScope chunk_scope(arena);
+    Tensor z_rows = z.slice(0, i0, i0 + ni);
+    if (pair_norm != nullptr) {
+      const Tensor zn = arena.allocate(DType::f32, Shape{ni, n, c_z_});
+      pair_norm->forward(z_rows, zn);
+      z_rows = zn;
+    }
+    const float* const zr = pair_norm != nullptr ? z_rows.data_as<float>() : zp + i0 * n * c_z_;
+    const Tensor bias_buf = arena.allocate(DType::f32, Shape{ni, n, n_head});
+    attention_2d_.forward(z_rows, bias_buf, arena);
+    const Tensor logits_buf = arena.allocate(DType::f32, Shape{ni, n_head, n});
+    const Tensor gathered_buf = arena.allocate(DType::f32, Shape{ni, n_head, val_cols});
+    const Tensor feats_buf = arena.allocate(DType::f32, Shape{ni, c_cat});
+    const float* const bias = bias_buf.data_as<float>();
+    float* const logits = logits_buf.data_as<float>();
+    float* const gathered = gathered_buf.data_as<float>();
+    float* const feats = feats_buf.data_as<float>();
+
+    // Logits (Alg. 22 line 7): w_L·(q·k/sqrt(c) + b - γ·w_C/2·Σ|T_i q - T_j k|²), w_L = 1/sqrt(3),
+    // plus the mask bias; computed in OpenFold's order of operations.
+#pragma omp parallel for schedule(static) if (ni * n_head * n * key_rows >= (1 << 16))
+    for (std::int64_t ih = 0; ih < ni * n_head; ++ih) {
+      const std::int64_t ii = ih / n_head, h = ih % n_head, i = i0 + ii;
+      const float* qi = q + (i * n_head + h) * c;
+      const float* qpi = q_points + (i * n_head + h) * 3 * p_qk;
+      const float* kh = keys + h * key_rows * n;
+      const float w_point = point_weights_[static_cast<std::size_t>(h)];
+      const float mi = m[i];
+      float* l = logits + ih * n;
+      for (std::int64_t j0 = 0; j0 < n; j0 += kKeyBlock) {
+        const std::int64_t nj = std::min(kKeyBlock, n - j0);
+        float qk[kKeyBlock] = {}, pt[kKeyBlock] = {};
+        for (std::int64_t cc = 0; cc < c; ++cc) {
+          const float qv = qi[cc];
+          const float* kr = kh + cc * n + j0;
+          for (std::int64_t jj = 0; jj < nj; ++jj) qk[jj] += qv * kr[jj];
+        }
+        for (std::int64_t p = 0; p < p_qk; ++p) {
+          const float qx = qpi[3 * p], qy = qpi[3 * p + 1], qz = qpi[3 * p + 2];
+          const float* kx = kh + (c + 3 * p) * n + j0;
+          const float* ky = kx + n;
+          const float* kz = ky + n;
+          for (std::int64_t jj = 0; jj < nj; ++jj) {
+            const float dx = qx - kx[jj], dy = qy - ky[jj], dz = qz - kz[jj];
+            pt[jj] += (dx * dx + dy * dy + dz * dz) * w_point;
+          }
+        }
+        for (std::int64_t jj = 0; jj < nj; ++jj) {
+          const std::int64_t j = j0 + jj;
+          float a = qk[jj] * scalar_weight + bias_weight * bias[(ii * n + j) * n_head + h];
+          a += pt[jj] * -0.5f;
+          l[j] = a + kInf * (mi * m[j] - 1.f);
+        }
+      }
+    }
+    softmax_inplace(logits_buf);
+
+    // Attention-weighted values, global value points and pair rows (Alg. 22 lines 8-10).
+#pragma omp parallel for schedule(static) if (ni * n_head * n * (val_cols + c_z_) >= (1 << 16))
+    for (std::int64_t ih = 0; ih < ni * n_head; ++ih) {
+      const std::int64_t ii = ih / n_head, h = ih % n_head;
+      const float* a = logits + ih * n;
+      float* acc = gathered + ih * val_cols;
+      float* pair_acc = feats + ii * c_cat + off_pair + h * c_z_;
+      std::fill(acc, acc + val_cols, 0.f);
+      std::fill(pair_acc, pair_acc + c_z_, 0.f);
+      for (std::int64_t j = 0; j < n; ++j) {
+        const float w = a[j];
+        const float* v = vals + (h * n + j) * val_cols;
+        for (std::int64_t k = 0; k < val_cols; ++k) acc[k] += w * v[k];
+        const float* zj = zr + (ii * n + j) * c_z_;
+        for (std::int64_t k = 0; k < c_z_; ++k) pair_acc[k] += w * zj[k];
+      }
+    }
+
+    // Scalar outputs, points back in the local frame and their norms (Alg. 22 line 10-11).
+    for (std::int64_t ii = 0; ii < ni; ++ii) {
+      const Rigid& frame = frames[static_cast<std::size_t>(i0 + ii)];
+      float* f = feats + ii * c_cat;
+      for (std::int64_t h = 0; h < n_head; ++h) {
+        const float* acc = gathered + (ii * n_head + h) * val_cols;
+        std::copy(acc, acc + c, f + h * c);
+        for (std::int64_t p = 0; p < p_v; ++p) {
+          const float* g = acc + c + 3 * p;
+          const Rigid::Vec3 local = frame.apply_inverse(Rigid::Vec3(g[0], g[1], g[2]));
+          const std::int64_t hp = h * p_v + p;
+          for (int d = 0; d < 3; ++d) f[off_points + d * n_head * p_v + hp] = local[d];
+          f[off_norms + hp] =
+              std::sqrt(local[0] * local[0] + local[1] * local[1] + local[2] * local[2] + kEps);
+        }
+      }
+    }
+
+    LinearEpilogue epilogue;
+    epilogue.accumulate = accumulate;
+    output_projection_.forward(feats_buf, dst.slice(0, i0, i0 + ni), arena, epilogue);
+  }
+}
+
+std::size_t InvariantPointAttention::scratch_bytes(std::int64_t n_res, std::int64_t chunk,
+                                                   bool pair_norm, bool accumulate) const {
+  const std::int64_t n_head = dims_.n_head, c = dims_.c_hidden;
+  const std::int64_t p_qk = dims_.n_qk_points, p_v = dims_.n_v_points;
+  const std::int64_t val_cols = c + 3 * p_v;
+  const std::size_t persistent = floats(n_res * n_head * c) + floats(n_res * n_head * 3 * p_qk) +
+                                 floats(n_head * (c + 3 * p_qk) * n_res) +
+                                 floats(n_head * n_res * val_cols) + floats(n_res);
+  const std::size_t projections =
+      floats(n_res * 2 * n_head * c) + floats(n_res * 3 * n_head * p_qk) +
+      floats(n_res * 3 * n_head * (p_qk + p_v)) +
+      std::max({q_scalar_.scratch_bytes(n_res), kv_scalar_.scratch_bytes(n_res),
+                q_point_local_.scratch_bytes(n_res), kv_point_local_.scratch_bytes(n_res)});
+  const std::int64_t rows = detail::chunk_rows(n_res, chunk);
+  LinearEpilogue epilogue;
+  epilogue.accumulate = accumulate;
+  std::size_t step = 0;
+  for (std::int64_t ni : {rows, n_res % rows}) {
+    if (ni == 0) continue;
+    const std::size_t buffers = (pair_norm ? floats(ni * n_res * c_z_) : 0) +
+                                floats(ni * n_res * n_head) + floats(ni * n_head * n_res) +
+                                floats(ni * n_head * val_cols) + floats(ni * c_concat());
+    const std::size_t linear = std::max(attention_2d_.scratch_bytes(ni * n_res),
+                                        output_projection_.scratch_bytes(ni, epilogue));
+    step = std::max(step, buffers + linear);
+  }
+  return persistent + std::max(projections, step);
+}
+
+}  // namespace cpufold

@@ -1,0 +1,78 @@
+// Invariant point attention (AF2 supplement Alg. 22): attention over residues whose logits mix
+// scalar query·key terms, a pair bias and distances between query and key points placed in
+// the global frame by each residue's backbone frame; the outputs (scalar, points mapped back to
+// the local frame, point norms, pair-weighted sums) are projected to a single update.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "evoformer/layer_norm.h"
+#include "evoformer/linear.h"
+#include "evoformer/param_scope.h"
+#include "evoformer/run_context.h"
+#include "structure/rigid.h"
+
+namespace cpufold {
+
+struct IpaDims {
+  std::int64_t n_head = 0;
+  std::int64_t c_hidden = 0;     // scalar query/key/value channels per head (c_ipa)
+  std::int64_t n_qk_points = 0;  // query/key points per head
+  std::int64_t n_v_points = 0;   // value points per head
+};
+
+// AF2 Alg. 22
+class InvariantPointAttention {
+ public:
+  // AF2 and OpenFold: logits of masked pairs get -1e5; point norms are sqrt(|x|² + 1e-8).
+  static constexpr float kInf = 1e5f;
+  static constexpr float kEps = 1e-8f;
+
+  // scope: `structure_module/fold_iteration/invariant_point_attention`, holding q_scalar
+  // [c_s, H·c], kv_scalar [c_s, H·2c] (per head: c key then c value channels), q_point_local
+  // [c_s, 3·H·P_qk] and kv_point_local [c_s, 3·H·(P_qk+P_v)] (x, y, z blocks along the last
+  // axis, each [H, P] with a head's P_qk key points before its P_v value points),
+  // attention_2d [c_z, H], trainable_point_weights [H] (softplus-ed), output_projection
+  // [H·(c + 4·P_v + c_z), c_s]; every linear has a bias.
+  InvariantPointAttention(const ParamScope& scope, std::int64_t c_s, std::int64_t c_z,
+                          IpaDims dims);
+
+  // s: [n_res, c_s] contiguous, the single representation.
+  // z: [n_res, n_res, c_z] contiguous, the pair representation; when `pair_norm` is given it is
+  //    applied to row slabs of z as they are used (so the normalised pair never exists whole),
+  //    otherwise z is used as is.
+  // frames: n_res backbone frames (local -> global), translations in the units the points use
+  //    (nm in the structure module).
+  // mask: [n_res] f32 (any stride); pairs with mask_i·mask_j = 0 get logit bias -1e5.
+  // dst: [n_res, c_s]; dst = IPA(...) or, with `accumulate`, dst += IPA(...). dst may be s:
+  //    s is read only before the first write.
+  // ctx.chunk query rows are attended at a time (<= 0: all), bounding the [rows, n_res, ·]
+  // transients (normalised pair slab, pair bias, logits).
+  void forward(const Tensor& s, const Tensor& z, const LayerNorm* pair_norm,
+               std::span<const Rigid> frames, const Tensor& mask, const Tensor& dst,
+               bool accumulate, const RunContext& ctx) const;
+
+  // Scratch bytes forward() takes for n_res residues with slices of `chunk` query rows.
+  std::size_t scratch_bytes(std::int64_t n_res, std::int64_t chunk, bool pair_norm,
+                            bool accumulate) const;
+
+  const IpaDims& dims() const { return dims_; }
+  // Width of the concatenated output features: H·(c + 3·P_v + P_v + c_z).
+  std::int64_t c_concat() const;
+
+ private:
+  std::int64_t c_s_, c_z_;
+  IpaDims dims_;
+  Linear q_scalar_;                   // [c_s] -> [H·c]
+  Linear kv_scalar_;                  // [c_s] -> [H·2c]
+  Linear q_point_local_;              // [c_s] -> [3·H·P_qk]
+  Linear kv_point_local_;             // [c_s] -> [3·H·(P_qk+P_v)]
+  Linear attention_2d_;               // [c_z] -> [H]
+  Linear output_projection_;          // [c_concat] -> [c_s]
+  std::vector<float> point_weights_;  // [H]: softplus(trainable)·sqrt(1/(3·P_qk·9/2))
+};
+
+}  // namespace cpufold

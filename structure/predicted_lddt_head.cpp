@@ -1,0 +1,68 @@
+#include "structure/predicted_lddt_head.h"
+
+#include <algorithm>
+
+#include "structure/confidence.h"
+#include "structure/head_checks.h"
+
+namespace cpufold {
+namespace {
+
+constexpr const char* kHead = "PredictedLddtHead";
+
+LinearEpilogue relu_epilogue() {
+  LinearEpilogue e;
+  e.activation = Activation::relu;
+  return e;
+}
+
+std::size_t floats(std::int64_t n) {
+  return align_up(static_cast<std::size_t>(n) * sizeof(float));
+}
+
+}  // namespace
+
+PredictedLddtHead::PredictedLddtHead(const ParamScope& scope, std::int64_t c_s,
+                                     std::int64_t c_hidden, std::int64_t n_bins)
+    : c_s_(c_s),
+      c_hidden_(c_hidden),
+      n_bins_(n_bins),
+      norm_((scope / "input_layer_norm").layer_norm(c_s)),
+      act_0_((scope / "act_0").linear({c_s, c_hidden})),
+      act_1_((scope / "act_1").linear({c_hidden, c_hidden})),
+      logits_((scope / "logits").linear({c_hidden, n_bins})) {}
+
+void PredictedLddtHead::forward(const Tensor& single, const Tensor& logits, const Tensor& plddt,
+                                const RunContext& ctx) const {
+  const std::int64_t n_res = single.rank() == 2 ? single.dim(0) : -1;
+  detail::require_head_tensor(single, {n_res, c_s_}, kHead, "single");
+  detail::require_head_tensor(logits, {n_res, n_bins_}, kHead, "lddt logits");
+  if (!plddt.empty()) detail::require_head_tensor(plddt, {n_res}, kHead, "plddt");
+  if (n_res == 0) return;
+
+  Arena& arena = ctx.arena();
+  {
+    ArenaScope scope(arena);
+    const Tensor normed = arena.allocate(DType::f32, {n_res, c_s_});
+    norm_.forward(single, normed);
+    const Tensor h0 = arena.allocate(DType::f32, {n_res, c_hidden_});
+    act_0_.forward(normed, h0, arena, relu_epilogue());
+    const Tensor h1 = arena.allocate(DType::f32, {n_res, c_hidden_});
+    act_1_.forward(h0, h1, arena, relu_epilogue());
+    logits_.forward(h1, logits, arena);
+  }
+  ctx.trace("predicted_lddt_head", "logits", logits);
+  if (!plddt.empty()) {
+    compute_plddt(logits, plddt);
+    ctx.trace("predicted_lddt_head", "plddt", plddt);
+  }
+}
+
+std::size_t PredictedLddtHead::scratch_bytes(std::int64_t n_res) const {
+  const std::size_t linears =
+      std::max({act_0_.scratch_bytes(n_res, relu_epilogue()),
+                act_1_.scratch_bytes(n_res, relu_epilogue()), logits_.scratch_bytes(n_res)});
+  return floats(n_res * c_s_) + 2 * floats(n_res * c_hidden_) + linears;
+}
+
+}  // namespace cpufold

@@ -1,0 +1,220 @@
+#include "structure/structure_module.h"
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "evoformer/param_scope.h"
+#include "memory/tensor_copy.h"
+#include "structure/atom_builder.h"
+#include "structure/residue_constants.h"
+#include "structure/rigid.h"
+
+namespace cpufold {
+namespace {
+
+constexpr std::int64_t kGroups = kNumRigidGroups;
+
+std::size_t floats(std::int64_t n) {
+  return align_up(static_cast<std::size_t>(n) * sizeof(float));
+}
+
+void check_shape(const Tensor& t, const Shape& shape, const char* what) {
+  if (t.dtype() != DType::f32 || !(t.shape() == shape) || !t.is_contiguous()) {
+    throw InternalError(std::string("StructureModule ") + what + " must be contiguous f32" +
+                        shape.str() + ", got " + t.describe());
+  }
+}
+
+struct OutputShapes {
+  Shape frames, sidechain_frames, angles, positions, states, single;
+};
+
+OutputShapes output_shapes(std::int64_t n_layers, std::int64_t n_res, std::int64_t n_torsions,
+                           std::int64_t c_s) {
+  return {Shape{n_layers, n_res, 7},
+          Shape{n_layers, n_res, kGroups, 4, 4},
+          Shape{n_layers, n_res, n_torsions, 2},
+          Shape{n_layers, n_res, kNumAtom14, 3},
+          Shape{n_layers, n_res, c_s},
+          Shape{n_res, c_s}};
+}
+
+}  // namespace
+
+StructureModuleOutputs StructureModuleOutputs::allocate(Arena& arena, const ModelConfig& config,
+                                                        std::int64_t n_res) {
+  const OutputShapes s =
+      output_shapes(config.n_structure_layers, n_res, config.n_torsions, config.c_s);
+  StructureModuleOutputs out;
+  out.frames = arena.allocate(DType::f32, s.frames);
+  out.sidechain_frames = arena.allocate(DType::f32, s.sidechain_frames);
+  out.unnormalized_angles = arena.allocate(DType::f32, s.angles);
+  out.angles = arena.allocate(DType::f32, s.angles);
+  out.positions = arena.allocate(DType::f32, s.positions);
+  out.states = arena.allocate(DType::f32, s.states);
+  out.single = arena.allocate(DType::f32, s.single);
+  return out;
+}
+
+std::size_t StructureModuleOutputs::bytes(const ModelConfig& config, std::int64_t n_res) {
+  const OutputShapes s =
+      output_shapes(config.n_structure_layers, n_res, config.n_torsions, config.c_s);
+  return floats(s.frames.numel()) + floats(s.sidechain_frames.numel()) +
+         2 * floats(s.angles.numel()) + floats(s.positions.numel()) + floats(s.states.numel()) +
+         floats(s.single.numel());
+}
+
+StructureModule::StructureModule(const WeightStore& store, const ModelConfig& config)
+    : c_s_(config.c_s),
+      c_z_(config.c_z),
+      c_resnet_(config.c_resnet),
+      n_torsions_(config.n_torsions),
+      n_layers_(config.n_structure_layers),
+      single_layer_norm_(
+          (ParamScope(store, "structure_module") / "single_layer_norm").layer_norm(config.c_s)),
+      pair_layer_norm_(
+          (ParamScope(store, "structure_module") / "pair_layer_norm").layer_norm(config.c_z)),
+      initial_projection_(
+          (ParamScope(store, "structure_module") / "initial_projection").linear({c_s_, c_s_})),
+      ipa_(ParamScope(store, "structure_module/fold_iteration/invariant_point_attention"),
+           config.c_s, config.c_z,
+           IpaDims{config.n_head_ipa, config.c_ipa, config.n_qk_points, config.n_v_points}),
+      attention_layer_norm_(
+          ParamScope(store, "structure_module/fold_iteration/attention_layer_norm")
+              .layer_norm(config.c_s)),
+      transition_(
+          ParamScope(store, "structure_module/fold_iteration/transition").linear({c_s_, c_s_})),
+      transition_1_(
+          ParamScope(store, "structure_module/fold_iteration/transition_1").linear({c_s_, c_s_})),
+      transition_2_(
+          ParamScope(store, "structure_module/fold_iteration/transition_2").linear({c_s_, c_s_})),
+      transition_layer_norm_(
+          ParamScope(store, "structure_module/fold_iteration/transition_layer_norm")
+              .layer_norm(config.c_s)),
+      backbone_update_(ParamScope(store, "structure_module/fold_iteration/affine_update"),
+                       config.c_s),
+      angle_resnet_(ParamScope(store, "structure_module/fold_iteration/rigid_sidechain"),
+                    config.c_s, config.c_resnet, config.n_torsions) {
+  if (n_torsions_ != kNumTorsions) {
+    throw WeightsError("structure module predicts " + std::to_string(n_torsions_) +
+                       " torsion angles; the atom builder needs " + std::to_string(kNumTorsions));
+  }
+}
+
+void StructureModule::check_outputs(const StructureModuleOutputs& out, std::int64_t n_res) const {
+  const OutputShapes s = output_shapes(n_layers_, n_res, n_torsions_, c_s_);
+  check_shape(out.frames, s.frames, "frames");
+  check_shape(out.unnormalized_angles, s.angles, "unnormalized_angles");
+  check_shape(out.angles, s.angles, "angles");
+  check_shape(out.states, s.states, "states");
+  check_shape(out.single, s.single, "single");
+  if (out.positions.empty() != out.sidechain_frames.empty()) {
+    throw InternalError("StructureModule: give both positions and sidechain_frames, or neither");
+  }
+  if (!out.positions.empty()) {
+    check_shape(out.positions, s.positions, "positions");
+    check_shape(out.sidechain_frames, s.sidechain_frames, "sidechain_frames");
+  }
+}
+
+void StructureModule::forward(const Tensor& single, const Tensor& pair, const Tensor& aatype,
+                              const Tensor& seq_mask, const StructureModuleOutputs& out,
+                              const RunContext& ctx) const {
+  const std::int64_t n = single.rank() == 2 ? single.dim(0) : -1;
+  check_shape(single, Shape{n, c_s_}, "single");
+  check_shape(pair, Shape{n, n, c_z_}, "pair");
+  if (aatype.rank() != 1 || aatype.dim(0) != n || seq_mask.rank() != 1 || seq_mask.dim(0) != n) {
+    throw InternalError("StructureModule: aatype " + aatype.describe() + " and seq_mask " +
+                        seq_mask.describe() + " for " + std::to_string(n) + " residues");
+  }
+  check_outputs(out, n);
+  const bool atoms = !out.positions.empty();
+  Arena& arena = ctx.arena();
+  ArenaScope scope(arena);
+
+  // Alg. 20 lines 1-3: normalise the single (the pair is normalised slab by slab inside IPA).
+  const Tensor s_initial = arena.allocate(DType::f32, Shape{n, c_s_});
+  single_layer_norm_.forward(single, s_initial);
+  const Tensor s = arena.allocate(DType::f32, Shape{n, c_s_});
+  initial_projection_.forward(s_initial, s, arena);
+  const Tensor initial = arena.allocate(DType::f32, Shape{n, c_resnet_});
+  angle_resnet_.project_initial(s_initial, initial, arena);
+
+  // Alg. 20 line 4: identity frames, kept as quaternion + translation (nm) rows.
+  const Tensor state = arena.allocate(DType::f32, Shape{n, 7});
+  float* const q = state.data_as<float>();
+  for (std::int64_t i = 0; i < n; ++i) {
+    std::fill(q + 7 * i, q + 7 * i + 7, 0.f);
+    q[7 * i] = 1.f;
+  }
+  const Tensor hidden_1 = arena.allocate(DType::f32, Shape{n, c_s_});
+  const Tensor hidden_2 = arena.allocate(DType::f32, Shape{n, c_s_});
+  std::vector<Rigid> frames(static_cast<std::size_t>(n));    // nm, what IPA sees
+  std::vector<Rigid> backbone(static_cast<std::size_t>(n));  // Å, for the atoms
+  std::vector<Rigid> groups(atoms ? static_cast<std::size_t>(n * kGroups) : 0);
+
+  LinearEpilogue relu;
+  relu.activation = Activation::relu;
+  LinearEpilogue accumulate;
+  accumulate.accumulate = true;
+  for (std::int64_t l = 0; l < n_layers_; ++l) {
+    // Lines 6-7: s += IPA(s, z, T); LayerNorm (dropout is off at inference).
+    ipa_.forward(s, pair, &pair_layer_norm_, frames, seq_mask, s, /*accumulate=*/true, ctx);
+    attention_layer_norm_.forward(s, s);
+    // Lines 8-9: s += transition_2(relu(transition_1(relu(transition(s))))); LayerNorm.
+    transition_.forward(s, hidden_1, arena, relu);
+    transition_1_.forward(hidden_1, hidden_2, arena, relu);
+    transition_2_.forward(hidden_2, s, arena, accumulate);
+    transition_layer_norm_.forward(s, s);
+    // Line 10: T ← T ∘ BackboneUpdate(s).
+    backbone_update_.forward(s, state, arena);
+    float* const frames_out = out.frames.select(0, l).data_as<float>();
+    for (std::int64_t i = 0; i < n; ++i) {
+      const std::size_t k = static_cast<std::size_t>(i);
+      frames[k] = Rigid::from_tensor_7(q + 7 * i);
+      backbone[k] = {frames[k].rot, frames[k].trans * kTransScaleFactor};
+      std::copy(q + 7 * i, q + 7 * i + 4, frames_out + 7 * i);
+      for (int d = 0; d < 3; ++d) frames_out[7 * i + 4 + d] = q[7 * i + 4 + d] * kTransScaleFactor;
+    }
+    copy_tensor(s, out.states.select(0, l));
+    // Lines 11-14: torsion angles from the current and the initial single.
+    const Tensor angles = out.angles.select(0, l);
+    angle_resnet_.forward(s, initial, out.unnormalized_angles.select(0, l), angles, arena);
+    // Alg. 24: rigid-group frames and atom14 positions in Å.
+    if (atoms) {
+      torsion_angles_to_frames(backbone, angles, aatype, groups);
+      write_frames_4x4(groups, out.sidechain_frames.select(0, l));
+      frames_to_atom14_positions(groups, aatype, out.positions.select(0, l));
+    }
+  }
+  copy_tensor(s, out.single);
+
+  const std::string module = "structure_module";
+  ctx.trace(module, "out/frames", out.frames);
+  if (atoms) {
+    ctx.trace(module, "out/sidechain_frames", out.sidechain_frames);
+    ctx.trace(module, "out/positions", out.positions);
+  }
+  ctx.trace(module, "out/unnormalized_angles", out.unnormalized_angles);
+  ctx.trace(module, "out/angles", out.angles);
+  ctx.trace(module, "out/states", out.states);
+  ctx.trace(module, "out/single", out.single);
+}
+
+std::size_t StructureModule::scratch_bytes(std::int64_t n_res, std::int64_t chunk) const {
+  LinearEpilogue relu;
+  relu.activation = Activation::relu;
+  LinearEpilogue accumulate;
+  accumulate.accumulate = true;
+  const std::size_t persistent =
+      4 * floats(n_res * c_s_) + floats(n_res * c_resnet_) + floats(n_res * 7);
+  const std::size_t step = std::max(
+      {initial_projection_.scratch_bytes(n_res), angle_resnet_.scratch_bytes(n_res),
+       ipa_.scratch_bytes(n_res, chunk, /*pair_norm=*/true, /*accumulate=*/true),
+       transition_.scratch_bytes(n_res, relu), transition_1_.scratch_bytes(n_res, relu),
+       transition_2_.scratch_bytes(n_res, accumulate), backbone_update_.scratch_bytes(n_res)});
+  return persistent + step;
+}
+
+}  // namespace cpufold

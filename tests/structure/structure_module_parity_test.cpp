@@ -1,0 +1,133 @@
+// The structure module (AF2 Alg. 20: IPA, transition, backbone update, angle resnet, atoms)
+// against the reference's trace/structure_module/call_k/out/* for every recycling iteration,
+// fed with that iteration's Evoformer outputs.
+#include <gtest/gtest.h>
+
+#include <iostream>
+#include <vector>
+
+#include "io/model_config.h"
+#include "memory/tensor_copy.h"
+#include "structure/structure_module.h"
+#include "tests/support/parity.h"
+#include "tests/support/test_support.h"
+
+namespace cpufold {
+namespace {
+
+struct Case {
+  const char* preset;
+  const char* file;
+  bool full_width;
+};
+
+const Case kCases[] = {
+    {"model_1_ptm", "model_1_ptm_r24_c8_e16_t2_rec1_s0.h5", false},
+    {"model_3_ptm", "model_3_ptm_r24_c8_e16_t0_rec1_s0.h5", false},
+    {"model_1_ptm", "model_1_ptm_r24_c8_e16_t2_rec3_s0.h5", false},
+    {"model_3_ptm", "model_3_ptm_r24_c8_e16_t0_rec3_s0.h5", false},
+    {"model_1_ptm", "model_1_ptm_r24_c8_e16_t2_rec1_s0.h5", true},
+    {"model_3_ptm", "model_3_ptm_r24_c8_e16_t0_rec1_s0.h5", true},
+};
+
+void PrintTo(const Case& c, std::ostream* os) {
+  *os << (c.full_width ? "full_width/" : "tiny/") << c.file;
+}
+
+class StructureModuleParity : public ::testing::TestWithParam<Case> {
+ protected:
+  void SetUp() override {
+    const Case& c = GetParam();
+    if (c.full_width && !testing::reference_dir()) GTEST_SKIP() << "CPUFOLD_REFERENCE_DIR unset";
+    ref_path_ =
+        c.full_width ? testing::full_width_reference(c.file) : testing::tiny_reference(c.file);
+    params_path_ =
+        c.full_width ? testing::full_width_params(c.preset) : testing::tiny_params(c.preset);
+    ASSERT_FALSE(ref_path_.empty());
+    ASSERT_FALSE(params_path_.empty());
+  }
+
+  // Runs the module on every iteration's inputs with `chunk` IPA query rows per slice and
+  // compares each output with the reference trace.
+  void check(std::int64_t chunk) {
+    const WeightStore store = WeightStore::open(params_path_);
+    const ModelConfig config = ModelConfig::from_weights(store);
+    const StructureModule module(store, config);
+    const Hdf5TensorReader ref(ref_path_);
+    const Shape aatype_shape = ref.shape("inputs/aatype");  // [n_res, iterations]
+    const std::int64_t n = aatype_shape[0], iterations = aatype_shape[1];
+    const std::string pair_module =
+        "trace/evoformer_block_" + std::to_string(config.n_evoformer_blocks - 1);
+    Arena arena("test", dram_tier(), std::size_t{1} << 30);
+    const Tensor aatype_all = arena.allocate(DType::i64, aatype_shape);
+    const Tensor seq_mask_all = arena.allocate(DType::f32, ref.shape("inputs/seq_mask"));
+    ref.read("inputs/aatype", aatype_all);
+    ref.read("inputs/seq_mask", seq_mask_all);
+    for (std::int64_t call = 0; call < iterations; ++call) {
+      SCOPED_TRACE("call_" + std::to_string(call));
+      ArenaScope scope(arena);
+      const std::string k = "/call_" + std::to_string(call) + "/";
+      const Tensor single = arena.allocate(DType::f32, Shape{n, config.c_s});
+      const Tensor pair = arena.allocate(DType::f32, Shape{n, n, config.c_z});
+      ref.read("trace/evoformer_single_linear" + k + "out", single);
+      ref.read(pair_module + k + "out_1", pair);
+      const Tensor aatype = arena.allocate(DType::i64, Shape{n});
+      copy_tensor(aatype_all.select(1, call), aatype);
+      const StructureModuleOutputs out = StructureModuleOutputs::allocate(arena, config, n);
+      const std::size_t mark = arena.used();
+      RunContext ctx{&arena, chunk, nullptr, static_cast<int>(call)};
+      module.forward(single, pair, aatype, seq_mask_all.select(1, call), out, ctx);
+      EXPECT_EQ(arena.used(), mark);
+      EXPECT_LE(arena.high_water() - mark, module.scratch_bytes(n, chunk));
+
+      const std::string base = "trace/structure_module" + k + "out/";
+      const auto expect = [&](const std::string& name, const Tensor& ours, testing::Tolerance tol) {
+        const ::testing::AssertionResult r =
+            testing::matches_reference(ref, base + name, ours, tol);
+        EXPECT_TRUE(r);
+        std::cout << "  " << r.message() << "\n";
+      };
+      expect("frames", out.frames, testing::kRepresentationTolerance);
+      {
+        // The translations are positions (Å): hold them to the atom tolerance as well.
+        const std::vector<float> ref_frames = ref.read_f32(base + "frames");
+        std::vector<float> ref_trans;
+        for (std::size_t e = 0; e < ref_frames.size(); ++e) {
+          if (e % 7 >= 4) ref_trans.push_back(ref_frames[e]);
+        }
+        const ::testing::AssertionResult r = testing::matches_reference(
+            base + "frames[..., 4:7]", out.frames.slice(2, 4, 7), ref_trans,
+            Shape{config.n_structure_layers, n, 3}, testing::kAtomPositionTolerance);
+        EXPECT_TRUE(r);
+        std::cout << "  " << r.message() << "\n";
+      }
+      expect("unnormalized_angles", out.unnormalized_angles, testing::kRepresentationTolerance);
+      expect("angles", out.angles, testing::kRepresentationTolerance);
+      expect("states", out.states, testing::kRepresentationTolerance);
+      expect("single", out.single, testing::kRepresentationTolerance);
+      expect("sidechain_frames", out.sidechain_frames, testing::kAtomPositionTolerance);
+      expect("positions", out.positions, testing::kAtomPositionTolerance);
+    }
+  }
+
+  std::filesystem::path ref_path_, params_path_;
+};
+
+TEST_P(StructureModuleParity, MatchesTraces) {
+  check(0);
+}
+
+TEST_P(StructureModuleParity, ChunkedIpaMatchesTraces) {
+  check(5);
+}
+
+INSTANTIATE_TEST_SUITE_P(Reference, StructureModuleParity, ::testing::ValuesIn(kCases),
+                         [](const auto& info) {
+                           const std::string file = info.param.file;
+                           return std::string(info.param.full_width ? "full_" : "tiny_") +
+                                  info.param.preset +
+                                  (file.find("rec3") != std::string::npos ? "_rec3" : "_rec1");
+                         });
+
+}  // namespace
+}  // namespace cpufold
