@@ -6,27 +6,12 @@
 #include <algorithm>
 
 #include "io/hdf5_handle.h"
+#include "io/hdf5_types.h"
 #include "memory/error.h"
 #include "memory/tensor_copy.h"
 
 namespace cpufold {
 namespace {
-
-hid_t memory_type(DType t) {
-  switch (t) {
-    case DType::f32:
-      return H5T_NATIVE_FLOAT;
-    case DType::i32:
-      return H5T_NATIVE_INT32;
-    case DType::i64:
-      return H5T_NATIVE_INT64;
-    case DType::u8:
-      return H5T_NATIVE_UINT8;
-    case DType::bf16:
-      break;
-  }
-  throw InternalError("HDF5 I/O does not support " + std::string(dtype_name(t)) + " tensors");
-}
 
 // Every path component must exist for H5Lexists not to fail.
 bool link_exists(hid_t file, const std::string& name) {
@@ -96,7 +81,8 @@ void Hdf5TensorReader::read(const std::string& name, const Tensor& dst) const {
   }
   if (!dst.is_contiguous()) throw InternalError("HDF5 read into a non-contiguous tensor");
   H5Id ds(H5Dopen2(file_, name.c_str(), H5P_DEFAULT), H5Dclose);
-  if (H5Dread(ds.get(), memory_type(dst.dtype()), H5S_ALL, H5S_ALL, H5P_DEFAULT, dst.data()) < 0) {
+  if (H5Dread(ds.get(), h5_memory_type(dst.dtype()), H5S_ALL, H5S_ALL, H5P_DEFAULT, dst.data()) <
+      0) {
     throw InputError("cannot read dataset '" + name + "' from " + path_.string() + " as " +
                      std::string(dtype_name(dst.dtype())));
   }
@@ -144,21 +130,9 @@ std::vector<std::string> Hdf5TensorReader::datasets_under(const std::string& gro
 }
 
 std::string Hdf5TensorReader::root_attribute(const std::string& name) const {
-  if (H5Aexists(file_, name.c_str()) <= 0) return {};
-  H5Id attr(H5Aopen(file_, name.c_str(), H5P_DEFAULT), H5Aclose);
-  H5Id type(H5Aget_type(attr.get()), H5Tclose);
-  if (H5Tget_class(type.get()) != H5T_STRING) return {};
-  if (H5Tis_variable_str(type.get()) > 0) {
-    char* value = nullptr;
-    H5Id mem(H5Tget_native_type(type.get(), H5T_DIR_ASCEND), H5Tclose);
-    H5Aread(attr.get(), mem.get(), &value);
-    std::string out = value ? value : "";
-    H5free_memory(value);
-    return out;
-  }
-  std::string out(H5Tget_size(type.get()), '\0');
-  H5Aread(attr.get(), type.get(), out.data());
-  return out.substr(0, out.find('\0'));
+  const auto attrs = read_string_attributes(file_);
+  const auto it = attrs.find(name);
+  return it == attrs.end() ? std::string() : it->second;
 }
 
 Hdf5TensorWriter::Hdf5TensorWriter(std::filesystem::path path)
@@ -196,7 +170,7 @@ void Hdf5TensorWriter::write(const std::string& name, const Tensor& src) {
   H5Id space(H5Screate_simple(src.rank(), dims.data(), nullptr), H5Sclose);
   H5Id lcpl(H5Pcreate(H5P_LINK_CREATE), H5Pclose);
   H5Pset_create_intermediate_group(lcpl.get(), 1);
-  const hid_t type = memory_type(src.dtype());
+  const hid_t type = h5_memory_type(src.dtype());
   H5Id ds(H5Dcreate2(file_, name.c_str(), type, space.get(), lcpl.get(), H5P_DEFAULT, H5P_DEFAULT),
           H5Dclose);
   const std::vector<std::byte> bytes = gather(src);
@@ -206,13 +180,10 @@ void Hdf5TensorWriter::write(const std::string& name, const Tensor& src) {
 }
 
 void Hdf5TensorWriter::set_root_attribute(const std::string& name, const std::string& value) {
-  H5Id type(H5Tcopy(H5T_C_S1), H5Tclose);
-  H5Tset_size(type.get(), value.size() + 1);  // room for the terminating NUL
-  H5Id space(H5Screate(H5S_SCALAR), H5Sclose);
   if (H5Aexists(file_, name.c_str()) > 0) H5Adelete(file_, name.c_str());
-  H5Id attr(H5Acreate2(file_, name.c_str(), type.get(), space.get(), H5P_DEFAULT, H5P_DEFAULT),
-            H5Aclose);
-  H5Awrite(attr.get(), type.get(), value.c_str());
+  if (!write_string_attribute(file_, name, value)) {
+    throw InputError("cannot write attribute '" + name + "' to " + tmp_path_.string());
+  }
 }
 
 void Hdf5TensorWriter::commit() {

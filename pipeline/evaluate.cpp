@@ -1,5 +1,6 @@
 #include "pipeline/evaluate.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 
@@ -113,6 +114,9 @@ EvaluateReport evaluate(const EvaluateOptions& o) {
   report.n_seq = p.msa.dim(0);
   report.iterations = p.iterations;
   report.planned_bytes = p.planned_bytes;
+  for (std::int64_t i = 0; i < p.plddt.numel(); ++i) report.mean_plddt += p.plddt.at<float>({i});
+  report.mean_plddt /= static_cast<double>(std::max<std::int64_t>(p.plddt.numel(), 1));
+  if (p.has_pae) report.ptm = p.ptm_score;
   report.seconds = std::chrono::duration<double>(Clock::now() - start).count();
   report.peak_rss_bytes = os_peak_rss_bytes();
   say("wrote " + o.out.string() + "; memory planned " + mib(report.planned_bytes) + ", peak RSS " +
