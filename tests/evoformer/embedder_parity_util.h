@@ -4,7 +4,6 @@
 
 #include <gtest/gtest.h>
 
-#include <cctype>
 #include <filesystem>
 #include <iostream>
 #include <memory>
@@ -19,26 +18,13 @@
 #include "io/weight_store.h"
 #include "memory/arena.h"
 #include "tests/support/parity.h"
+#include "tests/support/reference_cases.h"
 #include "tests/support/test_support.h"
 
 namespace cpufold::testing {
 
-struct ReferenceCase {
-  std::string preset;  // "model_1_ptm"
-  std::string file;    // "model_1_ptm_r24_c8_e16_t2_rec1_s0.h5"
-  bool full_width = false;
-};
-
-inline std::ostream& operator<<(std::ostream& os, const ReferenceCase& c) {
-  return os << (c.full_width ? "full_width/" : "tiny/") << c.file;
-}
-
 inline std::string reference_case_name(const ::testing::TestParamInfo<ReferenceCase>& info) {
-  std::string name = (info.param.full_width ? "full_" : "tiny_") + info.param.file;
-  for (char& ch : name) {
-    if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
-  }
-  return name;
+  return case_name(info.param);
 }
 
 // Weights, config, reference file and a scratch arena for one case.
@@ -47,15 +33,14 @@ class ReferenceFixture : public ::testing::TestWithParam<ReferenceCase> {
   // False when the case cannot run: skipped (full width without CPUFOLD_REFERENCE_DIR) or
   // already failed (the variable is set but a file is missing). Callers `return` then.
   bool open() {
-    const ReferenceCase& c = GetParam();
-    const std::filesystem::path ref =
-        c.full_width ? full_width_reference(c.file) : tiny_reference(c.file);
-    const std::filesystem::path params =
-        c.full_width ? full_width_params(c.preset) : tiny_params(c.preset);
-    if (ref.empty() || params.empty()) {
-      if (!reference_dir()) [] { GTEST_SKIP() << "CPUFOLD_REFERENCE_DIR is not set"; }();
+    const ResolvedCase c = resolve(GetParam());
+    if (c.skip) {
+      [] { GTEST_SKIP() << "CPUFOLD_REFERENCE_DIR is not set"; }();
       return false;
     }
+    if (c.reference.empty() || c.params.empty()) return false;  // resolve() failed the test
+    const std::filesystem::path& ref = c.reference;
+    const std::filesystem::path& params = c.params;
     store_.emplace(WeightStore::open(params));
     config_ = ModelConfig::from_weights(*store_);
     ref_ = std::make_unique<Hdf5TensorReader>(ref);

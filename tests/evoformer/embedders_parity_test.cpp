@@ -228,15 +228,7 @@ TEST_P(EmbeddersParity, ScratchStaysWithinPrediction) {
   }
 }
 
-const ReferenceCase kCases[] = {
-    {"model_1_ptm", "model_1_ptm_r24_c8_e16_t2_rec1_s0.h5", false},
-    {"model_1_ptm", "model_1_ptm_r24_c8_e16_t2_rec3_s0.h5", false},
-    {"model_3_ptm", "model_3_ptm_r24_c8_e16_t0_rec1_s0.h5", false},
-    {"model_3_ptm", "model_3_ptm_r24_c8_e16_t0_rec3_s0.h5", false},
-    {"model_1_ptm", "model_1_ptm_r24_c8_e16_t2_rec1_s0.h5", true},
-    {"model_3_ptm", "model_3_ptm_r24_c8_e16_t0_rec1_s0.h5", true},
-};
-INSTANTIATE_TEST_SUITE_P(Reference, EmbeddersParity, ::testing::ValuesIn(kCases),
+INSTANTIATE_TEST_SUITE_P(Reference, EmbeddersParity, ::testing::ValuesIn(all_cases()),
                          reference_case_name);
 
 // Glycine takes CA, unknown residues the origin, everything else CB.

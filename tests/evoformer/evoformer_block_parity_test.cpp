@@ -5,37 +5,19 @@
 #include "io/model_config.h"
 #include "memory/tensor_copy.h"
 #include "tests/support/parity.h"
+#include "tests/support/reference_cases.h"
 #include "tests/support/test_support.h"
 
 namespace cpufold {
 namespace {
 
-struct Case {
-  const char* preset;
-  const char* file;
-  bool full_width;
-};
-
-const Case kCases[] = {
-    {"model_1_ptm", "model_1_ptm_r24_c8_e16_t2_rec1_s0.h5", false},
-    {"model_3_ptm", "model_3_ptm_r24_c8_e16_t0_rec1_s0.h5", false},
-    {"model_1_ptm", "model_1_ptm_r24_c8_e16_t2_rec1_s0.h5", true},
-    {"model_3_ptm", "model_3_ptm_r24_c8_e16_t0_rec1_s0.h5", true},
-};
-
-void PrintTo(const Case& c, std::ostream* os) {
-  *os << (c.full_width ? "full_width/" : "tiny/") << c.file;
-}
-
-class EvoformerBlockParity : public ::testing::TestWithParam<Case> {
+class EvoformerBlockParity : public ::testing::TestWithParam<testing::ReferenceCase> {
  protected:
   void SetUp() override {
-    const Case& c = GetParam();
-    if (c.full_width && !testing::reference_dir()) GTEST_SKIP() << "CPUFOLD_REFERENCE_DIR unset";
-    ref_path_ =
-        c.full_width ? testing::full_width_reference(c.file) : testing::tiny_reference(c.file);
-    params_path_ =
-        c.full_width ? testing::full_width_params(c.preset) : testing::tiny_params(c.preset);
+    const testing::ResolvedCase c = testing::resolve(GetParam());
+    if (c.skip) GTEST_SKIP() << "CPUFOLD_REFERENCE_DIR unset";
+    ref_path_ = c.reference;
+    params_path_ = c.params;
     ASSERT_FALSE(ref_path_.empty());
     ASSERT_FALSE(params_path_.empty());
   }
@@ -88,11 +70,9 @@ TEST_P(EvoformerBlockParity, ChunkedEvoformerBlockMatchesTrace) {
   check_block("evoformer_block_1", EvoformerBlock::Kind::evoformer, 1, "evoformer_msa_mask", 3);
 }
 
-INSTANTIATE_TEST_SUITE_P(Reference, EvoformerBlockParity, ::testing::ValuesIn(kCases),
-                         [](const auto& info) {
-                           return std::string(info.param.full_width ? "full_" : "tiny_") +
-                                  info.param.preset;
-                         });
+INSTANTIATE_TEST_SUITE_P(Reference, EvoformerBlockParity,
+                         ::testing::ValuesIn(testing::rec1_cases()),
+                         [](const auto& info) { return testing::case_name(info.param); });
 
 }  // namespace
 }  // namespace cpufold

@@ -389,14 +389,16 @@ TEST_P(TemplateEmbedderParity, ScratchStaysWithinPrediction) {
   }
 }
 
-const ReferenceCase kCases[] = {
-    {"model_1_ptm", "model_1_ptm_r24_c8_e16_t2_rec1_s0.h5", false},
-    {"model_1_ptm", "model_1_ptm_r24_c8_e16_t2_rec3_s0.h5", false},
-    {"model_1_ptm", "model_1_ptm_r24_c8_e16_t2_rec1_s0.h5", true},
-};
-INSTANTIATE_TEST_SUITE_P(Reference, TemplateParity, ::testing::ValuesIn(kCases),
+// The files with templates.
+std::vector<ReferenceCase> template_cases() {
+  std::vector<ReferenceCase> out;
+  for (const ReferenceCase& c : all_cases())
+    if (std::string(c.preset) == "model_1_ptm") out.push_back(c);
+  return out;
+}
+INSTANTIATE_TEST_SUITE_P(Reference, TemplateParity, ::testing::ValuesIn(template_cases()),
                          reference_case_name);
-INSTANTIATE_TEST_SUITE_P(Reference, TemplateEmbedderParity, ::testing::ValuesIn(kCases),
+INSTANTIATE_TEST_SUITE_P(Reference, TemplateEmbedderParity, ::testing::ValuesIn(template_cases()),
                          reference_case_name);
 
 }  // namespace

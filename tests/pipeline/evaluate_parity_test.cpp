@@ -5,27 +5,11 @@
 #include "io/hdf5_tensor_file.h"
 #include "pipeline/evaluate.h"
 #include "tests/support/parity.h"
+#include "tests/support/reference_cases.h"
 #include "tests/support/test_support.h"
 
 namespace cpufold {
 namespace {
-
-struct Case {
-  const char* preset;
-  const char* file;
-  bool full_width;
-};
-
-const Case kCases[] = {
-    {"model_1_ptm", "model_1_ptm_r24_c8_e16_t2_rec1_s0.h5", false},
-    {"model_3_ptm", "model_3_ptm_r24_c8_e16_t0_rec1_s0.h5", false},
-    {"model_1_ptm", "model_1_ptm_r24_c8_e16_t2_rec1_s0.h5", true},
-    {"model_3_ptm", "model_3_ptm_r24_c8_e16_t0_rec1_s0.h5", true},
-};
-
-void PrintTo(const Case& c, std::ostream* os) {
-  *os << (c.full_width ? "full_width/" : "tiny/") << c.file;
-}
 
 // The tolerance of each output dataset (../shared/reference/README.md).
 testing::Tolerance tolerance_for(const std::string& name) {
@@ -71,15 +55,13 @@ testing::Tolerance tolerance_for(const std::string& name) {
          << (rot ? "" : rot.message()) << " " << (trans ? "" : trans.message());
 }
 
-class EvaluateParity : public ::testing::TestWithParam<Case> {};
+class EvaluateParity : public ::testing::TestWithParam<testing::ReferenceCase> {};
 
 TEST_P(EvaluateParity, FirstPassMatchesEveryTracedModuleAndTheLastBlock) {
-  const Case& c = GetParam();
-  if (c.full_width && !testing::reference_dir()) GTEST_SKIP() << "CPUFOLD_REFERENCE_DIR unset";
-  const auto ref_path =
-      c.full_width ? testing::full_width_reference(c.file) : testing::tiny_reference(c.file);
-  const auto params =
-      c.full_width ? testing::full_width_params(c.preset) : testing::tiny_params(c.preset);
+  const testing::ResolvedCase c = testing::resolve(GetParam());
+  if (c.skip) GTEST_SKIP() << "CPUFOLD_REFERENCE_DIR unset";
+  const auto& ref_path = c.reference;
+  const auto& params = c.params;
   ASSERT_FALSE(ref_path.empty());
   ASSERT_FALSE(params.empty());
 
@@ -130,34 +112,13 @@ TEST_P(EvaluateParity, FirstPassMatchesEveryTracedModuleAndTheLastBlock) {
       first_row, out.shape("outputs/msa_first_row"), testing::kRepresentationTolerance));
 }
 
-struct FullCase {
-  const char* preset;
-  const char* file;
-  bool full_width;
-};
-
-const FullCase kFullCases[] = {
-    {"model_1_ptm", "model_1_ptm_r24_c8_e16_t2_rec1_s0.h5", false},
-    {"model_1_ptm", "model_1_ptm_r24_c8_e16_t2_rec3_s0.h5", false},
-    {"model_3_ptm", "model_3_ptm_r24_c8_e16_t0_rec1_s0.h5", false},
-    {"model_3_ptm", "model_3_ptm_r24_c8_e16_t0_rec3_s0.h5", false},
-    {"model_1_ptm", "model_1_ptm_r24_c8_e16_t2_rec1_s0.h5", true},
-    {"model_3_ptm", "model_3_ptm_r24_c8_e16_t0_rec1_s0.h5", true},
-};
-
-void PrintTo(const FullCase& c, std::ostream* os) {
-  *os << (c.full_width ? "full_width/" : "tiny/") << c.file;
-}
-
-class EvaluateFullParity : public ::testing::TestWithParam<FullCase> {};
+class EvaluateFullParity : public ::testing::TestWithParam<testing::ReferenceCase> {};
 
 TEST_P(EvaluateFullParity, EveryOutputMatchesWithRecycling) {
-  const FullCase& c = GetParam();
-  if (c.full_width && !testing::reference_dir()) GTEST_SKIP() << "CPUFOLD_REFERENCE_DIR unset";
-  const auto ref_path =
-      c.full_width ? testing::full_width_reference(c.file) : testing::tiny_reference(c.file);
-  const auto params =
-      c.full_width ? testing::full_width_params(c.preset) : testing::tiny_params(c.preset);
+  const testing::ResolvedCase c = testing::resolve(GetParam());
+  if (c.skip) GTEST_SKIP() << "CPUFOLD_REFERENCE_DIR unset";
+  const auto& ref_path = c.reference;
+  const auto& params = c.params;
   ASSERT_FALSE(ref_path.empty());
   ASSERT_FALSE(params.empty());
 
@@ -180,19 +141,11 @@ TEST_P(EvaluateFullParity, EveryOutputMatchesWithRecycling) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Reference, EvaluateFullParity, ::testing::ValuesIn(kFullCases),
-                         [](const auto& info) {
-                           std::string f = info.param.file;
-                           return std::string(info.param.full_width ? "full_" : "tiny_") +
-                                  f.substr(0, f.find("_r24")) +
-                                  (f.find("rec3") != std::string::npos ? "_rec3" : "_rec1");
-                         });
+INSTANTIATE_TEST_SUITE_P(Reference, EvaluateFullParity, ::testing::ValuesIn(testing::all_cases()),
+                         [](const auto& info) { return testing::case_name(info.param); });
 
-INSTANTIATE_TEST_SUITE_P(Reference, EvaluateParity, ::testing::ValuesIn(kCases),
-                         [](const auto& info) {
-                           return std::string(info.param.full_width ? "full_" : "tiny_") +
-                                  info.param.preset;
-                         });
+INSTANTIATE_TEST_SUITE_P(Reference, EvaluateParity, ::testing::ValuesIn(testing::rec1_cases()),
+                         [](const auto& info) { return testing::case_name(info.param); });
 
 }  // namespace
 }  // namespace cpufold
