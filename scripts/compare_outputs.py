@@ -14,7 +14,7 @@ import numpy as np
 
 def tolerance(name):
     if "positions" in name or name.endswith("trans") or "frames" in name or "affine" in name:
-        return 1e-3, 0.0  # translations and atoms, in A
+        return 1e-3, 0.0  # atoms and frames (translations in A; rotations held to the same)
     if name in ("plddt", "predicted_aligned_error", "max_predicted_aligned_error"):
         return 1e-3, 0.0
     if name == "ptm_score":
