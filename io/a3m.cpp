@@ -1,0 +1,112 @@
+#include "io/a3m.h"
+
+#include <cctype>
+#include <sstream>
+
+#include "io/sequence_input.h"
+#include "memory/error.h"
+
+namespace cpufold {
+namespace {
+
+bool is_space(char c) {
+  return std::isspace(static_cast<unsigned char>(c)) != 0;
+}
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && (is_space(s.front()) || s.front() == '\0')) s.remove_prefix(1);
+  while (!s.empty() && (is_space(s.back()) || s.back() == '\0')) s.remove_suffix(1);
+  return s;
+}
+
+std::string located(const std::string& source, std::size_t line, const std::string& message) {
+  return source + ":" + std::to_string(line) + ": " + message;
+}
+
+std::string printable(char c) {
+  const auto u = static_cast<unsigned char>(c);
+  if (std::isprint(u)) return std::string("'") + c + "'";
+  std::ostringstream out;
+  out << "byte 0x" << std::hex << static_cast<int>(u);
+  return out.str();
+}
+
+// One row being read: match columns so far and the insertions pending before the next one.
+struct Row {
+  std::string sequence;
+  std::vector<std::int32_t> deletions;
+  std::int32_t pending = 0;
+  std::size_t header_line = 0;
+};
+
+}  // namespace
+
+Msa parse_a3m(std::string_view text, const std::string& source_name) {
+  Msa msa;
+  std::vector<Row> rows;
+  std::size_t line_no = 0;
+  while (!text.empty()) {
+    const std::size_t end = text.find('\n');
+    std::string_view line = text.substr(0, end);
+    text = end == std::string_view::npos ? std::string_view{} : text.substr(end + 1);
+    ++line_no;
+    line = trim(line);
+    if (line.empty()) continue;
+    if (line.front() == '>') {
+      msa.descriptions.emplace_back(trim(line.substr(1)));
+      rows.emplace_back();
+      rows.back().header_line = line_no;
+      continue;
+    }
+    if (rows.empty()) {
+      if (line.front() == '#') continue;
+      throw InputError(located(source_name, line_no,
+                               "no A3M header: expected a line starting with '>' before "
+                               "sequence data"));
+    }
+    Row& row = rows.back();
+    for (char c : line) {
+      if ((c >= 'A' && c <= 'Z') || c == '-') {
+        row.sequence += c;
+        row.deletions.push_back(row.pending);
+        row.pending = 0;
+      } else if (c >= 'a' && c <= 'z') {
+        ++row.pending;
+      } else if (c == '.' || is_space(c) || c == '\0') {
+        continue;
+      } else {
+        throw InputError(located(source_name, line_no,
+                                 "invalid character " + printable(c) + " in A3M row '" +
+                                     msa.descriptions.back() +
+                                     "' (expected A-Z, '-', a-z insertions or '.')"));
+      }
+    }
+  }
+  if (rows.empty()) throw InputError(located(source_name, 1, "empty A3M: no sequences"));
+  const std::size_t n_res = rows.front().sequence.size();
+  if (n_res == 0) {
+    throw InputError(located(source_name, rows.front().header_line,
+                             "A3M query '" + msa.descriptions.front() + "' has no match columns"));
+  }
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    if (rows[i].sequence.size() != n_res) {
+      throw InputError(located(source_name, rows[i].header_line,
+                               "A3M row '" + msa.descriptions[i] + "' has " +
+                                   std::to_string(rows[i].sequence.size()) +
+                                   " match columns but the query has " + std::to_string(n_res)));
+    }
+  }
+  msa.sequences.reserve(rows.size());
+  msa.deletions.reserve(rows.size());
+  for (Row& row : rows) {
+    msa.sequences.push_back(std::move(row.sequence));
+    msa.deletions.push_back(std::move(row.deletions));
+  }
+  return msa;
+}
+
+Msa read_a3m(const std::filesystem::path& path) {
+  return parse_a3m(read_input_text(path), path.string());
+}
+
+}  // namespace cpufold

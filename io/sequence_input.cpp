@@ -1,0 +1,130 @@
+#include "io/sequence_input.h"
+
+#include <cctype>
+#include <fstream>
+#include <sstream>
+
+#include "memory/error.h"
+
+namespace cpufold {
+namespace {
+
+bool is_space(char c) {
+  return std::isspace(static_cast<unsigned char>(c)) != 0;
+}
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && is_space(s.front())) s.remove_prefix(1);
+  while (!s.empty() && is_space(s.back())) s.remove_suffix(1);
+  return s;
+}
+
+std::string located(const std::string& source, std::size_t line, const std::string& message) {
+  return source + ":" + std::to_string(line) + ": " + message;
+}
+
+std::string printable(char c) {
+  const auto u = static_cast<unsigned char>(c);
+  if (std::isprint(u)) return std::string("'") + c + "'";
+  std::ostringstream out;
+  out << "byte 0x" << std::hex << static_cast<int>(u);
+  return out.str();
+}
+
+}  // namespace
+
+std::string read_input_text(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(path.string() + ": cannot open file");
+  std::ostringstream bytes;
+  bytes << in.rdbuf();
+  if (in.bad()) throw InputError(path.string() + ": cannot read file");
+  return bytes.str();
+}
+
+std::vector<SequenceRecord> parse_fasta(std::string_view text, const std::string& source_name) {
+  std::vector<SequenceRecord> records;
+  std::size_t line_no = 0;
+  bool any_content = false;
+  while (!text.empty()) {
+    const std::size_t end = text.find('\n');
+    std::string_view line = text.substr(0, end);
+    text = end == std::string_view::npos ? std::string_view{} : text.substr(end + 1);
+    ++line_no;
+    line = trim(line);  // also drops the '\r' of Windows line ends
+    if (line.empty()) continue;
+    any_content = true;
+    if (line.front() == '>') {
+      std::string_view header = trim(line.substr(1));
+      std::size_t split = 0;
+      while (split < header.size() && !is_space(header[split])) ++split;
+      SequenceRecord record;
+      record.id = std::string(header.substr(0, split));
+      record.description = std::string(trim(header.substr(split)));
+      record.line = line_no;
+      records.push_back(std::move(record));
+      continue;
+    }
+    if (records.empty()) {
+      throw InputError(located(source_name, line_no,
+                               "no FASTA header: expected a line starting with '>' before "
+                               "sequence data"));
+    }
+    std::string& sequence = records.back().sequence;
+    for (char c : line) {
+      if (is_space(c)) continue;
+      sequence += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    }
+  }
+  if (!any_content) throw InputError(located(source_name, 1, "empty FASTA file"));
+  for (SequenceRecord& record : records) {
+    if (!record.sequence.empty() && record.sequence.back() == '*') record.sequence.pop_back();
+  }
+  return records;
+}
+
+std::optional<std::string> query_error(const SequenceRecord& record, std::size_t max_length) {
+  const std::string who = "record '" + record.id + "'";
+  if (record.id.empty()) return std::string("header has no name after '>'");
+  if (record.sequence.empty()) return who + ": header with an empty sequence";
+  if (record.sequence.find(':') != std::string::npos) {
+    return who + ": ':' separates chains of a complex; multimer not supported yet";
+  }
+  for (std::size_t i = 0; i < record.sequence.size(); ++i) {
+    const char c = record.sequence[i];
+    if (c >= 'A' && c <= 'Z') continue;
+    std::string message =
+        who + ": invalid character " + printable(c) + " at residue " + std::to_string(i + 1);
+    if (c == '-' || c == '.') message += " (gaps are not allowed in a query)";
+    message += "; a query holds amino-acid letters A-Z only";
+    return message;
+  }
+  if (record.sequence.size() > max_length) {
+    return who + ": sequence has " + std::to_string(record.sequence.size()) +
+           " residues, more than the limit of " + std::to_string(max_length);
+  }
+  return std::nullopt;
+}
+
+std::vector<SequenceRecord> read_fasta(const std::filesystem::path& path, std::size_t max_length) {
+  const std::string source = path.string();
+  std::vector<SequenceRecord> records = parse_fasta(read_input_text(path), source);
+  for (const SequenceRecord& record : records) {
+    if (auto error = query_error(record, max_length)) {
+      throw InputError(located(source, record.line, *error));
+    }
+  }
+  return records;
+}
+
+std::string job_name(const std::string& header_id) {
+  std::string name = header_id;
+  for (char& c : name) {
+    const bool ok = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+                    c == '_' || c == '.' || c == '-';
+    if (!ok) c = '_';
+  }
+  return name;
+}
+
+}  // namespace cpufold

@@ -1,0 +1,54 @@
+// Query input for `cpufold predict`: FASTA files (ColabFold conventions) and job names.
+#pragma once
+
+#include <cstddef>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace cpufold {
+
+// Longest query accepted by default (residues).
+inline constexpr std::size_t kDefaultMaxQueryLength = 10000;
+
+struct SequenceRecord {
+  std::string id;           // header up to the first whitespace
+  std::string description;  // rest of the header, trimmed
+  std::string sequence;     // uppercase, whitespace and a final '*' removed
+  std::size_t line = 0;     // 1-based line of the '>' header
+};
+
+// Splits FASTA text into records. Only structural errors throw (InputError,
+// "SOURCE:LINE: message"): empty input, text before the first '>' header.
+// Sequence lines may be wrapped, end in CRLF, be lowercase (uppercased) and be separated
+// by blank lines; a '*' terminating a sequence is dropped. Record contents are NOT
+// validated: call `query_error` per record (a batch can skip one bad job).
+std::vector<SequenceRecord> parse_fasta(std::string_view text, const std::string& source_name);
+
+// Why `record` cannot be folded as a monomer query, or nullopt when it can. The message
+// names the record id and, for a bad character, the character and the residue position
+// (1-based); it carries no file/line prefix (the caller adds "FILE:record.line: ").
+// Refused: an empty header name, an empty sequence, ':' ("multimer not supported yet"),
+// any character that is not a letter A-Z (gaps '-' included), more than `max_length`
+// residues.
+// Letters: all 26 are accepted, as AF2's sequence_to_onehot(map_unknown_to_x=True) does;
+// the 20 standard amino acids and X keep their meaning and B, J, O, U, Z are kept in
+// `sequence` as written -- the feature builder maps them to X for `aatype` (as AF2 does),
+// so the query still matches the first row of its MSA letter for letter.
+std::optional<std::string> query_error(const SequenceRecord& record,
+                                       std::size_t max_length = kDefaultMaxQueryLength);
+
+// Reads `path` with `parse_fasta` and refuses the file (InputError "FILE:LINE: message")
+// at the first record for which `query_error` reports a problem.
+std::vector<SequenceRecord> read_fasta(const std::filesystem::path& path,
+                                       std::size_t max_length = kDefaultMaxQueryLength);
+
+// A file-system-safe job name: every character outside [A-Za-z0-9_.-] becomes '_'.
+std::string job_name(const std::string& header_id);
+
+// The whole content of a text input file; InputError naming the path if it cannot be read.
+std::string read_input_text(const std::filesystem::path& path);
+
+}  // namespace cpufold

@@ -1,0 +1,132 @@
+#include "io/stockholm.h"
+
+#include <algorithm>
+#include <cctype>
+#include <sstream>
+#include <unordered_map>
+
+#include "io/sequence_input.h"
+#include "memory/error.h"
+
+namespace cpufold {
+namespace {
+
+bool is_space(char c) {
+  return std::isspace(static_cast<unsigned char>(c)) != 0;
+}
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && is_space(s.front())) s.remove_prefix(1);
+  while (!s.empty() && is_space(s.back())) s.remove_suffix(1);
+  return s;
+}
+
+std::string located(const std::string& source, std::size_t line, const std::string& message) {
+  return source + ":" + std::to_string(line) + ": " + message;
+}
+
+std::string printable(char c) {
+  const auto u = static_cast<unsigned char>(c);
+  if (std::isprint(u)) return std::string("'") + c + "'";
+  std::ostringstream out;
+  out << "byte 0x" << std::hex << static_cast<int>(u);
+  return out.str();
+}
+
+bool is_gap(char c) {
+  return c == '-' || c == '.';
+}
+
+struct NamedRow {
+  std::string name;
+  std::string aligned;
+  std::size_t first_line = 0;
+};
+
+}  // namespace
+
+Msa parse_stockholm(std::string_view text, const std::string& source_name) {
+  std::vector<NamedRow> rows;
+  std::unordered_map<std::string, std::size_t> index_of;
+  std::size_t line_no = 0;
+  while (!text.empty()) {
+    const std::size_t end = text.find('\n');
+    std::string_view line = text.substr(0, end);
+    text = end == std::string_view::npos ? std::string_view{} : text.substr(end + 1);
+    ++line_no;
+    line = trim(line);
+    if (line.empty() || line.front() == '#' || line.substr(0, 2) == "//") continue;
+    std::size_t split = 0;
+    while (split < line.size() && !is_space(line[split])) ++split;
+    const std::string_view name = line.substr(0, split);
+    const std::string_view sequence = trim(line.substr(split));
+    if (sequence.empty() ||
+        std::any_of(sequence.begin(), sequence.end(), [](char c) { return is_space(c); })) {
+      throw InputError(located(source_name, line_no,
+                               "expected \"NAME ALIGNED_SEQUENCE\" in a Stockholm line, got \"" +
+                                   std::string(line.substr(0, 80)) + "\""));
+    }
+    for (char c : sequence) {
+      const bool ok = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || is_gap(c);
+      if (!ok) {
+        throw InputError(located(source_name, line_no,
+                                 "invalid character " + printable(c) + " in Stockholm row '" +
+                                     std::string(name) + "' (expected letters, '-' or '.')"));
+      }
+    }
+    auto [it, inserted] = index_of.try_emplace(std::string(name), rows.size());
+    if (inserted) rows.push_back({std::string(name), {}, line_no});
+    rows[it->second].aligned += sequence;
+  }
+  if (rows.empty()) {
+    throw InputError(located(source_name, 1, "Stockholm without sequences (no query)"));
+  }
+  const std::string& query = rows.front().aligned;
+  for (const NamedRow& row : rows) {
+    if (row.aligned.size() != query.size()) {
+      throw InputError(located(source_name, row.first_line,
+                               "Stockholm row '" + row.name + "' has " +
+                                   std::to_string(row.aligned.size()) + " columns but the query '" +
+                                   rows.front().name + "' has " + std::to_string(query.size())));
+    }
+  }
+  std::size_t n_res = 0;
+  for (char c : query) n_res += is_gap(c) ? 0 : 1;
+  if (n_res == 0) {
+    throw InputError(located(source_name, rows.front().first_line,
+                             "Stockholm query '" + rows.front().name + "' has only gaps"));
+  }
+
+  Msa msa;
+  msa.sequences.reserve(rows.size());
+  msa.deletions.reserve(rows.size());
+  msa.descriptions.reserve(rows.size());
+  for (const NamedRow& row : rows) {
+    std::string sequence;
+    std::vector<std::int32_t> deletions;
+    sequence.reserve(n_res);
+    deletions.reserve(n_res);
+    std::int32_t deletion_count = 0;
+    for (std::size_t col = 0; col < query.size(); ++col) {
+      const char res = row.aligned[col];
+      if (is_gap(query[col])) {
+        if (!is_gap(res)) ++deletion_count;  // a residue the query does not have
+        continue;
+      }
+      sequence +=
+          is_gap(res) ? '-' : static_cast<char>(std::toupper(static_cast<unsigned char>(res)));
+      deletions.push_back(deletion_count);
+      deletion_count = 0;
+    }
+    msa.sequences.push_back(std::move(sequence));
+    msa.deletions.push_back(std::move(deletions));
+    msa.descriptions.push_back(row.name);
+  }
+  return msa;
+}
+
+Msa read_stockholm(const std::filesystem::path& path) {
+  return parse_stockholm(read_input_text(path), path.string());
+}
+
+}  // namespace cpufold

@@ -1,0 +1,169 @@
+#include "io/sequence_input.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "memory/error.h"
+#include "tests/support/test_support.h"
+
+namespace cpufold {
+namespace {
+
+using testing::ScratchDir;
+using testing::write_file;
+
+// The InputError message `fn` throws; fails the test if it throws nothing or another type.
+template <typename Fn>
+std::string input_error(Fn&& fn) {
+  try {
+    fn();
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "expected an InputError";
+  return {};
+}
+
+std::vector<SequenceRecord> read_text(const ScratchDir& dir, const std::string& text,
+                                      std::size_t max_length = kDefaultMaxQueryLength) {
+  write_file(dir / "q.fasta", text);
+  return read_fasta(dir / "q.fasta", max_length);
+}
+
+std::string read_error(const ScratchDir& dir, const std::string& text,
+                       std::size_t max_length = kDefaultMaxQueryLength) {
+  return input_error([&] { read_text(dir, text, max_length); });
+}
+
+std::string at(const ScratchDir& dir, int line) {
+  return (dir / "q.fasta").string() + ":" + std::to_string(line) + ":";
+}
+
+TEST(FastaTest, ReadsWrappedMultiRecordFile) {
+  ScratchDir dir;
+  const auto records = read_text(dir, ">q1 first query\nMKTA\nYIAK\n\n>q2\nGGS\n");
+  ASSERT_EQ(records.size(), 2u);
+  EXPECT_EQ(records[0].id, "q1");
+  EXPECT_EQ(records[0].description, "first query");
+  EXPECT_EQ(records[0].sequence, "MKTAYIAK");
+  EXPECT_EQ(records[0].line, 1u);
+  EXPECT_EQ(records[1].id, "q2");
+  EXPECT_EQ(records[1].description, "");
+  EXPECT_EQ(records[1].sequence, "GGS");
+  EXPECT_EQ(records[1].line, 5u);
+}
+
+TEST(FastaTest, AcceptsCrlfLowercaseBlankLinesAndStopCodon) {
+  ScratchDir dir;
+  const auto records = read_text(dir, "\r\n>q1\tdesc\r\nmkta\r\n\r\nyiak*\r\n");
+  ASSERT_EQ(records.size(), 1u);
+  EXPECT_EQ(records[0].id, "q1");
+  EXPECT_EQ(records[0].description, "desc");
+  EXPECT_EQ(records[0].sequence, "MKTAYIAK");
+  EXPECT_EQ(records[0].line, 2u);
+}
+
+TEST(FastaTest, KeepsNonStandardLettersForTheFeatureBuilder) {
+  ScratchDir dir;
+  const auto records = read_text(dir, ">q\nACXBZUOJ\n");
+  ASSERT_EQ(records.size(), 1u);
+  EXPECT_EQ(records[0].sequence, "ACXBZUOJ");
+}
+
+TEST(FastaTest, RefusesEmptyFile) {
+  ScratchDir dir;
+  const std::string message = read_error(dir, "");
+  EXPECT_NE(message.find(at(dir, 1)), std::string::npos) << message;
+  EXPECT_NE(message.find("empty"), std::string::npos) << message;
+  EXPECT_NE(read_error(dir, "\n \r\n").find("empty"), std::string::npos);
+}
+
+TEST(FastaTest, RefusesTextBeforeFirstHeader) {
+  ScratchDir dir;
+  const std::string message = read_error(dir, "\nMKTA\n>q\nMKTA\n");
+  EXPECT_NE(message.find(at(dir, 2)), std::string::npos) << message;
+  EXPECT_NE(message.find("no FASTA header"), std::string::npos) << message;
+}
+
+TEST(FastaTest, RefusesHeaderWithEmptySequence) {
+  ScratchDir dir;
+  const std::string message = read_error(dir, ">q1\nMKTA\n>q2\n\n>q3\nGG\n");
+  EXPECT_NE(message.find(at(dir, 3)), std::string::npos) << message;
+  EXPECT_NE(message.find("'q2'"), std::string::npos) << message;
+  EXPECT_NE(message.find("empty sequence"), std::string::npos) << message;
+  EXPECT_NE(read_error(dir, ">q1\n*\n").find("empty sequence"), std::string::npos);
+}
+
+TEST(FastaTest, RefusesInvalidLetterNamingItAndTheRecord) {
+  ScratchDir dir;
+  const std::string message = read_error(dir, ">ok\nMK\n>bad one\nMKT\nA1K\n");
+  EXPECT_NE(message.find(at(dir, 3)), std::string::npos) << message;
+  EXPECT_NE(message.find("'bad'"), std::string::npos) << message;
+  EXPECT_NE(message.find("'1'"), std::string::npos) << message;
+  EXPECT_NE(message.find("residue 5"), std::string::npos) << message;
+}
+
+TEST(FastaTest, RefusesGapsAndInnerStopInQuery) {
+  ScratchDir dir;
+  std::string message = read_error(dir, ">q\nMK-TA\n");
+  EXPECT_NE(message.find(at(dir, 1)), std::string::npos) << message;
+  EXPECT_NE(message.find("'-'"), std::string::npos) << message;
+  EXPECT_NE(message.find("gap"), std::string::npos) << message;
+  message = read_error(dir, ">q\nMK*TA\n");
+  EXPECT_NE(message.find("'*'"), std::string::npos) << message;
+}
+
+TEST(FastaTest, RefusesMultimerWithClearMessage) {
+  ScratchDir dir;
+  const std::string message = read_error(dir, ">complex\nMKTA:GGS\n");
+  EXPECT_NE(message.find(at(dir, 1)), std::string::npos) << message;
+  EXPECT_NE(message.find("multimer not supported yet"), std::string::npos) << message;
+}
+
+TEST(FastaTest, RefusesSequenceLongerThanLimit) {
+  ScratchDir dir;
+  EXPECT_EQ(read_text(dir, ">q\nMKTAY\n", 5).size(), 1u);
+  const std::string message = read_error(dir, ">q\nMKTAYI\n", 5);
+  EXPECT_NE(message.find(at(dir, 1)), std::string::npos) << message;
+  EXPECT_NE(message.find("6 residues"), std::string::npos) << message;
+  EXPECT_NE(message.find("limit of 5"), std::string::npos) << message;
+  const std::string too_long = ">q\n" + std::string(kDefaultMaxQueryLength + 1, 'A') + "\n";
+  EXPECT_NE(read_error(dir, too_long).find("limit of 10000"), std::string::npos);
+}
+
+TEST(FastaTest, QueryErrorLetsBatchSkipOneBadRecord) {
+  const auto records =
+      parse_fasta(">good\nMKTA\n>multi\nMK:TA\n>bad\nMK9\n>empty\n>good2\nGG\n", "batch.fasta");
+  ASSERT_EQ(records.size(), 5u);
+  EXPECT_FALSE(query_error(records[0]).has_value());
+  ASSERT_TRUE(query_error(records[1]).has_value());
+  EXPECT_NE(query_error(records[1])->find("multimer not supported yet"), std::string::npos);
+  ASSERT_TRUE(query_error(records[2]).has_value());
+  EXPECT_NE(query_error(records[2])->find("'9'"), std::string::npos);
+  EXPECT_TRUE(query_error(records[3]).has_value());
+  EXPECT_FALSE(query_error(records[4]).has_value());
+  EXPECT_TRUE(query_error(records[0], 3).has_value());
+}
+
+TEST(FastaTest, RefusesHeaderWithoutName) {
+  ScratchDir dir;
+  const std::string message = read_error(dir, ">q\nMK\n> \nMKTA\n");
+  EXPECT_NE(message.find(at(dir, 3)), std::string::npos) << message;
+  EXPECT_NE(message.find("no name"), std::string::npos) << message;
+}
+
+TEST(FastaTest, RefusesUnreadableFile) {
+  ScratchDir dir;
+  const std::string message = input_error([&] { read_fasta(dir / "missing.fasta"); });
+  EXPECT_NE(message.find("missing.fasta"), std::string::npos) << message;
+}
+
+TEST(FastaTest, JobNameReplacesUnsafeCharacters) {
+  EXPECT_EQ(job_name("sp|P69905|HBA_HUMAN"), "sp_P69905_HBA_HUMAN");
+  EXPECT_EQ(job_name("a b/c\\d:e"), "a_b_c_d_e");
+  EXPECT_EQ(job_name("Ok-1.2_x"), "Ok-1.2_x");
+}
+
+}  // namespace
+}  // namespace cpufold
