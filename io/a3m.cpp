@@ -4,32 +4,16 @@
 #include <sstream>
 
 #include "io/sequence_input.h"
+#include "io/text_input.h"
 #include "memory/error.h"
 
 namespace cpufold {
 namespace {
 
-bool is_space(char c) {
-  return std::isspace(static_cast<unsigned char>(c)) != 0;
-}
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (is_space(s.front()) || s.front() == '\0')) s.remove_prefix(1);
-  while (!s.empty() && (is_space(s.back()) || s.back() == '\0')) s.remove_suffix(1);
-  return s;
-}
-
-std::string located(const std::string& source, std::size_t line, const std::string& message) {
-  return source + ":" + std::to_string(line) + ": " + message;
-}
-
-std::string printable(char c) {
-  const auto u = static_cast<unsigned char>(c);
-  if (std::isprint(u)) return std::string("'") + c + "'";
-  std::ostringstream out;
-  out << "byte 0x" << std::hex << static_cast<int>(u);
-  return out.str();
-}
+using text::is_space;
+using text::located;
+using text::printable;
+using text::trim;
 
 // One row being read: match columns so far and the insertions pending before the next one.
 struct Row {
