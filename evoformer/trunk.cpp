@@ -5,6 +5,7 @@
 
 #include "evoformer/activations.h"
 #include "evoformer/template_embedder.h"
+#include "memory/tensor_copy.h"
 
 namespace cpufold {
 namespace {
@@ -17,12 +18,13 @@ void expect_dim(const Tensor& t, int axis, std::int64_t want, const char* featur
   }
 }
 
-// pair_mask[i, j] = seq_mask[i]·seq_mask[j]
+// pair_mask[i, j] = seq_mask[i]·seq_mask[j]; pair_mask is contiguous (allocated here).
 void outer_mask(const Tensor& seq_mask, const Tensor& pair_mask) {
-  const std::int64_t n = seq_mask.dim(0);
+  const std::int64_t n = seq_mask.dim(0), stride = seq_mask.stride(0);
+  const float* s = seq_mask.data_as<float>();
+  float* dst = pair_mask.data_as<float>();
   for (std::int64_t i = 0; i < n; ++i)
-    for (std::int64_t j = 0; j < n; ++j)
-      pair_mask.at<float>({i, j}) = seq_mask.at<float>({i}) * seq_mask.at<float>({j});
+    for (std::int64_t j = 0; j < n; ++j) dst[i * n + j] = s[i * stride] * s[j * stride];
 }
 
 std::size_t f32_bytes(const Shape& s) {
@@ -136,7 +138,7 @@ void Trunk::forward(const TrunkInputs& in, TrunkState& state, const RunContext& 
 
   Tensor msa_mask = arena.allocate(DType::f32, {d.n_seq + d.n_templ, d.n_res});
   Tensor pair_mask = arena.allocate(DType::f32, {d.n_res, d.n_res});
-  std::memcpy(msa_mask.data(), in.msa_mask.data(), in.msa_mask.nbytes());
+  copy_tensor(in.msa_mask, msa_mask.slice(0, 0, d.n_seq));
   outer_mask(in.seq_mask, pair_mask);
 
   // AF2 Alg. 2 lines 7-10: templates add to the pair and append MSA rows.
