@@ -6,8 +6,9 @@ namespace cpufold {
 
 PairStackUpdates::PairStackUpdates(const ParamScope& block, std::int64_t c_z,
                                    const AttentionDims& attention, std::int64_t c_hidden_mul,
-                                   std::int64_t transition_factor)
-    : outgoing_(block / "triangle_multiplication_outgoing", c_z, c_hidden_mul,
+                                   std::int64_t transition_factor, Order order)
+    : order_(order),
+      outgoing_(block / "triangle_multiplication_outgoing", c_z, c_hidden_mul,
                 TriangleMultiplication::Direction::outgoing),
       incoming_(block / "triangle_multiplication_incoming", c_z, c_hidden_mul,
                 TriangleMultiplication::Direction::incoming),
@@ -19,11 +20,21 @@ PairStackUpdates::PairStackUpdates(const ParamScope& block, std::int64_t c_z,
 
 void PairStackUpdates::forward(const Tensor& z, const Tensor& pair_mask,
                                const RunContext& ctx) const {
-  outgoing_.forward(z, pair_mask, ctx);
-  incoming_.forward(z, pair_mask, ctx);
-  starting_.forward(z, pair_mask, ctx);
-  ending_.forward(z, pair_mask, ctx);
-  // The reference runs with _mask_trans off: the transition sees no mask (see Transition).
+  auto multiply = [&] {
+    outgoing_.forward(z, pair_mask, ctx);
+    incoming_.forward(z, pair_mask, ctx);
+  };
+  auto attend = [&] {
+    starting_.forward(z, pair_mask, ctx);
+    ending_.forward(z, pair_mask, ctx);
+  };
+  if (order_ == Order::multiplication_first) {
+    multiply();
+    attend();
+  } else {
+    attend();
+    multiply();
+  }
   transition_.forward(z, Tensor(), ctx);
 }
 

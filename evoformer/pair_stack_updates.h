@@ -1,5 +1,7 @@
-// The pair half of an Evoformer or extra-MSA block (AF2 Alg. 6 lines 6-10): triangle
-// multiplications, triangle attentions and the pair transition, in the reference's order.
+// The pair updates shared by the Evoformer and extra-MSA blocks (AF2 Alg. 6 lines 6-10) and
+// the template pair stack (AF2 Alg. 16): triangle multiplications, triangle attentions and
+// the pair transition. The Evoformer multiplies first; the template stack attends first
+// (AF2's and OpenFold's monomer order, tri_mul_first = False).
 #pragma once
 
 #include "evoformer/param_scope.h"
@@ -12,14 +14,19 @@ namespace cpufold {
 
 class PairStackUpdates {
  public:
+  enum class Order { multiplication_first, attention_first };
+
   // block: the block's scope (e.g. `evoformer/evoformer_iteration` with its index).
   PairStackUpdates(const ParamScope& block, std::int64_t c_z, const AttentionDims& attention,
-                   std::int64_t c_hidden_mul, std::int64_t transition_factor);
-  // z: [n_res, n_res, c_z], updated in place; pair_mask: [n_res, n_res].
+                   std::int64_t c_hidden_mul, std::int64_t transition_factor,
+                   Order order = Order::multiplication_first);
+  // z: [n_res, n_res, c_z], updated in place; pair_mask: [n_res, n_res]. The transition gets
+  // no mask, as in AF2 and in OpenFold with _mask_trans off (the reference's setting).
   void forward(const Tensor& z, const Tensor& pair_mask, const RunContext& ctx) const;
   std::size_t scratch_bytes(std::int64_t n_res, std::int64_t chunk) const;
 
  private:
+  Order order_;
   TriangleMultiplication outgoing_, incoming_;
   TriangleAttention starting_, ending_;
   Transition transition_;

@@ -5,11 +5,9 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "evoformer/pair_stack_updates.h"
 #include "evoformer/param_scope.h"
 #include "evoformer/run_context.h"
-#include "evoformer/transition.h"
-#include "evoformer/triangle_attention.h"
-#include "evoformer/triangle_multiplication.h"
 #include "io/model_config.h"
 #include "memory/tensor.h"
 
@@ -43,12 +41,8 @@ class TemplatePairBlock {
   std::size_t scratch_bytes(std::int64_t n_res, std::int64_t chunk) const;
 
  private:
-  void forward_one(const Tensor& t, const Tensor& pair_mask, const RunContext& ctx) const;
-
   std::int64_t c_t_;
-  TriangleAttention starting_, ending_;
-  TriangleMultiplication outgoing_, incoming_;
-  Transition transition_;
+  PairStackUpdates updates_;  // attention first
 };
 
 }  // namespace cpufold

@@ -15,19 +15,8 @@ namespace {
 using testing::ScratchDir;
 using testing::write_file;
 
-template <typename Fn>
-std::string input_error(Fn&& fn) {
-  try {
-    fn();
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "expected an InputError";
-  return {};
-}
-
 std::string parse_error(const std::string& text) {
-  return input_error([&] { parse_a3m(text, "x.a3m"); });
+  return testing::thrown_message<InputError>([&] { parse_a3m(text, "x.a3m"); });
 }
 
 using Deletions = std::vector<std::int32_t>;
@@ -61,7 +50,8 @@ TEST(A3mTest, AcceptsCrlfBlankLinesColabFoldHashLineAndNul) {
 TEST(A3mTest, RefusesEmptyFileNamingIt) {
   ScratchDir dir;
   write_file(dir / "empty.a3m", "\n\n");
-  const std::string message = input_error([&] { read_a3m(dir / "empty.a3m"); });
+  const std::string message =
+      testing::thrown_message<InputError>([&] { read_a3m(dir / "empty.a3m"); });
   EXPECT_NE(message.find((dir / "empty.a3m").string() + ":1:"), std::string::npos) << message;
   EXPECT_NE(message.find("empty"), std::string::npos) << message;
 }
@@ -87,7 +77,8 @@ TEST(A3mTest, RefusesRowOfDifferentLengthNamingBothLengthsAndHeader) {
 TEST(A3mTest, RefusesInvalidCharacterNamingItAndLine) {
   ScratchDir dir;
   write_file(dir / "bad.a3m", ">q\nMKTA\n>hit\nMK\nT#\n");
-  const std::string message = input_error([&] { read_a3m(dir / "bad.a3m"); });
+  const std::string message =
+      testing::thrown_message<InputError>([&] { read_a3m(dir / "bad.a3m"); });
   EXPECT_NE(message.find((dir / "bad.a3m").string() + ":5:"), std::string::npos) << message;
   EXPECT_NE(message.find("'#'"), std::string::npos) << message;
   EXPECT_NE(message.find("'hit'"), std::string::npos) << message;
@@ -95,7 +86,8 @@ TEST(A3mTest, RefusesInvalidCharacterNamingItAndLine) {
 
 TEST(A3mTest, RefusesUnreadableFile) {
   ScratchDir dir;
-  const std::string message = input_error([&] { read_a3m(dir / "missing.a3m"); });
+  const std::string message =
+      testing::thrown_message<InputError>([&] { read_a3m(dir / "missing.a3m"); });
   EXPECT_NE(message.find("missing.a3m"), std::string::npos) << message;
 }
 

@@ -13,18 +13,6 @@ namespace {
 using testing::ScratchDir;
 using testing::write_file;
 
-// The InputError message `fn` throws; fails the test if it throws nothing or another type.
-template <typename Fn>
-std::string input_error(Fn&& fn) {
-  try {
-    fn();
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "expected an InputError";
-  return {};
-}
-
 std::vector<SequenceRecord> read_text(const ScratchDir& dir, const std::string& text,
                                       std::size_t max_length = kDefaultMaxQueryLength) {
   write_file(dir / "q.fasta", text);
@@ -33,7 +21,7 @@ std::vector<SequenceRecord> read_text(const ScratchDir& dir, const std::string& 
 
 std::string read_error(const ScratchDir& dir, const std::string& text,
                        std::size_t max_length = kDefaultMaxQueryLength) {
-  return input_error([&] { read_text(dir, text, max_length); });
+  return testing::thrown_message<InputError>([&] { read_text(dir, text, max_length); });
 }
 
 std::string at(const ScratchDir& dir, int line) {
@@ -155,7 +143,8 @@ TEST(FastaTest, RefusesHeaderWithoutName) {
 
 TEST(FastaTest, RefusesUnreadableFile) {
   ScratchDir dir;
-  const std::string message = input_error([&] { read_fasta(dir / "missing.fasta"); });
+  const std::string message =
+      testing::thrown_message<InputError>([&] { read_fasta(dir / "missing.fasta"); });
   EXPECT_NE(message.find("missing.fasta"), std::string::npos) << message;
 }
 

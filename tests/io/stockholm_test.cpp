@@ -15,19 +15,8 @@ namespace {
 using testing::ScratchDir;
 using testing::write_file;
 
-template <typename Fn>
-std::string input_error(Fn&& fn) {
-  try {
-    fn();
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "expected an InputError";
-  return {};
-}
-
 std::string parse_error(const std::string& text) {
-  return input_error([&] { parse_stockholm(text, "x.sto"); });
+  return testing::thrown_message<InputError>([&] { parse_stockholm(text, "x.sto"); });
 }
 
 using Deletions = std::vector<std::int32_t>;
@@ -74,7 +63,8 @@ TEST(StockholmTest, ReadsFileWithCrlfAndUppercasesRows) {
 TEST(StockholmTest, RefusesFileWithoutSequencesNamingIt) {
   ScratchDir dir;
   write_file(dir / "empty.sto", "# STOCKHOLM 1.0\n#=GF ID x\n//\n");
-  const std::string message = input_error([&] { read_stockholm(dir / "empty.sto"); });
+  const std::string message =
+      testing::thrown_message<InputError>([&] { read_stockholm(dir / "empty.sto"); });
   EXPECT_NE(message.find((dir / "empty.sto").string() + ":1:"), std::string::npos) << message;
   EXPECT_NE(message.find("Stockholm without sequences"), std::string::npos) << message;
   EXPECT_NE(parse_error("").find("x.sto:1:"), std::string::npos);
@@ -107,7 +97,8 @@ TEST(StockholmTest, RefusesQueryOfOnlyGaps) {
 
 TEST(StockholmTest, RefusesUnreadableFile) {
   ScratchDir dir;
-  const std::string message = input_error([&] { read_stockholm(dir / "missing.sto"); });
+  const std::string message =
+      testing::thrown_message<InputError>([&] { read_stockholm(dir / "missing.sto"); });
   EXPECT_NE(message.find("missing.sto"), std::string::npos) << message;
 }
 

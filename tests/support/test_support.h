@@ -1,6 +1,8 @@
 // Shared helpers for cpufold tests: data locations, scratch directories, running the CLI.
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -40,5 +42,18 @@ CommandResult run_cpufold(const std::string& args);
 // Writes `bytes` to `path` verbatim.
 void write_file(const std::filesystem::path& path, const std::string& bytes);
 std::string read_file(const std::filesystem::path& path);
+
+// The message of the `E` that `fn` throws; fails the test when it throws nothing (an exception
+// of another type propagates and fails it too).
+template <typename E, typename Fn>
+std::string thrown_message(Fn&& fn) {
+  try {
+    fn();
+  } catch (const E& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "expected an exception";
+  return {};
+}
 
 }  // namespace cpufold::testing
