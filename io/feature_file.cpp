@@ -1,7 +1,5 @@
 #include "io/feature_file.h"
 
-#include "memory/tensor_copy.h"
-
 namespace cpufold {
 
 std::int64_t feature_iterations(const Hdf5TensorReader& file) {
@@ -21,17 +19,10 @@ Tensor read_feature(const Hdf5TensorReader& file, const std::string& name, std::
     throw InputError(dataset + " in " + file.path().string() + " has shape " + full.str() +
                      ": no recycling iteration " + std::to_string(iteration) + " on its last axis");
   }
-  // Read all iterations (the file stores them interleaved), keep one, release the rest.
   Shape one;
   for (int a = 0; a + 1 < full.rank(); ++a) one.push_back(full[a]);
   Tensor out = arena.allocate(dtype, one);
-  {
-    ArenaScope scope(arena);
-    const DType file_type = dtype == DType::f32 ? DType::f32 : DType::i64;
-    Tensor all = arena.allocate(file_type, full);
-    file.read(dataset, all);
-    convert_tensor(all.select(full.rank() - 1, iteration), out);
-  }
+  file.read_last_axis_index(dataset, iteration, out);
   return out;
 }
 

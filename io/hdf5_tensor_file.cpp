@@ -88,6 +88,35 @@ void Hdf5TensorReader::read(const std::string& name, const Tensor& dst) const {
   }
 }
 
+void Hdf5TensorReader::read_last_axis_index(const std::string& name, std::int64_t index,
+                                            const Tensor& dst) const {
+  const Shape s = shape(name);
+  const int rank = s.rank();
+  Shape rest;
+  for (int a = 0; a + 1 < rank; ++a) rest.push_back(s[a]);
+  if (rank == 0 || index < 0 || index >= s[rank - 1] || !(rest == dst.shape())) {
+    throw InputError("dataset '" + name + "' in " + path_.string() + " has shape " + s.str() +
+                     ": cannot read index " + std::to_string(index) + " of its last axis as " +
+                     dst.shape().str());
+  }
+  if (!dst.is_contiguous()) throw InternalError("HDF5 read into a non-contiguous tensor");
+  H5Id ds(H5Dopen2(file_, name.c_str(), H5P_DEFAULT), H5Dclose);
+  H5Id file_space(H5Dget_space(ds.get()), H5Sclose);
+  std::vector<hsize_t> start(static_cast<std::size_t>(rank), 0),
+      count(s.dims().begin(), s.dims().end());
+  start.back() = static_cast<hsize_t>(index);
+  count.back() = 1;
+  H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, start.data(), nullptr, count.data(),
+                      nullptr);
+  const hsize_t n = static_cast<hsize_t>(dst.numel());
+  H5Id memory_space(H5Screate_simple(1, &n, nullptr), H5Sclose);
+  if (H5Dread(ds.get(), h5_memory_type(dst.dtype()), memory_space.get(), file_space.get(),
+              H5P_DEFAULT, dst.data()) < 0) {
+    throw InputError("cannot read dataset '" + name + "' from " + path_.string() + " as " +
+                     std::string(dtype_name(dst.dtype())));
+  }
+}
+
 std::vector<float> Hdf5TensorReader::read_f32(const std::string& name) const {
   const Shape s = shape(name);
   std::vector<float> out(static_cast<std::size_t>(s.numel()));

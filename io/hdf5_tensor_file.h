@@ -24,6 +24,9 @@ class Hdf5TensorReader {
   // Reads a numeric dataset into `dst` (contiguous, f32 / i32 / i64; HDF5 converts the element
   // type). The shapes must be equal.
   void read(const std::string& name, const Tensor& dst) const;
+  // Index `index` of the dataset's last axis (e.g. one recycling iteration of a feature) into
+  // `dst`, whose shape is the dataset's without that axis; only that slice is read.
+  void read_last_axis_index(const std::string& name, std::int64_t index, const Tensor& dst) const;
   // Whole dataset as float, for tests and small inputs.
   std::vector<float> read_f32(const std::string& name) const;
   // Names of the members of a group (datasets and groups), sorted.

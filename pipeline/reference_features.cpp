@@ -70,16 +70,15 @@ TrunkInputs read_trunk_inputs(const Hdf5TensorReader& file, std::int64_t iterati
 }
 
 std::size_t trunk_inputs_bytes(const Hdf5TensorReader& file, bool templates) {
-  std::size_t kept = 0, largest = 0;
+  std::size_t bytes = 0;
   for (const FeatureSpec& f : kFeatures) {
     if (!wanted(file, f, templates)) continue;
     const Shape s = file.shape(std::string("inputs/") + f.name);
-    const auto all = static_cast<std::size_t>(s.numel()) * 8;  // read as f32 or i64
-    const auto one = all / static_cast<std::size_t>(std::max<std::int64_t>(s[s.rank() - 1], 1));
-    kept += align_up(one);
-    largest = std::max(largest, align_up(all));
+    const auto per_iteration = static_cast<std::size_t>(s.numel()) /
+                               static_cast<std::size_t>(std::max<std::int64_t>(s[s.rank() - 1], 1));
+    bytes += align_up(per_iteration * dtype_size(f.dtype));
   }
-  return kept + largest;
+  return bytes;
 }
 
 }  // namespace cpufold

@@ -14,7 +14,7 @@ namespace cpufold {
 TrunkInputs read_trunk_inputs(const Hdf5TensorReader& file, std::int64_t iteration, bool templates,
                               Arena& arena);
 
-// Bytes read_trunk_inputs will take from the arena (including its transient read buffer).
+// Bytes read_trunk_inputs takes from the arena (only the iteration asked for is read).
 std::size_t trunk_inputs_bytes(const Hdf5TensorReader& file, bool templates);
 
 }  // namespace cpufold

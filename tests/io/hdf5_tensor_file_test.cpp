@@ -73,3 +73,28 @@ TEST(Hdf5TensorFile, NonHdf5InputIsAnInputError) {
 
 }  // namespace
 }  // namespace cpufold
+
+namespace cpufold {
+namespace {
+
+TEST(Hdf5TensorFile, ReadsOneIndexOfTheLastAxisAndRefusesOthers) {
+  testing::ScratchDir dir;
+  std::vector<std::int64_t> x(2 * 3 * 4);
+  std::iota(x.begin(), x.end(), 0);
+  {
+    Hdf5TensorWriter w(dir / "f.h5");
+    w.write("inputs/x", Tensor(x.data(), DType::i64, {2, 3, 4}));
+    w.commit();
+  }
+  Hdf5TensorReader r(dir / "f.h5");
+  std::vector<float> got(6);
+  r.read_last_axis_index("inputs/x", 2, Tensor(got.data(), DType::f32, {2, 3}));
+  EXPECT_EQ(got, (std::vector<float>{2, 6, 10, 14, 18, 22}));
+  EXPECT_THROW(r.read_last_axis_index("inputs/x", 4, Tensor(got.data(), DType::f32, {2, 3})),
+               InputError);
+  EXPECT_THROW(r.read_last_axis_index("inputs/x", 0, Tensor(got.data(), DType::f32, {3, 2})),
+               InputError);
+}
+
+}  // namespace
+}  // namespace cpufold
