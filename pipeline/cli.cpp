@@ -16,6 +16,7 @@ int run_cli(int argc, char** argv) {
   add_info_command(app);
   add_convert_params_command(app);
   add_evaluate_command(app);
+  add_predict_command(app);
   add_bench_command(app);
 
   try {

@@ -459,6 +459,40 @@ TEST_P(MsaModules, OuterProductMean) {
       [&](const Tensor& x, const RunContext& ctx) { module.forward(mview, mv, x, ctx); });
 }
 
+// No MSA rows (cpufold's absent extra MSA): AF2 still adds output_b / (1e-3 + 0) to every
+// pair, since the outer product over zero rows is zero and its norm is zero. The scratch
+// arena is filled with garbage first, so a GEMM that leaves its output unwritten for an
+// empty inner dimension shows up.
+TEST_P(MsaModules, OuterProductMeanOverNoRowsAddsTheBiasOverEpsilon) {
+  const std::int64_t c_h = extra_ ? cfg_.extra_c_hidden_opm : cfg_.c_hidden_opm;
+  const ParamScope s = scope_ / "outer_product_mean";
+  const OuterProductMean module(s, c_m_, cfg_.c_z, c_h);
+  const Vec bias = param(s, "output_b", {cfg_.c_z});
+  const std::int64_t n = N, cz = cfg_.c_z;
+  for (const std::int64_t chunk : {std::int64_t{0}, std::int64_t{3}}) {
+    Arena arena = sized_arena(module.scratch_bytes(0, n, chunk));
+    {
+      const Tensor all =
+          arena.allocate(DType::f32, {static_cast<std::int64_t>(arena.capacity() / 4)});
+      std::fill(all.data_as<float>(), all.data_as<float>() + all.numel(), 12345.f);
+      arena.release_to(0);
+    }
+    RunContext ctx;
+    ctx.scratch = &arena;
+    ctx.chunk = chunk;
+    std::vector<float> m(1), mask(1), z(static_cast<std::size_t>(n * n * cz), 0.f);
+    module.forward(Tensor(m.data(), DType::f32, {0, n, c_m_}),
+                   Tensor(mask.data(), DType::f32, {0, n}),
+                   Tensor(z.data(), DType::f32, {n, n, cz}), ctx);
+    std::vector<float> want(z.size());
+    for (std::size_t i = 0; i < want.size(); ++i)
+      want[i] = static_cast<float>(bias[i % static_cast<std::size_t>(cz)] / 1e-3);
+    EXPECT_TRUE(matches_reference("OuterProductMean over 0 rows, chunk " + std::to_string(chunk),
+                                  Tensor(z.data(), DType::f32, {n, n, cz}), want, {n, n, cz},
+                                  kRepresentationTolerance));
+  }
+}
+
 // A mask given as a transposed (strided) view gives the same result as a contiguous one.
 TEST_F(EvoformerMsaModules, MsaColumnAttentionStridedMask) {
   const ParamScope s = scope_ / "msa_column_attention";

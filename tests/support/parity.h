@@ -23,12 +23,21 @@ inline constexpr Tolerance kAtomPositionTolerance{1e-3, 0};  // Å
 inline constexpr Tolerance kPlddtTolerance{1e-3, 0};
 inline constexpr Tolerance kPaeTolerance{1e-3, 0};
 inline constexpr Tolerance kPtmTolerance{1e-5, 0};
+// Template features from raw templates (pipeline/template_features): aatype, masks and the
+// copied / gathered positions are exact (kExactTolerance below); torsion (sin, cos) within
+// 1e-5 (the same float operations as the reference, so in practice bit for bit).
+inline constexpr Tolerance kTemplateTorsionTolerance{1e-5, 0};
 // One module's results must not depend on the chunk size beyond fp32 rounding.
 inline constexpr Tolerance kChunkInvarianceTolerance{1e-6, 1e-5};
 // The same over a whole trunk pass: a different slice size changes GEMM blocking and so the
 // summation order, and ~10 residual updates compound that to about one ulp of the largest
 // pair entries (|z| ~ 10 -> 1e-6), seen as up to 4e-6 absolute on small entries.
 inline constexpr Tolerance kTrunkChunkInvarianceTolerance{1e-5, 1e-5};
+// Processed AF2 features from the feature pipeline: integers, one-hots, masks and cluster
+// profiles are exact; deletion values (2/pi atan(d/3)) may differ from torch's vectorised
+// float atan by one ulp (seen: 3e-8 at d = 3).
+inline constexpr Tolerance kFeatureTolerance{1e-6, 0};
+inline constexpr Tolerance kExactTolerance{0, 0};
 
 // Passes when |ours - ref| <= atol + rtol·|ref| everywhere; on failure the message names
 // `what`, the worst index, both values, and the max and mean |Δ|.

@@ -1,0 +1,22 @@
+// Crash-safe output files: a reader (or a rerun) sees either the old file or the whole new
+// one, never a half-written file.
+#pragma once
+
+#include <cstddef>
+#include <filesystem>
+#include <string_view>
+
+namespace cpufold {
+
+// Writes `bytes` to a temporary file in the destination's directory (".NAME.tmp.PID"),
+// fsyncs it and renames it over `path`. InputError naming `path` on any failure (the
+// temporary file is removed).
+void write_file_atomically(const std::filesystem::path& path, std::string_view bytes);
+
+// Removes temporary files left by write_file_atomically in `dir` by processes that were
+// killed (".NAME.tmp.PID" files whose PID is no longer running; a live process's temporary is
+// kept, so concurrent instances can share a directory). Returns how many were removed; 0 when
+// `dir` does not exist.
+std::size_t remove_stale_temporaries(const std::filesystem::path& dir);
+
+}  // namespace cpufold

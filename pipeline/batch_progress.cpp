@@ -1,0 +1,52 @@
+#include "pipeline/batch_progress.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <ctime>
+
+#include "memory/error.h"
+
+namespace cpufold {
+
+std::string clock_time(double seconds) {
+  const auto s = static_cast<long long>(std::llround(std::max(seconds, 0.0)));
+  char buf[32];
+  if (s >= 3600) {
+    std::snprintf(buf, sizeof buf, "%lld:%02lld:%02lld", s / 3600, s / 60 % 60, s % 60);
+  } else {
+    std::snprintf(buf, sizeof buf, "%lld:%02lld", s / 60, s % 60);
+  }
+  return buf;
+}
+
+BatchLog::BatchLog(const std::filesystem::path& path,
+                   std::function<void(const std::string&)> progress)
+    : out_(path, std::ios::app), progress_(std::move(progress)) {
+  if (!out_) throw InputError(path.string() + ": cannot open the log for appending");
+}
+
+void BatchLog::say(const std::string& line) {
+  if (progress_) progress_(line);
+  const std::time_t now = std::time(nullptr);
+  std::tm local{};
+  localtime_r(&now, &local);
+  char stamp[32];
+  std::strftime(stamp, sizeof stamp, "%Y-%m-%d %H:%M:%S ", &local);
+  out_ << stamp << line << "\n" << std::flush;
+}
+
+void TimeEstimate::finished(double units, double seconds) {
+  done_units_ += units;
+  done_seconds_ += seconds;
+  planned_ -= units;
+}
+
+double TimeEstimate::remaining(double current_units, double current_elapsed) const {
+  if (done_units_ <= 0) return -1;
+  const double rate = done_seconds_ / done_units_;
+  const double current_left = std::max(0.0, rate * current_units - current_elapsed);
+  return rate * std::max(0.0, planned_ - current_units) + current_left;
+}
+
+}  // namespace cpufold

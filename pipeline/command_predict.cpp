@@ -1,0 +1,205 @@
+// `cpufold predict INPUT OUTPUT_DIR`: the batch folding users run, with colabfold_batch's
+// arguments, defaults and output file names.
+#include <omp.h>
+
+#include <iostream>
+#include <memory>
+#include <sstream>
+
+#include "memory/error.h"
+#include "pipeline/cli.h"
+#include "pipeline/predict.h"
+
+namespace cpufold {
+namespace {
+
+constexpr const char* kPredictManual = R"(
+INPUT (as colabfold_batch)
+  FASTA file (.fasta .fa .faa .fas; any other file is read as FASTA)
+      One job per record, named by the whole header line with every character
+      outside [A-Za-z0-9_.-] replaced by '_' (ColabFold's job names). Wrapped
+      lines, Windows line ends and lowercase are accepted; B J O U Z X are folded
+      as unknown residues. A ':' (complex) fails that job: multimer not
+      supported yet.
+  A3M file (.a3m)
+      One job named by the file stem; its first row is the query and the file
+      is the job's MSA.
+  CSV / TSV file (.csv .tsv)
+      A header row with the columns id, sequence and optionally a3m_path
+      (ColabFold's a3mpath is accepted too); relative paths are resolved
+      against the table's directory. Quoted fields may not contain the
+      delimiter.
+  directory
+      Its FASTA, A3M, CSV and TSV files in name order. As in ColabFold, a FASTA
+      file in a directory is ONE job named by the file stem (its first record).
+  Jobs are folded shortest first (--sort-queries-by length). A job with a bad
+  record (empty sequence, invalid letter, too long, ':') is reported with
+  FILE:LINE and fails alone; the other jobs still run. Two jobs with the same
+  name are refused before anything runs.
+
+MSAs
+  A job's own A3M (A3M input or a3m_path) is its MSA. Otherwise --msa-dir DIR
+  is searched for, in this order:
+    DIR/JOB.a3m or DIR/JOB.sto           ColabFold / colabfold_search output
+    DIR/JOB/msas/                        AlphaFold2's output directory
+    DIR/JOB/                             the same files without msas/
+    DIR/alignments/JOB/                  OpenFold's precomputed alignments
+  A directory contributes uniref90_hits.sto, bfd_uniref_hits.a3m (or
+  bfd_uniclust_hits.a3m, small_bfd_hits.sto) and mgnify_hits.sto (.a3m
+  variants accepted), concatenated in that order as AlphaFold2 does and read
+  up to AF2's limits (uniref90 10000 rows, mgnify 501), then any other *.a3m /
+  *.sto in name order; pdb_hits, hmm_output and uniprot_hits are skipped.
+  Duplicate rows are removed. The first row of every MSA must be the query.
+  Without an MSA a job runs in single-sequence mode and says so (expect low
+  confidence).
+
+PARAMETERS
+  --data DIR holds params/params_model_N_ptm.npz (alphafold2_ptm, the default)
+  or params/params_model_N.npz (alphafold2), as AlphaFold2 and ColabFold lay
+  them out; a .h5 copy made with `cpufold convert-params` is preferred when
+  present (memory-mapped, shared between processes). Default: $CPUFOLD_DATA,
+  else ColabFold's download directory ~/.cache/colabfold. The weights are
+  DeepMind's alphafold_params_2022-12-06.tar (CC BY 4.0):
+  https://storage.googleapis.com/alphafold/alphafold_params_2022-12-06.tar
+  Each model is loaded once per batch (when memory allows, all stay loaded).
+
+OUTPUT_DIR (per job JOB, K = rank 001.., M = model, SSS = seed)
+  JOB_unrelaxed_rank_K_alphafold2_ptm_model_M_seed_SSS.pdb   pLDDT as B-factor
+  JOB_unrelaxed_rank_K_alphafold2_ptm_model_M_seed_SSS.cif   ModelCIF pLDDT
+  JOB_scores_rank_K_alphafold2_ptm_model_M_seed_SSS.json     plddt, pae, max_pae, ptm
+  JOB_predicted_aligned_error_v1.json   rank 1, AlphaFold DB format (ptm models)
+  JOB_plddt.png, JOB_pae.png            plots of the top 5 ranks
+  JOB.done.txt                          written last: the job is complete
+  config.json (options used), log.txt (progress, appended), timings.json
+  (seconds per job, model and stage; peak memory).
+  Rank 1 has the highest mean pLDDT (--rank plddt, the default) or pTM
+  (--rank ptm). Every file is written to a temporary name and renamed, so a
+  killed run leaves no half-written file; a rerun skips jobs whose .done.txt
+  exists (unless --overwrite-existing-results) and redoes the others.
+
+EXIT STATUS
+  0  every job done or skipped
+  2  bad input: some job failed (the others were still folded; the summary
+     lists each failure) or a bad option or unreadable INPUT
+  3  parameter file missing, unreadable or not matching --model-type
+  5  internal error
+  A job that fails for any reason of its own (bad record, MSA that does not
+  match, over the memory budget) fails alone and makes the status 2.
+
+EXAMPLE
+  cpufold predict data/examples/proteins.fasta out --msa-dir msas --data ~/af2
+  cpufold predict data/examples/tautomerase.a3m out --num-models 1 --num-recycle 1
+)";
+
+std::vector<int> parse_model_order(const std::string& text) {
+  std::vector<int> order;
+  std::stringstream in(text);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    try {
+      std::size_t used = 0;
+      order.push_back(std::stoi(item, &used));
+      if (used != item.size()) throw std::invalid_argument(item);
+    } catch (const std::exception&) {
+      throw InputError(
+          "--model-order is a comma-separated list of model numbers 1-5, like "
+          "1,2,3,4,5; '" +
+          item + "' is not a number");
+    }
+  }
+  return order;
+}
+
+}  // namespace
+
+void add_predict_command(CLI::App& app) {
+  struct Args {
+    PredictOptions options;
+    std::string model_order = "1,2,3,4,5";
+    std::string model_type = "auto";
+    std::string rank = "auto";
+    std::string sort_queries_by = "length";
+    std::string data;
+    std::int64_t max_seq = 0, max_extra_seq = -1;
+    bool quiet = false;
+  };
+  auto args = std::make_shared<Args>();
+  PredictOptions& o = args->options;
+  CLI::App* cmd = app.add_subcommand(
+      "predict",
+      "Fold every query of INPUT with AlphaFold2 and write ranked structures, scores and plots "
+      "to OUTPUT_DIR, following colabfold_batch's conventions (same arguments, defaults and "
+      "file names).");
+  cmd->footer(kPredictManual);
+  cmd->add_option("INPUT", o.input, "FASTA, A3M, CSV/TSV file or a directory of them")->required();
+  cmd->add_option("OUTPUT_DIR", o.output_dir, "results directory (created when missing)")
+      ->required();
+
+  cmd->add_option("--msa-dir", o.msa_dir,
+                  "precomputed MSAs per job (layouts below); default: single-sequence mode for "
+                  "jobs without an A3M");
+  cmd->add_option("--data", args->data,
+                  "directory holding params/params_model_N[_ptm].{npz,h5} (default: "
+                  "$CPUFOLD_DATA, else ~/.cache/colabfold)");
+  cmd->add_option("--num-models", o.num_models, "number of models to run, from --model-order")
+      ->default_val(5)
+      ->check(CLI::Range(1, 5));
+  cmd->add_option("--model-order", args->model_order,
+                  "AlphaFold2 models in the order they are tried (the first --num-models run)")
+      ->default_val("1,2,3,4,5");
+  cmd->add_option("--model-type", args->model_type,
+                  "auto (= alphafold2_ptm), alphafold2_ptm or alphafold2")
+      ->default_val("auto");
+  cmd->add_option("--num-recycle", o.num_recycle, "recycling iterations after the first pass")
+      ->default_val(3);
+  cmd->add_option("--recycle-early-stop-tolerance", o.recycle_early_stop_tolerance,
+                  "stop recycling once the CA-CA distances change by less than this (RMS, "
+                  "Angstrom); 0: off");
+  cmd->add_option("--num-seeds", o.num_seeds,
+                  "seeds per model: random_seed .. random_seed + num_seeds - 1")
+      ->default_val(1);
+  cmd->add_option("--random-seed", o.random_seed,
+                  "seed of the MSA sampling and masking (reproducible on every machine)")
+      ->default_val(0);
+  cmd->add_option("--rank", args->rank,
+                  "rank predictions by auto (= plddt for monomers), plddt (mean pLDDT) or ptm")
+      ->default_val("auto");
+  cmd->add_option("--max-seq", args->max_seq,
+                  "MSA cluster rows fed to the Evoformer (default: AF2's, 512 or 508 with "
+                  "template models)");
+  cmd->add_option("--max-extra-seq", args->max_extra_seq,
+                  "extra MSA rows (default: AF2's, 5120 for models 1, 3, 4 and 1024 for 2, 5)");
+  cmd->add_option("--threads", o.threads, "OpenMP threads (default: all cores)");
+  cmd->add_option("--chunk-size", o.chunk_size,
+                  "rows per attention / outer-product slice; bounds memory for long queries "
+                  "(default 0: no slicing)");
+  cmd->add_flag("--overwrite-existing-results", o.overwrite_existing_results,
+                "redo jobs whose JOB.done.txt exists (default: skip them)");
+  cmd->add_option("--sort-queries-by", args->sort_queries_by, "none or length (shortest first)")
+      ->default_val("length");
+  cmd->add_flag("--quiet", args->quiet, "no progress on stderr (log.txt still has it)");
+
+  cmd->callback([args] {
+    PredictOptions& o = args->options;
+    if (o.threads > 0) omp_set_num_threads(o.threads);
+    o.model_order = parse_model_order(args->model_order);
+    o.model_type = parse_model_type(args->model_type);
+    o.rank = parse_rank_by(args->rank);
+    o.sort_queries_by = parse_query_order(args->sort_queries_by);
+    o.data_dir = args->data.empty() ? default_data_dir() : std::filesystem::path(args->data);
+    if (args->max_seq > 0) o.max_seq = args->max_seq;
+    if (args->max_extra_seq >= 0) o.max_extra_seq = args->max_extra_seq;
+    if (!args->quiet) o.progress = [](const std::string& line) { std::cerr << line << "\n"; };
+
+    const PredictSummary summary = predict(o);
+    // predict() has printed the summary (done, skipped, each failure) on progress and log.txt.
+    const std::size_t failed = summary.count(JobOutcome::Status::failed);
+    if (failed > 0) {
+      throw InputError(std::to_string(failed) + " of " + std::to_string(summary.jobs.size()) +
+                       " job(s) failed (listed above and in " +
+                       (o.output_dir / "log.txt").string() + ")");
+    }
+  });
+}
+
+}  // namespace cpufold

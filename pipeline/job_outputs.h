@@ -1,0 +1,51 @@
+// The output files of one `cpufold predict` job, with ColabFold's names:
+// {job}_unrelaxed_rank_00K_{tag}.pdb/.cif, {job}_scores_rank_00K_{tag}.json,
+// {job}_predicted_aligned_error_v1.json, {job}_plddt.png, {job}_pae.png and {job}.done.txt.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "pipeline/model_runner.h"
+#include "pipeline/raw_features.h"
+
+namespace cpufold {
+
+// One prediction rendered to the contents of its files as soon as it ran, so the
+// Prediction (whose arena holds the representations) is freed before the next run.
+struct RenderedPrediction {
+  int model_number = 0;
+  std::uint64_t seed = 0;
+  std::string tag;  // {model_type}_model_N_seed_SSS
+  double mean_plddt = 0;
+  bool has_pae = false;
+  double ptm = 0;
+  float max_pae = 0;
+  std::string pdb, cif, scores, pae_v1;  // pae_v1 empty without a PAE head
+  std::vector<float> plddt, pae;         // [n_res], [n_res * n_res] (for the plots)
+  double score = 0;                      // the ranking metric, set by the caller
+};
+
+// "000" (ColabFold's seed_{seed:03d}) and "rank_001" (rank_{n:03d}, 1-based).
+std::string seed_tag(std::uint64_t seed);
+std::string rank_tag(std::size_t rank);
+
+RenderedPrediction render_prediction(const Prediction& p, const RawFeatures& raw,
+                                     const std::string& job, const std::string& model_type,
+                                     int model_number, std::uint64_t seed);
+
+// Writes every file of `job` into `dir`, `ranked` best first, each atomically, and
+// {job}.done.txt last (listing them), so a job is done only once all of it is on disk.
+// Returns the file names written, the marker last.
+std::vector<std::string> write_job_outputs(const std::filesystem::path& dir, const std::string& job,
+                                           const std::vector<RenderedPrediction>& ranked);
+
+std::filesystem::path done_marker(const std::filesystem::path& dir, const std::string& job);
+
+// Removes the output files of `job` (every rank, the done marker included), so a job that is
+// redone leaves nothing of an earlier, interrupted or differently configured run.
+void remove_job_outputs(const std::filesystem::path& dir, const std::string& job);
+
+}  // namespace cpufold

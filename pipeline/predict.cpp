@@ -1,0 +1,448 @@
+#include "pipeline/predict.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "io/atomic_file.h"
+#include "memory/error.h"
+#include "memory/peak_tracker.h"
+#include "pipeline/batch_progress.h"
+#include "pipeline/feature_pipeline.h"
+#include "pipeline/job_outputs.h"
+#include "pipeline/model_cache.h"
+#include "pipeline/model_runner.h"
+#include "pipeline/msa_directory.h"
+#include "pipeline/raw_features.h"
+
+namespace cpufold {
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+using Json = nlohmann::ordered_json;
+
+double seconds_since(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
+
+std::string fixed(double value, int digits) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", digits, value);
+  return buf;
+}
+
+std::string read_existing(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return {};
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+// A job's failure names the input record it comes from ("FILE:LINE: ..."), unless the message
+// already starts with that file (a parser's own location).
+std::string located_in_input(const PredictJob& job, const std::string& message) {
+  const std::string source = job.source.string();
+  if (message.rfind(source, 0) == 0) return message;
+  return source + (job.line > 0 ? ":" + std::to_string(job.line) : "") + ": " + message;
+}
+
+Json config_json(const PredictOptions& o, RankBy rank, std::size_t num_queries) {
+  Json j;
+  j["program"] = std::string("cpufold predict ") + CPUFOLD_VERSION;
+  j["input"] = o.input.string();
+  j["num_queries"] = num_queries;
+  j["use_templates"] = false;
+  j["num_relax"] = 0;
+  j["msa_mode"] = o.msa_dir.empty() ? "input_or_single_sequence" : "msa_dir";
+  j["msa_dir"] = o.msa_dir.string();
+  j["data_dir"] = o.data_dir.string();
+  j["model_type"] = model_type_name(o.model_type);
+  j["num_models"] = o.num_models;
+  j["num_recycles"] = o.num_recycle;
+  j["recycle_early_stop_tolerance"] = o.recycle_early_stop_tolerance;
+  j["num_ensemble"] = 1;
+  j["model_order"] = o.model_order;
+  j["keep_existing_results"] = !o.overwrite_existing_results;
+  j["rank_by"] = rank == RankBy::ptm ? "ptm" : "plddt";
+  j["max_seq"] = o.max_seq ? Json(*o.max_seq) : Json(nullptr);
+  j["max_extra_seq"] = o.max_extra_seq ? Json(*o.max_extra_seq) : Json(nullptr);
+  j["random_seed"] = o.random_seed;
+  j["num_seeds"] = o.num_seeds;
+  j["sort_queries_by"] = o.sort_queries_by == QueryOrder::length ? "length" : "none";
+  j["chunk_size"] = o.chunk_size;
+  j["threads"] = o.threads;
+  j["version"] = CPUFOLD_VERSION;
+  return j;
+}
+
+class BatchRunner {
+ public:
+  BatchRunner(const PredictOptions& o, std::vector<PredictJob> jobs, RankBy rank,
+              std::map<int, fs::path> params)
+      : o_(o),
+        jobs_(std::move(jobs)),
+        rank_(rank),
+        log_(o.output_dir / "log.txt", o.progress),
+        models_(std::move(params), o.model_type) {
+    const fs::path timings_path = o.output_dir / "timings.json";
+    const std::string old = read_existing(timings_path);
+    timings_ = Json::parse(old, nullptr, false);
+    if (timings_.is_discarded() || !timings_.is_object()) timings_ = Json::object();
+    if (!timings_.contains("jobs") || !timings_["jobs"].is_object())
+      timings_["jobs"] = Json::object();
+    for (int i = 0; i < o.num_models; ++i) selected_models_.push_back(o.model_order[i]);
+  }
+
+  PredictSummary run(const std::vector<std::string>& warnings) {
+    start_ = Clock::now();
+    log_.say("cpufold predict " + std::string(CPUFOLD_VERSION) + ": " +
+             std::to_string(jobs_.size()) + " job(s) from " + o_.input.string() + " into " +
+             o_.output_dir.string());
+    for (const std::string& w : warnings) log_.say("warning: " + w);
+    std::string models;
+    for (int m : selected_models_)
+      models += (models.empty() ? "model_" : ", model_") + std::to_string(m);
+    log_.say(model_type_name(o_.model_type) + " " + models + "; " + std::to_string(o_.num_seeds) +
+             " seed(s) from " + std::to_string(o_.random_seed) + "; " +
+             std::to_string(o_.num_recycle) + " recycle(s); ranked by " +
+             (rank_ == RankBy::ptm ? "pTM" : "mean pLDDT") +
+             (models_.keeps_all() ? ""
+                                  : "; not enough memory to keep every model loaded: "
+                                    "weights are reloaded per job"));
+    const double runs_per_job = static_cast<double>(selected_models_.size() * o_.num_seeds);
+    for (const PredictJob& job : jobs_) {
+      if (job.error.empty() && !is_done(job)) estimate_.plan(runs_per_job * units(job));
+    }
+
+    PredictSummary summary;
+    auto last_timings = Clock::now();
+    for (std::size_t i = 0; i < jobs_.size(); ++i) {
+      summary.jobs.push_back(run_job(i));
+      // After each folded job, but for batches of many tiny jobs not more than every 10 s
+      // (the file grows with the batch).
+      if (summary.jobs.back().status != JobOutcome::Status::skipped &&
+          seconds_since(last_timings) > (i + 1 < jobs_.size() ? 10.0 : 0.0)) {
+        write_timings();
+        last_timings = Clock::now();
+      }
+    }
+    write_timings();
+
+    const auto done = summary.count(JobOutcome::Status::done);
+    const auto skipped = summary.count(JobOutcome::Status::skipped);
+    const auto failed = summary.count(JobOutcome::Status::failed);
+    log_.say("summary: " + std::to_string(done) + " done, " + std::to_string(skipped) +
+             " skipped (already done), " + std::to_string(failed) + " failed, in " +
+             clock_time(seconds_since(start_)));
+    for (const JobOutcome& job : summary.jobs) {
+      if (job.status == JobOutcome::Status::failed)
+        log_.say("  failed " + job.name + ": " + job.message);
+    }
+    return summary;
+  }
+
+ private:
+  void write_timings() const {
+    write_file_atomically(o_.output_dir / "timings.json", timings_.dump(2) + "\n");
+  }
+
+  double units(const PredictJob& job) const {
+    const double n = static_cast<double>(job.sequence.size());
+    return static_cast<double>(o_.num_recycle + 1) * n * n;
+  }
+
+  fs::path done_marker(const PredictJob& job) const {
+    return cpufold::done_marker(o_.output_dir, job.name);
+  }
+  bool is_done(const PredictJob& job) const {
+    return !o_.overwrite_existing_results && fs::exists(done_marker(job));
+  }
+
+  std::string eta(double current_units, double current_elapsed) const {
+    const double left = estimate_.remaining(current_units, current_elapsed);
+    return "elapsed " + clock_time(seconds_since(start_)) +
+           (left < 0 ? ", estimating time left" : ", ~" + clock_time(left) + " left");
+  }
+
+  JobOutcome run_job(std::size_t index) {
+    const PredictJob& job = jobs_[index];
+    const std::string head =
+        "[" + std::to_string(index + 1) + "/" + std::to_string(jobs_.size()) + "] " + job.name;
+    const std::string with_length = head + " (" + std::to_string(job.sequence.size()) + " aa)";
+    JobOutcome outcome;
+    outcome.name = job.name;
+    if (!job.error.empty()) {
+      outcome.message = job.error;
+      log_.say(head + ": FAILED: " + job.error);
+      return outcome;
+    }
+    if (is_done(job)) {
+      outcome.status = JobOutcome::Status::skipped;
+      outcome.message = "already done (" + done_marker(job).string() + ")";
+      log_.say(head + ": skipped, already done (" + done_marker(job).filename().string() +
+               " exists; --overwrite-existing-results redoes it)");
+      return outcome;
+    }
+    double units_left = static_cast<double>(selected_models_.size() * o_.num_seeds) * units(job);
+    try {
+      remove_job_outputs(o_.output_dir, job.name);
+      const auto job_start = Clock::now();
+      log_.say(with_length + ": start, " + eta(0, 0));
+
+      const auto t_features = Clock::now();
+      const RawFeatures raw = raw_features(job, with_length);
+      const double feature_seconds = seconds_since(t_features);
+      Json timing;
+      timing["length"] = job.sequence.size();
+      timing["msa_rows"] = raw.n_msa;
+      timing["feature_seconds"] = feature_seconds;
+      timing["runs"] = Json::array();
+
+      std::vector<RenderedPrediction> results;
+      for (int model_number : selected_models_) {
+        for (int s = 0; s < o_.num_seeds; ++s) {
+          const std::uint64_t seed = o_.random_seed + static_cast<std::uint64_t>(s);
+          results.push_back(run_model(job, raw, model_number, seed, with_length, timing));
+          units_left -= units(job);
+        }
+      }
+      write_outputs(job, results, head);
+      timing["status"] = "done";
+      timing["total_seconds"] = seconds_since(job_start);
+      timings_["jobs"][job.name] = timing;
+      outcome.status = JobOutcome::Status::done;
+      log_.say(head + ": done in " + clock_time(seconds_since(job_start)) + ", " + eta(0, 0));
+    } catch (const InputError& e) {
+      outcome.message = located_in_input(job, e.what());
+    } catch (const BudgetError& e) {
+      outcome.message = located_in_input(job, e.what());
+    }
+    if (outcome.status == JobOutcome::Status::failed) {
+      estimate_.drop(units_left);
+      log_.say(head + ": FAILED: " + outcome.message);
+      timings_["jobs"][job.name] = Json{{"status", "failed"}, {"error", outcome.message}};
+    }
+    return outcome;
+  }
+
+  // The job's MSAs (its own A3M, else --msa-dir, else none) merged into raw features.
+  RawFeatures raw_features(const PredictJob& job, const std::string& head) {
+    std::vector<fs::path> files;
+    if (!job.a3m.empty()) {
+      files.push_back(job.a3m);
+      log_.say(head + ": MSA " + job.a3m.string());
+    } else if (!o_.msa_dir.empty()) {
+      const JobMsaFiles found = find_job_msas(o_.msa_dir, job.name);
+      for (const std::string& s : found.skipped) log_.say(head + ": not used: " + s);
+      if (found.files.empty()) {
+        log_.say(head + ": no MSA for this job in " + o_.msa_dir.string() + " (looked for " +
+                 job.name + ".a3m, " + job.name + "/msas/, " + job.name + "/ and alignments/" +
+                 job.name + "/): single-sequence mode, expect low confidence");
+      } else {
+        std::string names;
+        for (const fs::path& f : found.files)
+          names += (names.empty() ? "" : ", ") + f.filename().string();
+        log_.say(head + ": MSAs from " + found.layout + ": " + names);
+      }
+      files = found.files;
+    } else {
+      log_.say(head +
+               ": no MSA (no --msa-dir and not an A3M input): single-sequence mode, "
+               "expect low confidence");
+    }
+    std::vector<Msa> msas;
+    std::vector<std::string> names;
+    for (const fs::path& f : files) {
+      msas.push_back(read_msa_file(f));
+      names.push_back(f.string());
+      const std::int64_t limit = af2_hit_limit(f);
+      if (limit > 0 && static_cast<std::int64_t>(msas.back().sequences.size()) == limit) {
+        log_.say(head + ": " + f.filename().string() + " read up to AF2's limit of " +
+                 std::to_string(limit) + " rows");
+      }
+    }
+    RawFeatures raw = make_raw_features(job.sequence, msas, names);
+    if (!files.empty()) {
+      log_.say(head + ": " + std::to_string(raw.n_msa) + " MSA rows after removing duplicates");
+    }
+    return raw;
+  }
+
+  RenderedPrediction run_model(const PredictJob& job, const RawFeatures& raw, int model_number,
+                               std::uint64_t seed, const std::string& head, Json& timing) {
+    const std::string model = "model_" + std::to_string(model_number);
+    const std::string where = head + " " + model + " seed " + seed_tag(seed);
+    const bool loading = !models_.is_loaded(model_number);
+    const LoadedModel& loaded = models_.get(model_number);
+    const double load_seconds = loading ? loaded.load_seconds : 0;
+    if (loading) {
+      log_.say("loaded " + model + " from " + loaded.store.path().string() + " (" +
+               std::to_string(loaded.config.parameter_count) + " parameters) in " +
+               fixed(load_seconds, 1) + " s");
+    }
+
+    const auto run_start = Clock::now();
+    FeatureConfig config = af2_feature_config(model);
+    if (o_.max_seq) config.max_msa_clusters = *o_.max_seq;
+    if (o_.max_extra_seq) config.max_extra_msa = *o_.max_extra_seq;
+    config.seed = seed;
+    const FeaturePipeline pipeline(raw, config);
+    const double pipeline_seconds = seconds_since(run_start);
+    const double run_units = units(job);
+
+    RunOptions run;
+    run.recycles = o_.num_recycle;
+    run.early_stop_tolerance = o_.recycle_early_stop_tolerance;
+    run.chunk = o_.chunk_size;
+    run.progress = [&](const std::string& message) {
+      std::string m = message;
+      if (!m.empty() && m.front() == '[') {  // the runner's own "[  0.12s] " stamp
+        const std::size_t close = m.find("] ");
+        if (close != std::string::npos) m = m.substr(close + 2);
+      }
+      if (m.rfind("done:", 0) == 0) return;  // said below, with the scores
+      log_.say(where + ": " + m + " | " + eta(run_units, seconds_since(run_start)));
+    };
+    const Prediction p = loaded.runner->run(pipeline.source(o_.num_recycle + 1), run);
+    const double run_seconds = seconds_since(run_start);
+    estimate_.finished(run_units, run_seconds);
+
+    RenderedPrediction r =
+        render_prediction(p, raw, job.name, model_type_name(o_.model_type), model_number, seed);
+    r.score = rank_ == RankBy::ptm && p.has_pae ? r.ptm : r.mean_plddt;
+
+    std::string line = where + ": done in " + fixed(run_seconds, 1) + " s (" +
+                       std::to_string(p.iterations) + " iteration(s)), pLDDT " +
+                       fixed(r.mean_plddt, 1);
+    if (p.has_pae) line += ", pTM " + fixed(r.ptm, 3);
+    line += ", peak RSS " + std::to_string(p.peak_rss_bytes >> 20) + " MiB";
+    log_.say(line + " | " + eta(0, 0));
+
+    Json t;
+    t["model"] = model;
+    t["seed"] = seed;
+    t["load_seconds"] = load_seconds;
+    t["feature_seconds"] = pipeline_seconds;
+    Json stages = Json::object();
+    for (const StageTime& st : p.timings) stages[st.stage] = st.seconds;
+    t["model_seconds"] = stages;
+    t["iterations"] = p.iterations;
+    t["n_seq"] = pipeline.n_seq();
+    t["n_extra"] = pipeline.n_extra();
+    t["mean_plddt"] = r.mean_plddt;
+    if (p.has_pae) t["ptm"] = r.ptm;
+    t["planned_mib"] = static_cast<double>(p.planned_bytes) / (1 << 20);
+    t["peak_rss_mib"] = static_cast<double>(p.peak_rss_bytes) / (1 << 20);
+    timing["runs"].push_back(t);
+    return r;
+  }
+
+  void write_outputs(const PredictJob& job, std::vector<RenderedPrediction>& results,
+                     const std::string& head) {
+    std::stable_sort(
+        results.begin(), results.end(),
+        [](const RenderedPrediction& a, const RenderedPrediction& b) { return a.score > b.score; });
+    for (std::size_t k = 0; k < results.size(); ++k) {
+      const RenderedPrediction& r = results[k];
+      std::string line =
+          head + ": " + rank_tag(k + 1) + "_" + r.tag + " pLDDT=" + fixed(r.mean_plddt, 3);
+      if (r.has_pae) line += " pTM=" + fixed(r.ptm, 3);
+      log_.say(line);
+    }
+    write_job_outputs(o_.output_dir, job.name, results);
+  }
+
+  const PredictOptions& o_;
+  std::vector<PredictJob> jobs_;
+  RankBy rank_;
+  BatchLog log_;
+  ModelCache models_;
+  std::vector<int> selected_models_;
+  Json timings_;
+  TimeEstimate estimate_;
+  Clock::time_point start_;
+};
+
+void check_options(const PredictOptions& o) {
+  if (o.num_models < 1 || o.num_models > 5) {
+    throw InputError("--num-models must be 1 to 5, not " + std::to_string(o.num_models));
+  }
+  std::set<int> seen;
+  for (int m : o.model_order) {
+    if (m < 1 || m > 5) {
+      throw InputError("--model-order lists AlphaFold2 models 1 to 5, not " + std::to_string(m));
+    }
+    if (!seen.insert(m).second) {
+      throw InputError("--model-order names model " + std::to_string(m) + " twice");
+    }
+  }
+  if (static_cast<std::size_t>(o.num_models) > o.model_order.size()) {
+    throw InputError("--num-models " + std::to_string(o.num_models) + " needs as many models " +
+                     "in --model-order, which lists " + std::to_string(o.model_order.size()));
+  }
+  if (o.num_recycle < 0) throw InputError("--num-recycle must be >= 0");
+  if (o.num_seeds < 1) throw InputError("--num-seeds must be >= 1");
+  if (o.max_seq && *o.max_seq < 1) throw InputError("--max-seq must be >= 1 (the query row)");
+  if (o.max_extra_seq && *o.max_extra_seq < 0) throw InputError("--max-extra-seq must be >= 0");
+  if (o.chunk_size < 0) throw InputError("--chunk-size must be >= 0");
+  if (!o.msa_dir.empty() && !fs::is_directory(o.msa_dir)) {
+    throw InputError("--msa-dir " + o.msa_dir.string() + ": not a directory");
+  }
+}
+
+}  // namespace
+
+RankBy parse_rank_by(const std::string& name) {
+  if (name == "auto") return RankBy::automatic;
+  if (name == "plddt") return RankBy::plddt;
+  if (name == "ptm") return RankBy::ptm;
+  throw InputError("--rank must be auto, plddt or ptm, not '" + name + "'");
+}
+
+std::size_t PredictSummary::count(JobOutcome::Status status) const {
+  return static_cast<std::size_t>(std::count_if(
+      jobs.begin(), jobs.end(), [&](const JobOutcome& j) { return j.status == status; }));
+}
+
+PredictSummary predict(const PredictOptions& o) {
+  check_options(o);
+  // Parameters first: a missing file stops the batch before any work (and names the path).
+  std::map<int, fs::path> params;
+  for (int i = 0; i < o.num_models; ++i) {
+    params[o.model_order[i]] = find_params(o.data_dir, o.model_order[i], o.model_type);
+  }
+  JobList jobs = discover_jobs(o.input, o.sort_queries_by);
+
+  std::error_code ec;
+  fs::create_directories(o.output_dir, ec);
+  if (!fs::is_directory(o.output_dir)) {
+    throw InputError(o.output_dir.string() + ": cannot create the output directory" +
+                     (ec ? " (" + ec.message() + ")" : ""));
+  }
+  const std::size_t stale = remove_stale_temporaries(o.output_dir);
+
+  RankBy rank = o.rank == RankBy::automatic ? RankBy::plddt : o.rank;
+  std::string rank_note;
+  if (rank == RankBy::ptm && o.model_type != ModelType::alphafold2_ptm) {
+    rank = RankBy::plddt;
+    rank_note = "--rank ptm needs --model-type alphafold2_ptm: ranking by mean pLDDT";
+  }
+  write_file_atomically(o.output_dir / "config.json",
+                        config_json(o, rank, jobs.jobs.size()).dump(4) + "\n");
+
+  BatchRunner runner(o, std::move(jobs.jobs), rank, std::move(params));
+  if (stale > 0) {
+    jobs.warnings.push_back("removed " + std::to_string(stale) +
+                            " temporary file(s) left by an interrupted run");
+  }
+  if (!rank_note.empty()) jobs.warnings.push_back(rank_note);
+  return runner.run(jobs.warnings);
+}
+
+}  // namespace cpufold

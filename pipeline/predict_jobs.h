@@ -1,0 +1,52 @@
+// The jobs of a `cpufold predict` batch, discovered from its INPUT as colabfold_batch does:
+// a FASTA file, an A3M file, a CSV/TSV table, or a directory of such files.
+#pragma once
+
+#include <cstddef>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "io/sequence_input.h"
+
+namespace cpufold {
+
+// One query to fold. A job with a non-empty `error` cannot run; the batch reports it and
+// goes on with the others.
+struct PredictJob {
+  std::string name;              // file-safe job name: the prefix of every output file
+  std::string sequence;          // the query, uppercase
+  std::filesystem::path source;  // the input file it comes from
+  std::size_t line = 0;          // 1-based line of its header / table row in `source`
+  std::filesystem::path a3m;     // its own MSA (A3M input, table a3m_path); empty: none
+  std::string error;             // "FILE:LINE: message" when the job cannot run
+};
+
+enum class QueryOrder { none, length };
+
+struct JobList {
+  std::vector<PredictJob> jobs;
+  std::vector<std::string> warnings;  // files skipped or records ignored, for the log
+};
+
+// Jobs of `input`:
+// - FASTA (.fasta .fa .faa .fas, or any file that is not one of the others): one job per
+//   record, named by the whole header line made file-safe (ColabFold's jobname);
+// - A3M (.a3m): one job named by the file stem, the query is the first row and the file is
+//   the job's MSA;
+// - CSV / TSV (.csv .tsv): a header row naming the columns `id` and `sequence`, and
+//   optionally `a3m_path` (ColabFold: `a3mpath`); relative paths are resolved against the
+//   table's directory;
+// - a directory: its FASTA, A3M, CSV and TSV files in name order; as in ColabFold a FASTA
+//   file there is ONE job named by the file stem (its first record; more are ignored with a
+//   warning). Other files are skipped with a warning.
+// A bad record makes only its job fail (`error`); a file that cannot be read at all (empty,
+// no header) yields one failed job named by the file stem. InputError when INPUT does not
+// exist, holds no job, or two jobs share a name (they would write the same files).
+JobList discover_jobs(const std::filesystem::path& input, QueryOrder order,
+                      std::size_t max_length = kDefaultMaxQueryLength);
+
+// "none" or "length"; InputError otherwise.
+QueryOrder parse_query_order(const std::string& name);
+
+}  // namespace cpufold

@@ -1,0 +1,22 @@
+// ColabFold's JSON outputs, written with nlohmann-json.
+#pragma once
+
+#include <string>
+
+#include "pipeline/model_runner.h"
+
+namespace cpufold {
+
+// {job}_scores_rank_*.json as ColabFold's batch.py writes it: {"plddt" [n], "max_pae",
+// "pae" [n][n], "ptm"} in that order; plddt, pae and ptm rounded to two decimals (numpy's
+// round half to even), max_pae the largest PAE matrix entry, unrounded. "max_pae", "pae" and
+// "ptm" only when the model has the PAE head.
+std::string scores_json(const Prediction& p);
+
+// {job}_predicted_aligned_error_v1.json (AlphaFold DB format, as AF2's confidence.pae_json):
+// [{"predicted_aligned_error": [n][n] rounded to one decimal, "max_predicted_aligned_error":
+// the largest error the head can predict (31.75 Å)}].
+// InputError when the model has no PAE head.
+std::string pae_v1_json(const Prediction& p);
+
+}  // namespace cpufold
