@@ -47,11 +47,12 @@ void add_evaluate_command(CLI::App& app) {
       args->options.progress = [](const std::string& msg) { std::cerr << msg << "\n"; };
     }
     const EvaluateReport r = evaluate(args->options);
-    std::printf("%s: %lld residues, %lld iteration(s), mean pLDDT %.2f%s, %.2f s, peak RSS %.1f MiB\n",
-                args->options.out.c_str(), static_cast<long long>(r.n_res),
-                static_cast<long long>(r.iterations), r.mean_plddt,
-                r.ptm ? (", pTM " + std::to_string(*r.ptm)).c_str() : "", r.seconds,
-                static_cast<double>(r.peak_rss_bytes) / (1 << 20));
+    std::printf(
+        "%s: %lld residues, %lld iteration(s), mean pLDDT %.2f%s, %.2f s, peak RSS %.1f MiB\n",
+        args->options.out.c_str(), static_cast<long long>(r.n_res),
+        static_cast<long long>(r.iterations), r.mean_plddt,
+        r.ptm ? (", pTM " + std::to_string(*r.ptm)).c_str() : "", r.seconds,
+        static_cast<double>(r.peak_rss_bytes) / (1 << 20));
   });
 }
 

@@ -25,7 +25,7 @@ struct EvaluateReport {
   std::int64_t n_res = 0, n_seq = 0, iterations = 0;
   double seconds = 0;
   double mean_plddt = 0;
-  std::optional<double> ptm;  // _ptm presets only
+  std::optional<double> ptm;      // _ptm presets only
   std::size_t planned_bytes = 0;  // arenas reserved for activations
   std::size_t peak_rss_bytes = 0;
 };

@@ -16,14 +16,14 @@
 namespace cpufold {
 
 struct RawFeatures {
-  std::string sequence;                        // the query as written (B/J/O/U/Z kept)
+  std::string sequence;  // the query as written (B/J/O/U/Z kept)
   std::int64_t n_res = 0;
-  std::vector<std::int32_t> aatype;            // [n_res] AF2 restype order, 20 = X
-  std::vector<std::int32_t> residue_index;     // [n_res] 0-based
-  std::int64_t n_msa = 0;                      // rows after deduplication, query first
-  std::vector<std::int32_t> msa;               // [n_msa * n_res] HHblits ids (A=0 ... X=20, '-'=21)
-  std::vector<std::int32_t> deletion_matrix;   // [n_msa * n_res]
-  RawTemplates templates;                      // n_templ = 0 when there are none
+  std::vector<std::int32_t> aatype;           // [n_res] AF2 restype order, 20 = X
+  std::vector<std::int32_t> residue_index;    // [n_res] 0-based
+  std::int64_t n_msa = 0;                     // rows after deduplication, query first
+  std::vector<std::int32_t> msa;              // [n_msa * n_res] HHblits ids (A=0 ... X=20, '-'=21)
+  std::vector<std::int32_t> deletion_matrix;  // [n_msa * n_res]
+  RawTemplates templates;                     // n_templ = 0 when there are none
 };
 
 // Single-sequence features when `msas` is empty. The MSAs are concatenated in the given

@@ -15,10 +15,10 @@ namespace cpufold {
 struct RawTemplates {
   std::int64_t n_templ = 0;
   std::int64_t n_res = 0;
-  std::vector<float> aatype_one_hot;     // [n_templ, n_res, 22] HHblits order (as AF2 stores it)
-  std::vector<float> all_atom_positions; // [n_templ, n_res, 37, 3] Å
-  std::vector<float> all_atom_mask;      // [n_templ, n_res, 37]
-  std::vector<float> sum_probs;          // [n_templ]
+  std::vector<float> aatype_one_hot;      // [n_templ, n_res, 22] HHblits order (as AF2 stores it)
+  std::vector<float> all_atom_positions;  // [n_templ, n_res, 37, 3] Å
+  std::vector<float> all_atom_mask;       // [n_templ, n_res, 37]
+  std::vector<float> sum_probs;           // [n_templ]
 };
 
 // Bytes process_templates takes from the arena.
