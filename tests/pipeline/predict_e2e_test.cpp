@@ -98,17 +98,14 @@ TEST(PredictE2eTest, FastaSingleSequenceTwoModelsTwoSeeds) {
                              testing::fast_predict_options("1,3") + " --num-seeds 2");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_TRUE(contains(r.output, "single-sequence mode")) << r.output;
-  EXPECT_TRUE(contains(r.output, "[1/4] trp-cage_Trp-cage_miniprotein_TC5b__PDB_1L2Y_ (20 aa)"))
-      << r.output;
+  EXPECT_TRUE(contains(r.output, "[1/4] trp-cage (20 aa)")) << r.output;
   EXPECT_TRUE(contains(r.output, "left")) << r.output;
   EXPECT_TRUE(contains(r.output, "4 done, 0 skipped")) << r.output;
 
-  check_job(out, "trp-cage_Trp-cage_miniprotein_TC5b__PDB_1L2Y_", "NLYIQWLKDGGPSSGRPPPS", 4);
-  check_job(out, "villin_HP35_Villin_headpiece_subdomain__PDB_1YRF_",
-            "LSDEDFKAVFGMTRSAFANLPLWKQQNLKKEKGLF", 4);
-  check_job(out, "GB1_Protein_G_B1_domain__PDB_1PGA_",
-            "MTYKLILNGKTLKGETTTEAVDAATAEKVFKQYANDNGVDGEWTYDDATKTFTVTE", 4);
-  check_job(out, "ubiquitin_human_Ubiquitin__UniProt_P0CG48__residues_1-76_",
+  check_job(out, "trp-cage", "NLYIQWLKDGGPSSGRPPPS", 4);
+  check_job(out, "villin_HP35", "LSDEDFKAVFGMTRSAFANLPLWKQQNLKKEKGLF", 4);
+  check_job(out, "GB1", "MTYKLILNGKTLKGETTTEAVDAATAEKVFKQYANDNGVDGEWTYDDATKTFTVTE", 4);
+  check_job(out, "ubiquitin",
             "MQIFVKTLTGKTITLEVEPSDTIENVKAKIQDKEGIPPDQQRLIFAGKQLEDGRTLSDYNIQKESTLHLVLRLRGG", 4);
 
   const json config = read_json(out / "config.json");
@@ -118,8 +115,7 @@ TEST(PredictE2eTest, FastaSingleSequenceTwoModelsTwoSeeds) {
   EXPECT_EQ(config["rank_by"], "plddt");
   const json timings = read_json(out / "timings.json");
   ASSERT_EQ(timings["jobs"].size(), 4u);
-  const json& ubiquitin =
-      timings["jobs"]["ubiquitin_human_Ubiquitin__UniProt_P0CG48__residues_1-76_"];
+  const json& ubiquitin = timings["jobs"]["ubiquitin"];
   EXPECT_EQ(ubiquitin["status"], "done");
   ASSERT_EQ(ubiquitin["runs"].size(), 4u);
   EXPECT_TRUE(ubiquitin["runs"][0]["model_seconds"].contains("trunk"));
@@ -140,7 +136,7 @@ TEST(PredictE2eTest, FastaSingleSequenceTwoModelsTwoSeeds) {
   ASSERT_EQ(redo.exit_code, 0) << redo.output;
   EXPECT_TRUE(contains(redo.output, "4 done, 0 skipped")) << redo.output;
   // Redone with one model: the earlier run's second rank is gone, not left stale.
-  check_job(out, "trp-cage_Trp-cage_miniprotein_TC5b__PDB_1L2Y_", "NLYIQWLKDGGPSSGRPPPS", 1);
+  check_job(out, "trp-cage", "NLYIQWLKDGGPSSGRPPPS", 1);
   EXPECT_TRUE(contains(testing::read_file(out / "log.txt"), "summary: 0 done, 4 skipped"));
 }
 
