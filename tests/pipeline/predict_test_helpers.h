@@ -68,19 +68,6 @@ inline std::set<std::string> job_files(const std::string& job,
   return names;
 }
 
-// Runs a shell command; its stdout and stderr together.
-inline CommandResult run_command(const std::string& command) {
-  CommandResult r;
-  FILE* pipe = ::popen((command + " 2>&1").c_str(), "r");
-  if (pipe == nullptr) return r;
-  std::array<char, 4096> buf;
-  std::size_t n;
-  while ((n = std::fread(buf.data(), 1, buf.size(), pipe)) > 0) r.output.append(buf.data(), n);
-  const int status = ::pclose(pipe);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  return r;
-}
-
 // Debian's python3 with python3-gemmi (scripts/setup.sh installs it).
 inline constexpr const char* kSystemPython = "/usr/bin/python3";
 

@@ -46,9 +46,12 @@ ScratchDir::~ScratchDir() {
 }
 
 CommandResult run_cpufold(const std::string& args) {
-  const std::string cmd = std::string("'") + CPUFOLD_BINARY + "' " + args + " 2>&1";
+  return run_command(std::string("'") + CPUFOLD_BINARY + "' " + args);
+}
+
+CommandResult run_command(const std::string& command) {
   CommandResult r;
-  FILE* pipe = ::popen(cmd.c_str(), "r");
+  FILE* pipe = ::popen((command + " 2>&1").c_str(), "r");
   if (pipe == nullptr) return r;
   std::array<char, 4096> buf;
   std::size_t n;

@@ -38,6 +38,8 @@ struct CommandResult {
 
 // Runs the built `cpufold` binary with `args` (shell-quoted by the caller) and captures output.
 CommandResult run_cpufold(const std::string& args);
+// Runs a shell command; stdout and stderr together.
+CommandResult run_command(const std::string& command);
 
 // Writes `bytes` to `path` verbatim.
 void write_file(const std::filesystem::path& path, const std::string& bytes);
