@@ -41,7 +41,7 @@ TEST(PredictResumeE2eTest, KilledBatchResumesWithFinishedJobsSkipped) {
   std::string text;
   for (int j = 0; j < 20; ++j) {
     text += ">job" + std::to_string(j) + "\n";
-    for (int i = 0; i < 8 + j; ++i) text += letters[rng() % letters.size()];
+    for (int i = 0; i < 40 + 4 * j; ++i) text += letters[rng() % letters.size()];
     text += "\n";
   }
   testing::write_file(fasta, text);
