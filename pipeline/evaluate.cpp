@@ -62,7 +62,14 @@ EvaluateReport evaluate(const EvaluateOptions& o) {
   run.early_stop_tolerance = o.early_stop_tolerance;
   run.chunk = o.chunk_size;
   run.tracer = tracer ? &*tracer : nullptr;
-  run.progress = o.progress;
+  if (o.progress) {
+    run.progress = [&o, run_start = Clock::now()](const std::string& msg) {
+      char stamp[32];
+      std::snprintf(stamp, sizeof stamp, "[%7.2fs] ",
+                    std::chrono::duration<double>(Clock::now() - run_start).count());
+      o.progress(stamp + msg);
+    };
+  }
   const Prediction p = runner.run(source, run);
 
   Hdf5TensorWriter out(o.out);

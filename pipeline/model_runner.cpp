@@ -74,10 +74,7 @@ ModelRunner::~ModelRunner() = default;
 Prediction ModelRunner::run(const FeatureSource& source, const RunOptions& o) const {
   const auto start = Clock::now();
   auto say = [&](const std::string& msg) {
-    if (!o.progress) return;
-    char stamp[32];
-    std::snprintf(stamp, sizeof stamp, "[%7.2fs] ", seconds_since(start));
-    o.progress(stamp + msg);
+    if (o.progress) o.progress(msg);
   };
   if (o.recycles < 0) throw InputError("the number of recycles must be >= 0");
   if (source.iterations < o.recycles + 1) {
@@ -178,8 +175,6 @@ Prediction ModelRunner::run(const FeatureSource& source, const RunOptions& o) co
                {"heads", t_heads},
                {"total", seconds_since(start)}};
   p.peak_rss_bytes = os_peak_rss_bytes();
-  say("done: " + std::to_string(p.iterations) + " iteration(s), peak RSS " +
-      std::to_string(p.peak_rss_bytes >> 20) + " MiB");
   return p;
 }
 

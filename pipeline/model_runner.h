@@ -30,6 +30,7 @@ struct RunOptions {
   double early_stop_tolerance = 0;
   std::int64_t chunk = 0;
   Tracer* tracer = nullptr;
+  // One plain line per stage (sizes and plan, each iteration's times); callers add context.
   std::function<void(const std::string&)> progress;
 };
 

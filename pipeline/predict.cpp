@@ -301,13 +301,7 @@ class BatchRunner {
     run.early_stop_tolerance = o_.recycle_early_stop_tolerance;
     run.chunk = o_.chunk_size;
     run.progress = [&](const std::string& message) {
-      std::string m = message;
-      if (!m.empty() && m.front() == '[') {  // the runner's own "[  0.12s] " stamp
-        const std::size_t close = m.find("] ");
-        if (close != std::string::npos) m = m.substr(close + 2);
-      }
-      if (m.rfind("done:", 0) == 0) return;  // said below, with the scores
-      log_.say(where + ": " + m + " | " + eta(run_units, seconds_since(run_start)));
+      log_.say(where + ": " + message + " | " + eta(run_units, seconds_since(run_start)));
     };
     const Prediction p = loaded.runner->run(pipeline.source(o_.num_recycle + 1), run);
     const double run_seconds = seconds_since(run_start);

@@ -17,6 +17,7 @@
 #include "io/weight_store.h"
 #include "tests/evoformer/triangle_test_util.h"
 #include "tests/support/parity.h"
+#include "tests/support/reference_cases.h"
 
 namespace cpufold::testing {
 namespace {
@@ -53,36 +54,26 @@ StepNames names(Step s) {
 }
 
 struct Case {
-  std::string preset;
-  bool full_width;
+  ReferenceCase ref;
   Step step;
 };
 
 std::string case_name(const ::testing::TestParamInfo<Case>& info) {
   static const char* steps[] = {"MsaRowAttention", "MsaColumnAttention", "MsaTransition",
                                 "OuterProductMean", "PairTransition"};
-  return std::string(steps[static_cast<int>(info.param.step)]) + "_" + info.param.preset +
-         (info.param.full_width ? "_full" : "_tiny");
+  return std::string(steps[static_cast<int>(info.param.step)]) + "_" +
+         testing::case_name(info.param.ref);
 }
 
 class MsaModuleParity : public ::testing::TestWithParam<Case> {};
 
 TEST_P(MsaModuleParity, Block0StepMatchesReference) {
   const Case& c = GetParam();
-  std::filesystem::path ref_path, params_path;
-  if (c.full_width) {
-    ref_path = full_width_reference(reference_file(c.preset));
-    params_path = full_width_params(c.preset);
-    if (ref_path.empty() || params_path.empty()) {
-      if (HasFailure()) return;
-      GTEST_SKIP() << "CPUFOLD_REFERENCE_DIR is not set";
-    }
-  } else {
-    ref_path = tiny_reference(reference_file(c.preset));
-    params_path = tiny_params(c.preset);
-  }
-  const Hdf5TensorReader ref(ref_path);
-  const WeightStore store = WeightStore::open(params_path);
+  const ResolvedCase paths = resolve(c.ref);
+  if (paths.skip) GTEST_SKIP() << "CPUFOLD_REFERENCE_DIR is not set";
+  ASSERT_FALSE(paths.reference.empty() || paths.params.empty());
+  const Hdf5TensorReader ref(paths.reference);
+  const WeightStore store = WeightStore::open(paths.params);
   const ModelConfig cfg = ModelConfig::from_weights(store);
   const ParamScope block(store, "evoformer/evoformer_iteration", 0, cfg.n_evoformer_blocks);
   const StepNames n = names(c.step);
@@ -178,17 +169,16 @@ TEST_P(MsaModuleParity, Block0StepMatchesReference) {
   }
 }
 
-std::vector<Case> all_cases() {
+std::vector<Case> step_cases() {
   std::vector<Case> cases;
-  for (const bool full : {false, true})
-    for (const char* preset : {"model_1_ptm", "model_3_ptm"})
-      for (const Step s : {Step::row_attention, Step::column_attention, Step::msa_transition,
-                           Step::outer_product_mean, Step::pair_transition})
-        cases.push_back({preset, full, s});
+  for (const ReferenceCase& ref : rec1_cases())
+    for (const Step s : {Step::row_attention, Step::column_attention, Step::msa_transition,
+                         Step::outer_product_mean, Step::pair_transition})
+      cases.push_back({ref, s});
   return cases;
 }
 
-INSTANTIATE_TEST_SUITE_P(Evoformer, MsaModuleParity, ::testing::ValuesIn(all_cases()), case_name);
+INSTANTIATE_TEST_SUITE_P(Evoformer, MsaModuleParity, ::testing::ValuesIn(step_cases()), case_name);
 
 }  // namespace
 }  // namespace cpufold::testing
