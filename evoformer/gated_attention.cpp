@@ -56,10 +56,7 @@ std::size_t GatedAttention::scratch_bytes(std::int64_t n_batch, std::int64_t n_s
                                           bool accumulate) const {
   const std::int64_t rows = n_batch * n_seq, hc = dims_.n_head * dims_.c_hidden;
   if (rows == 0) return 0;
-  const auto floats = [](std::int64_t n) {
-    return align_up(static_cast<std::size_t>(n) * sizeof(float));
-  };
-  std::size_t fixed = floats(rows * 3 * hc) + floats(rows * hc) + floats(rows * hc);
+  std::size_t fixed = f32_bytes(rows * 3 * hc) + f32_bytes(rows * hc) + f32_bytes(rows * hc);
   LinearEpilogue gate;
   gate.activation = Activation::sigmoid;
   // Linear::scratch_bytes only asks whether a gate is present; this view is never read.

@@ -55,7 +55,7 @@ void masked_mean(const Tensor& x, const Tensor& mask, const Tensor& out) {
 }
 
 std::size_t global_attention_scratch_bytes(std::int64_t n_head, std::int64_t n_key) {
-  return align_up(static_cast<std::size_t>(omp_get_max_threads() * n_head * n_key) * sizeof(float));
+  return f32_bytes(omp_get_max_threads() * n_head * n_key);
 }
 
 void global_attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask_bias,

@@ -22,12 +22,12 @@ InputEmbedder::InputEmbedder(const ParamScope& scope, std::int64_t tf_dim, std::
       relpos_(scope, max_relative, c_z) {}
 
 std::size_t InputEmbedder::msa_scratch_bytes(std::int64_t n_res, std::int64_t c_m) {
-  return align_up(static_cast<std::size_t>(n_res * c_m) * sizeof(float));
+  return f32_bytes(n_res * c_m);
 }
 
 std::size_t InputEmbedder::pair_scratch_bytes(std::int64_t n_res, std::int64_t c_z) {
   return align_up(static_cast<std::size_t>(n_res) * sizeof(std::int64_t)) +
-         2 * align_up(static_cast<std::size_t>(n_res * c_z) * sizeof(float));
+         2 * f32_bytes(n_res * c_z);
 }
 
 std::size_t InputEmbedder::scratch_bytes(std::int64_t n_seq, std::int64_t n_res) const {

@@ -47,17 +47,14 @@ void MsaColumnAttention::forward(const Tensor& m, const Tensor& msa_mask,
 
 std::size_t MsaColumnAttention::scratch_bytes(std::int64_t n_seq, std::int64_t n_res,
                                               std::int64_t chunk) const {
-  const auto floats = [](std::int64_t n) {
-    return align_up(static_cast<std::size_t>(n) * sizeof(float));
-  };
   const std::int64_t cols = detail::chunk_rows(n_res, chunk);
   std::size_t step = 0;
   for (std::int64_t nj : {cols, n_res % cols}) {
     if (nj == 0) continue;
-    step = std::max(step, floats(nj * n_seq * c_m_) +
+    step = std::max(step, f32_bytes(nj * n_seq * c_m_) +
                               attention_.scratch_bytes(nj, n_seq, /*accumulate=*/false));
   }
-  return floats(n_res * n_seq) + step;
+  return f32_bytes(n_res * n_seq) + step;
 }
 
 }  // namespace cpufold

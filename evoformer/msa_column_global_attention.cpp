@@ -87,9 +87,6 @@ void MsaColumnGlobalAttention::forward(const Tensor& m, const Tensor& msa_mask,
 
 std::size_t MsaColumnGlobalAttention::scratch_bytes(std::int64_t n_seq, std::int64_t n_res,
                                                     std::int64_t chunk) const {
-  const auto floats = [](std::int64_t n) {
-    return align_up(static_cast<std::size_t>(n) * sizeof(float));
-  };
   const std::int64_t n_head = dims_.n_head, c = dims_.c_hidden;
   const std::int64_t cols = detail::chunk_rows(n_res, chunk);
   std::size_t step = 0;
@@ -102,11 +99,11 @@ std::size_t MsaColumnGlobalAttention::scratch_bytes(std::int64_t n_seq, std::int
         std::max({query_.scratch_bytes(nj), kv_.scratch_bytes(rows),
                   global_attention_scratch_bytes(n_head, n_seq),
                   gating_.scratch_bytes(rows, sigmoid), output_.scratch_bytes(rows)});
-    step = std::max(step, floats(rows * c_e_) + floats(nj * c_e_) + floats(nj * n_head * c) +
-                              floats(rows * 2 * c) + floats(nj * n_head * c) +
-                              floats(rows * n_head * c) + inner);
+    step = std::max(step, f32_bytes(rows * c_e_) + f32_bytes(nj * c_e_) +
+                              f32_bytes(nj * n_head * c) + f32_bytes(rows * 2 * c) +
+                              f32_bytes(nj * n_head * c) + f32_bytes(rows * n_head * c) + inner);
   }
-  return 2 * floats(n_res * n_seq) + step;
+  return 2 * f32_bytes(n_res * n_seq) + step;
 }
 
 }  // namespace cpufold

@@ -74,27 +74,25 @@ void MsaRowAttentionWithPairBias::forward(const Tensor& m, const Tensor& z, cons
 
 std::size_t MsaRowAttentionWithPairBias::scratch_bytes(std::int64_t n_seq, std::int64_t n_res,
                                                        std::int64_t chunk) const {
-  const auto floats = [](std::int64_t n) {
-    return align_up(static_cast<std::size_t>(n) * sizeof(float));
-  };
   const std::int64_t z_rows = detail::chunk_rows(n_res, chunk);
   const std::int64_t rows = detail::chunk_rows(n_seq, chunk);
   std::size_t pair_step = 0, msa_step = 0;
   // The first and the last (remainder) chunk may plan different primitives.
   for (std::int64_t ni : {z_rows, n_res % z_rows}) {
     if (ni == 0) continue;
-    pair_step = std::max(pair_step, floats(ni * n_res * c_z_) + floats(ni * n_res * dims_.n_head) +
-                                        feat_2d_.scratch_bytes(ni * n_res));
+    pair_step =
+        std::max(pair_step, f32_bytes(ni * n_res * c_z_) + f32_bytes(ni * n_res * dims_.n_head) +
+                                feat_2d_.scratch_bytes(ni * n_res));
   }
   for (std::int64_t ns : {rows, n_seq % rows}) {
     if (ns == 0) continue;
-    msa_step = std::max(msa_step, floats(ns * n_res * c_m_) +
+    msa_step = std::max(msa_step, f32_bytes(ns * n_res * c_m_) +
                                       attention_.scratch_bytes(ns, n_res, /*accumulate=*/true));
   }
   // The pair bias lives throughout; the pair-bias step releases its buffers before the mask
   // bias and the MSA rows take theirs.
-  return floats(dims_.n_head * n_res * n_res) +
-         std::max(pair_step, floats(n_seq * n_res) + msa_step);
+  return f32_bytes(dims_.n_head * n_res * n_res) +
+         std::max(pair_step, f32_bytes(n_seq * n_res) + msa_step);
 }
 
 }  // namespace cpufold

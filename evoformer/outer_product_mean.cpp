@@ -124,23 +124,22 @@ void OuterProductMean::forward(const Tensor& m, const Tensor& msa_mask, const Te
 
 std::size_t OuterProductMean::scratch_bytes(std::int64_t n_seq, std::int64_t n_res,
                                             std::int64_t chunk) const {
-  const auto floats = [](std::int64_t n) {
-    return align_up(static_cast<std::size_t>(n) * sizeof(float));
-  };
-  const std::size_t persistent = floats(n_seq * n_res) + 2 * floats(n_seq * n_res * c_);
+  const std::size_t persistent = f32_bytes(n_seq * n_res) + 2 * f32_bytes(n_seq * n_res * c_);
   std::size_t step = 0;
   const std::int64_t seq_rows = detail::chunk_rows(n_seq, chunk);
   for (std::int64_t ns : {seq_rows, n_seq % seq_rows}) {
     if (ns == 0) continue;
-    step = std::max(step, floats(ns * n_res * c_m_) + std::max(left_.scratch_bytes(ns * n_res),
+    step =
+        std::max(step, f32_bytes(ns * n_res * c_m_) + std::max(left_.scratch_bytes(ns * n_res),
                                                                right_.scratch_bytes(ns * n_res)));
   }
   const std::int64_t res_rows = detail::chunk_rows(n_res, chunk);
   for (std::int64_t ni : {res_rows, n_res % res_rows}) {
     if (ni == 0) continue;
     const std::int64_t pairs = ni * n_res;
-    std::size_t bytes = floats(pairs * c_ * c_) * 2 + floats(pairs) + output_.scratch_bytes(pairs);
-    if (c_z_ > c_ * c_) bytes += floats(pairs * c_z_);
+    std::size_t bytes =
+        f32_bytes(pairs * c_ * c_) * 2 + f32_bytes(pairs) + output_.scratch_bytes(pairs);
+    if (c_z_ > c_ * c_) bytes += f32_bytes(pairs * c_z_);
     step = std::max(step, bytes);
   }
   return persistent + step;

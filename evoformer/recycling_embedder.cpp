@@ -68,11 +68,11 @@ RecyclingEmbedder::RecyclingEmbedder(const ParamScope& scope, std::int64_t c_m, 
 
 std::size_t RecyclingEmbedder::scratch_bytes(std::int64_t n_res, std::int64_t c_m, std::int64_t c_z,
                                              bool accumulate, std::int64_t chunk) {
-  std::size_t bytes = align_up(static_cast<std::size_t>(n_res * 3) * sizeof(float));
+  std::size_t bytes = f32_bytes(n_res * 3);
   if (accumulate) {
     const std::int64_t rows = chunk > 0 ? std::min(chunk, n_res) : n_res;
-    bytes += align_up(static_cast<std::size_t>(n_res * c_m) * sizeof(float));
-    bytes += align_up(static_cast<std::size_t>(rows * n_res * c_z) * sizeof(float));
+    bytes += f32_bytes(n_res * c_m);
+    bytes += f32_bytes(rows * n_res * c_z);
   }
   return bytes;
 }

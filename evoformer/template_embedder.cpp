@@ -63,14 +63,13 @@ TemplateEmbedder::TemplateEmbedder(TemplateEmbedder&&) noexcept = default;
 
 std::size_t TemplateEmbedder::scratch_bytes(std::int64_t n_templ, std::int64_t n_res,
                                             std::int64_t chunk) const {
-  const auto floats = [](std::int64_t n) { return align_up(static_cast<std::size_t>(n) * 4); };
   std::size_t stage = TemplatePairEmbedder::scratch_bytes(n_res);
   for (const TemplatePairBlock& b : blocks_) stage = std::max(stage, b.scratch_bytes(n_res, chunk));
   // With tracing the pair embedding gets its own buffer before it is added to z.
   stage = std::max(stage, attention_.scratch_bytes(n_templ, n_res, chunk, /*accumulate=*/true) +
-                              floats(n_res * n_res * c_z_));
+                              f32_bytes(n_res * n_res * c_z_));
   stage = std::max(stage, single_.scratch_bytes(n_templ, n_res));
-  return floats(n_templ * n_res * n_res * c_t_) + stage;
+  return f32_bytes(n_templ * n_res * n_res * c_t_) + stage;
 }
 
 void TemplateEmbedder::embed_template_pairs(const TrunkInputs& in, const Tensor& t,

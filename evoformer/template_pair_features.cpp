@@ -104,8 +104,7 @@ TemplatePairEmbedder::TemplatePairEmbedder(const ParamScope& scope, std::int64_t
 
 std::size_t TemplatePairEmbedder::scratch_bytes(std::int64_t n_res) {
   return 2 * align_up(static_cast<std::size_t>(n_res) * sizeof(std::int64_t)) +
-         align_up(static_cast<std::size_t>(n_res * 3) * sizeof(float)) +
-         2 * align_up(static_cast<std::size_t>(n_res) * sizeof(float));
+         f32_bytes(n_res * 3) + 2 * f32_bytes(n_res);
 }
 
 void TemplatePairEmbedder::forward(const TrunkInputs& in, std::int64_t t, const Tensor& dst,

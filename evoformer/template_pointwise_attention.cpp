@@ -38,11 +38,11 @@ std::size_t TemplatePointwiseAttention::scratch_bytes(std::int64_t n_templ, std:
                                                       std::int64_t chunk, bool accumulate) const {
   const std::int64_t rows = block_rows(chunk, n_res) * n_res;
   const std::int64_t hc = n_head_ * c_hidden_;
-  std::size_t bytes = align_up(static_cast<std::size_t>(n_templ) * sizeof(float));
-  bytes += align_up(static_cast<std::size_t>(rows * hc) * sizeof(float));                 // q
-  bytes += align_up(static_cast<std::size_t>(n_templ * rows * 2 * hc) * sizeof(float));   // k|v
-  bytes += align_up(static_cast<std::size_t>(rows * hc) * sizeof(float));                 // o
-  bytes += align_up(static_cast<std::size_t>(rows * n_head_ * n_templ) * sizeof(float));  // p
+  std::size_t bytes = f32_bytes(n_templ);
+  bytes += f32_bytes(rows * hc);                 // q
+  bytes += f32_bytes(n_templ * rows * 2 * hc);   // k|v
+  bytes += f32_bytes(rows * hc);                 // o
+  bytes += f32_bytes(rows * n_head_ * n_templ);  // p
   std::size_t linear = std::max(query_.scratch_bytes(rows), kv_.scratch_bytes(rows));
   LinearEpilogue epilogue;
   epilogue.accumulate = accumulate;

@@ -90,9 +90,6 @@ void Transition::forward(const Tensor& x, const Tensor& mask, const RunContext& 
 
 std::size_t Transition::scratch_bytes(std::int64_t n_first, std::int64_t n_rest, std::int64_t chunk,
                                       bool masked) const {
-  const auto floats = [](std::int64_t n) {
-    return align_up(static_cast<std::size_t>(n) * sizeof(float));
-  };
   const std::int64_t step = detail::chunk_rows(n_first, chunk);
   std::size_t total = 0;
   for (std::int64_t na : {step, n_first % step}) {
@@ -105,7 +102,7 @@ std::size_t Transition::scratch_bytes(std::int64_t n_first, std::int64_t n_rest,
     std::size_t inner = std::max(transition1_.scratch_bytes(rows, relu),
                                  transition2_.scratch_bytes(rows, accumulate));
     if (masked) inner = std::max(inner, transition2_.scratch_bytes(rows));
-    total = std::max(total, floats(rows * c_) + floats(rows * hidden()) + inner);
+    total = std::max(total, f32_bytes(rows * c_) + f32_bytes(rows * hidden()) + inner);
   }
   return total;
 }

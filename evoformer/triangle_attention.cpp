@@ -138,9 +138,6 @@ void TriangleAttention::forward(const Tensor& z, const Tensor& pair_mask,
 
 std::size_t TriangleAttention::scratch_bytes(std::int64_t n_res, std::int64_t chunk) const {
   if (n_res == 0) return 0;
-  const auto f32_bytes = [](std::int64_t n) {
-    return align_up(static_cast<std::size_t>(n) * sizeof(float));
-  };
   const std::size_t fixed = f32_bytes(n_res * n_res) + f32_bytes(n_head_ * n_res * n_res);
 
   const std::int64_t bias_rows = bias_block_residues(n_res) * n_res;

@@ -48,10 +48,6 @@ std::int64_t channel_stride(std::int64_t n2) {
   return (n2 + 15) / 16 * 16 + 16;
 }
 
-std::size_t f32_bytes(std::int64_t n) {
-  return align_up(static_cast<std::size_t>(n) * sizeof(float));
-}
-
 }  // namespace
 
 TriangleMultiplication::TriangleMultiplication(const ParamScope& scope, std::int64_t c_z,

@@ -27,10 +27,6 @@ void outer_mask(const Tensor& seq_mask, const Tensor& pair_mask) {
     for (std::int64_t j = 0; j < n; ++j) dst[i * n + j] = s[i * stride] * s[j * stride];
 }
 
-std::size_t f32_bytes(const Shape& s) {
-  return align_up(static_cast<std::size_t>(s.numel()) * 4);
-}
-
 }  // namespace
 
 Trunk::Trunk(const WeightStore& store, const ModelConfig& c)

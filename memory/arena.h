@@ -54,4 +54,12 @@ constexpr std::size_t align_up(std::size_t n) {
   return (n + Tier::kAlignment - 1) / Tier::kAlignment * Tier::kAlignment;
 }
 
+// Arena bytes an f32 tensor of `n` elements (or of `shape`) takes: what allocate() reserves.
+constexpr std::size_t f32_bytes(std::int64_t n) {
+  return align_up(static_cast<std::size_t>(n) * sizeof(float));
+}
+inline std::size_t f32_bytes(const Shape& shape) {
+  return f32_bytes(shape.numel());
+}
+
 }  // namespace cpufold

@@ -160,11 +160,9 @@ void add_bench_command(CLI::App& app) {
     const ModelConfig c = ModelConfig::from_weights(store);
     const EvoformerBlock evo(store, c, EvoformerBlock::Kind::evoformer, 0);
     const std::int64_t s = args->n_seq, n = args->n_res;
-    Arena state("bench-state", dram_tier(),
-                align_up(static_cast<std::size_t>(s * n * c.c_m) * 4) +
-                    align_up(static_cast<std::size_t>(n * n * c.c_z) * 4) +
-                    align_up(static_cast<std::size_t>(s * n) * 4) +
-                    align_up(static_cast<std::size_t>(n * n) * 4));
+    Arena state(
+        "bench-state", dram_tier(),
+        f32_bytes(s * n * c.c_m) + f32_bytes(n * n * c.c_z) + f32_bytes(s * n) + f32_bytes(n * n));
     Tensor m = state.allocate(DType::f32, {s, n, c.c_m});
     Tensor z = state.allocate(DType::f32, {n, n, c.c_z});
     Tensor msa_mask = state.allocate(DType::f32, {s, n});

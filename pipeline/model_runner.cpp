@@ -16,10 +16,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-std::size_t f32_bytes(const Shape& s) {
-  return align_up(static_cast<std::size_t>(s.numel()) * 4);
-}
-
 double seconds_since(Clock::time_point t) {
   return std::chrono::duration<double>(Clock::now() - t).count();
 }

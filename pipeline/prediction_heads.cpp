@@ -5,14 +5,6 @@
 #include "pipeline/model_runner.h"
 
 namespace cpufold {
-namespace {
-
-std::size_t f32_bytes(const Shape& s) {
-  return align_up(static_cast<std::size_t>(s.numel()) * 4);
-}
-
-}  // namespace
-
 PredictionHeads::PredictionHeads(const WeightStore& store, const ModelConfig& c)
     : config_(c),
       lddt_(ParamScope(store, "predicted_lddt_head"), c.c_s, c.c_lddt_hidden, c.lddt_bins),

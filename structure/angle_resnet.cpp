@@ -12,10 +12,6 @@ namespace {
 
 constexpr int kResBlocks = 2;  // AF2 num_residual_block
 
-std::size_t floats(std::int64_t n) {
-  return align_up(static_cast<std::size_t>(n) * sizeof(float));
-}
-
 // dst = relu(src), as a fresh buffer: AF2 applies relu to the inputs of the projections
 // without changing the activations themselves.
 Tensor relu_copy(const Tensor& src, Arena& arena) {
@@ -106,8 +102,8 @@ std::size_t AngleResnet::scratch_bytes(std::int64_t n_res) const {
                         resblock2_[static_cast<std::size_t>(b)].scratch_bytes(n_res, accumulate)});
   }
   // a, then at most one relu copy of s (or of a) and the hidden activation.
-  return floats(n_res * c_resnet_) + floats(n_res * std::max(c_s_, c_resnet_)) +
-         floats(n_res * c_resnet_) + linears;
+  return f32_bytes(n_res * c_resnet_) + f32_bytes(n_res * std::max(c_s_, c_resnet_)) +
+         f32_bytes(n_res * c_resnet_) + linears;
 }
 
 }  // namespace cpufold

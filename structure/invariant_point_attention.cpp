@@ -21,10 +21,6 @@ float softplus(float x) {
   return x > 20.f ? x : std::log1p(std::exp(x));
 }
 
-std::size_t floats(std::int64_t n) {
-  return align_up(static_cast<std::size_t>(n) * sizeof(float));
-}
-
 }  // namespace
 
 InvariantPointAttention::InvariantPointAttention(const ParamScope& scope, std::int64_t c_s,
@@ -254,12 +250,13 @@ std::size_t InvariantPointAttention::scratch_bytes(std::int64_t n_res, std::int6
   const std::int64_t n_head = dims_.n_head, c = dims_.c_hidden;
   const std::int64_t p_qk = dims_.n_qk_points, p_v = dims_.n_v_points;
   const std::int64_t val_cols = c + 3 * p_v;
-  const std::size_t persistent = floats(n_res * n_head * c) + floats(n_res * n_head * 3 * p_qk) +
-                                 floats(n_head * (c + 3 * p_qk) * n_res) +
-                                 floats(n_head * n_res * val_cols) + floats(n_res);
+  const std::size_t persistent = f32_bytes(n_res * n_head * c) +
+                                 f32_bytes(n_res * n_head * 3 * p_qk) +
+                                 f32_bytes(n_head * (c + 3 * p_qk) * n_res) +
+                                 f32_bytes(n_head * n_res * val_cols) + f32_bytes(n_res);
   const std::size_t projections =
-      floats(n_res * 2 * n_head * c) + floats(n_res * 3 * n_head * p_qk) +
-      floats(n_res * 3 * n_head * (p_qk + p_v)) +
+      f32_bytes(n_res * 2 * n_head * c) + f32_bytes(n_res * 3 * n_head * p_qk) +
+      f32_bytes(n_res * 3 * n_head * (p_qk + p_v)) +
       std::max({q_scalar_.scratch_bytes(n_res), kv_scalar_.scratch_bytes(n_res),
                 q_point_local_.scratch_bytes(n_res), kv_point_local_.scratch_bytes(n_res)});
   const std::int64_t rows = detail::chunk_rows(n_res, chunk);
@@ -268,9 +265,9 @@ std::size_t InvariantPointAttention::scratch_bytes(std::int64_t n_res, std::int6
   std::size_t step = 0;
   for (std::int64_t ni : {rows, n_res % rows}) {
     if (ni == 0) continue;
-    const std::size_t buffers = (pair_norm ? floats(ni * n_res * c_z_) : 0) +
-                                floats(ni * n_res * n_head) + floats(ni * n_head * n_res) +
-                                floats(ni * n_head * val_cols) + floats(ni * c_concat());
+    const std::size_t buffers = (pair_norm ? f32_bytes(ni * n_res * c_z_) : 0) +
+                                f32_bytes(ni * n_res * n_head) + f32_bytes(ni * n_head * n_res) +
+                                f32_bytes(ni * n_head * val_cols) + f32_bytes(ni * c_concat());
     const std::size_t linear = std::max(attention_2d_.scratch_bytes(ni * n_res),
                                         output_projection_.scratch_bytes(ni, epilogue));
     step = std::max(step, buffers + linear);

@@ -48,8 +48,7 @@ AlignedErrorScores PredictedAlignedErrorHead::forward(const Tensor& pair,
 
 std::size_t PredictedAlignedErrorHead::scratch_bytes(std::int64_t n_res, bool probs_given) const {
   const std::int64_t rows = n_res * n_res;
-  const std::size_t probs =
-      probs_given ? 0 : align_up(static_cast<std::size_t>(rows * n_bins_) * sizeof(float));
+  const std::size_t probs = probs_given ? 0 : f32_bytes(rows * n_bins_);
   // The matmul's scratchpad is released before probs is taken.
   return std::max(logits_.scratch_bytes(rows), probs);
 }

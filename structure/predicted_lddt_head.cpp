@@ -16,10 +16,6 @@ LinearEpilogue relu_epilogue() {
   return e;
 }
 
-std::size_t floats(std::int64_t n) {
-  return align_up(static_cast<std::size_t>(n) * sizeof(float));
-}
-
 }  // namespace
 
 PredictedLddtHead::PredictedLddtHead(const ParamScope& scope, std::int64_t c_s,
@@ -62,7 +58,7 @@ std::size_t PredictedLddtHead::scratch_bytes(std::int64_t n_res) const {
   const std::size_t linears =
       std::max({act_0_.scratch_bytes(n_res, relu_epilogue()),
                 act_1_.scratch_bytes(n_res, relu_epilogue()), logits_.scratch_bytes(n_res)});
-  return floats(n_res * c_s_) + 2 * floats(n_res * c_hidden_) + linears;
+  return f32_bytes(n_res * c_s_) + 2 * f32_bytes(n_res * c_hidden_) + linears;
 }
 
 }  // namespace cpufold

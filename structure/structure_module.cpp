@@ -15,10 +15,6 @@ namespace {
 
 constexpr std::int64_t kGroups = kNumRigidGroups;
 
-std::size_t floats(std::int64_t n) {
-  return align_up(static_cast<std::size_t>(n) * sizeof(float));
-}
-
 void check_shape(const Tensor& t, const Shape& shape, const char* what) {
   if (t.dtype() != DType::f32 || !(t.shape() == shape) || !t.is_contiguous()) {
     throw InternalError(std::string("StructureModule ") + what + " must be contiguous f32" +
@@ -60,9 +56,9 @@ StructureModuleOutputs StructureModuleOutputs::allocate(Arena& arena, const Mode
 std::size_t StructureModuleOutputs::bytes(const ModelConfig& config, std::int64_t n_res) {
   const OutputShapes s =
       output_shapes(config.n_structure_layers, n_res, config.n_torsions, config.c_s);
-  return floats(s.frames.numel()) + floats(s.sidechain_frames.numel()) +
-         2 * floats(s.angles.numel()) + floats(s.positions.numel()) + floats(s.states.numel()) +
-         floats(s.single.numel());
+  return f32_bytes(s.frames.numel()) + f32_bytes(s.sidechain_frames.numel()) +
+         2 * f32_bytes(s.angles.numel()) + f32_bytes(s.positions.numel()) +
+         f32_bytes(s.states.numel()) + f32_bytes(s.single.numel());
 }
 
 StructureModule::StructureModule(const WeightStore& store, const ModelConfig& config)
@@ -208,7 +204,7 @@ std::size_t StructureModule::scratch_bytes(std::int64_t n_res, std::int64_t chun
   LinearEpilogue accumulate;
   accumulate.accumulate = true;
   const std::size_t persistent =
-      4 * floats(n_res * c_s_) + floats(n_res * c_resnet_) + floats(n_res * 7);
+      4 * f32_bytes(n_res * c_s_) + f32_bytes(n_res * c_resnet_) + f32_bytes(n_res * 7);
   const std::size_t step = std::max(
       {initial_projection_.scratch_bytes(n_res), angle_resnet_.scratch_bytes(n_res),
        ipa_.scratch_bytes(n_res, chunk, /*pair_norm=*/true, /*accumulate=*/true),
