@@ -43,6 +43,7 @@ std::vector<SequenceRecord> parse_fasta(std::string_view text, const std::string
       std::size_t split = 0;
       while (split < header.size() && !is_space(header[split])) ++split;
       SequenceRecord record;
+      record.header = std::string(header);
       record.id = std::string(header.substr(0, split));
       record.description = std::string(trim(header.substr(split)));
       record.line = line_no;

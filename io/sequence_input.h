@@ -14,6 +14,7 @@ namespace cpufold {
 inline constexpr std::size_t kDefaultMaxQueryLength = 10000;
 
 struct SequenceRecord {
+  std::string header;       // the whole header line after '>', trimmed
   std::string id;           // header up to the first whitespace
   std::string description;  // rest of the header, trimmed
   std::string sequence;     // uppercase, whitespace and a final '*' removed

@@ -68,16 +68,13 @@ void name_unnamed(PredictJob& job) {
 }
 
 void add_fasta(const fs::path& file, bool one_job_per_file, std::size_t max_length, JobList& out) {
-  std::string text;
   std::vector<SequenceRecord> records;
   try {
-    text = read_input_text(file);
-    records = parse_fasta(text, file.string());
+    records = parse_fasta(read_input_text(file), file.string());
   } catch (const InputError& e) {
     out.jobs.push_back(failed_file(file, e.what()));
     return;
   }
-  const std::vector<std::string_view> lines = split_lines(text);
   if (one_job_per_file && records.size() > 1) {
     out.warnings.push_back(file.string() + ": " + std::to_string(records.size() - 1) +
                            " more record(s) ignored: a FASTA file in an input directory is one "
@@ -93,8 +90,7 @@ void add_fasta(const fs::path& file, bool one_job_per_file, std::size_t max_leng
       job.name = job_name(file.stem().string());
     } else {
       // ColabFold names the job after the whole header line, not only its first word.
-      const std::string_view header = trim(trim(lines[record.line - 1]).substr(1));
-      job.name = job_name(std::string(header));
+      job.name = job_name(record.header);
     }
     check_query(job, record.id, max_length);
     name_unnamed(job);

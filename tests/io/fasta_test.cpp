@@ -30,10 +30,11 @@ std::string at(const ScratchDir& dir, int line) {
 
 TEST(FastaTest, ReadsWrappedMultiRecordFile) {
   ScratchDir dir;
-  const auto records = read_text(dir, ">q1 first query\nMKTA\nYIAK\n\n>q2\nGGS\n");
+  const auto records = read_text(dir, ">q1 first  query \nMKTA\nYIAK\n\n>q2\nGGS\n");
   ASSERT_EQ(records.size(), 2u);
+  EXPECT_EQ(records[0].header, "q1 first  query");
   EXPECT_EQ(records[0].id, "q1");
-  EXPECT_EQ(records[0].description, "first query");
+  EXPECT_EQ(records[0].description, "first  query");
   EXPECT_EQ(records[0].sequence, "MKTAYIAK");
   EXPECT_EQ(records[0].line, 1u);
   EXPECT_EQ(records[1].id, "q2");
