@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Configures and builds cpufold in build/ (Release unless CPUFOLD_BUILD_TYPE says otherwise;
 # extra CMake arguments in CPUFOLD_CMAKE_ARGS). A second run reuses the build.
+#   scripts/build.sh [--configure-only]
 set -euo pipefail
+configure_only=0
+[ "${1:-}" = "--configure-only" ] && configure_only=1
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${CPUFOLD_BUILD_DIR:-$root/build}"
 cache="$build/CMakeCache.txt"
@@ -25,5 +28,6 @@ if ! cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE="${CPUFOLD_BUILD_TYPE:-Rele
   echo "build: CMake configure failed (log above); run scripts/setup.sh as root to install the dependencies" >&2
   exit 1
 fi
+[ "$configure_only" -eq 1 ] && exit 0
 # Hide progress lines; pipefail keeps the build's own exit status.
 cmake --build "$build" -j "$(nproc)" 2>&1 | { grep -vE '^\[ *[0-9]+%\]|^-- ' || true; }
