@@ -8,6 +8,7 @@
 
 #include "memory/error.h"
 #include "pipeline/cli.h"
+#include "pipeline/colabfold_options.h"
 #include "pipeline/predict.h"
 
 namespace cpufold {
@@ -121,7 +122,9 @@ void add_predict_command(CLI::App& app) {
     std::string sort_queries_by = "length";
     std::string data;
     std::int64_t max_seq = 0, max_extra_seq = -1;
+    std::string max_msa, skip_output;
     bool quiet = false;
+    ColabfoldValues colabfold;
   };
   auto args = std::make_shared<Args>();
   PredictOptions& o = args->options;
@@ -175,12 +178,47 @@ void add_predict_command(CLI::App& app) {
                   "(default 0: no slicing)");
   cmd->add_flag("--overwrite-existing-results", o.overwrite_existing_results,
                 "redo jobs whose JOB.done.txt exists (default: skip them)");
-  cmd->add_option("--sort-queries-by", args->sort_queries_by, "none or length (shortest first)")
+  cmd->add_option("--sort-queries-by", args->sort_queries_by,
+                  "none, length (shortest first), msa_depth (deepest own A3M first) or random "
+                  "(shuffled with --random-seed)")
       ->default_val("length");
+  cmd->add_option("--max-msa", args->max_msa,
+                  "MAX_SEQ:MAX_EXTRA_SEQ, e.g. 512:1024; overrides --max-seq and --max-extra-seq");
+  cmd->add_option("--stop-at-score", o.stop_at_score,
+                  "stop recycling, and skip the job's remaining models and seeds, once a "
+                  "prediction's ranking score (mean pLDDT, or 100 x pTM with --rank ptm) "
+                  "exceeds this")
+      ->default_val(100);
+  cmd->add_option("--jobname-prefix", o.jobname_prefix,
+                  "name the jobs PREFIX_0, PREFIX_1, ... in run order instead of by their headers");
+  cmd->add_flag("--save-all", o.save_all,
+                "write every model output to JOB_all_rank_K_TAG.h5 (HDF5; ColabFold writes a "
+                "pickle)");
+  cmd->add_flag("--save-recycles", o.save_recycles,
+                "write the structure of every recycle, JOB_unrelaxed_rank_K_TAG.rR.pdb");
+  cmd->add_option("--skip-output", args->skip_output,
+                  "comma-separated outputs not to write: msa (JOB.a3m), plots (PNG), pae_json");
+  cmd->add_flag("--zip", o.zip,
+                "put each job's files into JOB.result.zip and delete them (the zip marks the job "
+                "done)");
   cmd->add_flag("--quiet", args->quiet, "no progress on stderr (log.txt still has it)");
+  // Every other colabfold_batch option: accepted, or refused before any work.
+  add_colabfold_options(*cmd, args->colabfold);
 
   cmd->callback([args] {
     PredictOptions& o = args->options;
+    refuse_unsupported(args->colabfold);
+    refuse_unsupported_value("--model-type", args->model_type);
+    refuse_unsupported_value("--rank", args->rank);
+    if (!args->max_msa.empty()) {
+      const MaxMsa m = parse_max_msa(args->max_msa);
+      args->max_seq = m.max_seq;
+      args->max_extra_seq = m.max_extra_seq;
+    }
+    const SkipOutputs skip = parse_skip_output(args->skip_output);
+    o.skip_msa = skip.msa;
+    o.skip_plots = skip.plots;
+    o.skip_pae_json = skip.pae_json;
     if (o.threads > 0) omp_set_num_threads(o.threads);
     o.model_order = parse_model_order(args->model_order);
     o.model_type = parse_model_type(args->model_type);

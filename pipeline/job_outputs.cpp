@@ -6,6 +6,7 @@
 #include <set>
 
 #include "io/atomic_file.h"
+#include "io/zip_writer.h"
 #include "pipeline/plots.h"
 #include "pipeline/scores_json.h"
 #include "pipeline/structure_files.h"
@@ -73,25 +74,44 @@ RenderedPrediction render_prediction(const Prediction& p, const RawFeatures& raw
   return r;
 }
 
+fs::path unranked_all_h5(const fs::path& dir, const std::string& job, const std::string& tag) {
+  return dir / (job + "_all_" + tag + ".h5");
+}
+
+fs::path result_zip(const fs::path& dir, const std::string& job) {
+  return dir / (job + ".result.zip");
+}
+
 fs::path done_marker(const fs::path& dir, const std::string& job) {
   return dir / (job + ".done.txt");
 }
 
 std::vector<std::string> write_job_outputs(const fs::path& dir, const std::string& job,
-                                           const std::vector<RenderedPrediction>& ranked) {
+                                           const std::vector<RenderedPrediction>& ranked,
+                                           const JobExtras& extras) {
   std::vector<std::string> written;
   auto write = [&](const std::string& name, const std::string& bytes) {
     write_file_atomically(dir / name, bytes);
     written.push_back(name);
   };
+  if (!extras.a3m.empty()) write(job + ".a3m", extras.a3m);
+  if (!extras.coverage_png.empty()) write(job + "_coverage.png", extras.coverage_png);
   for (std::size_t k = 0; k < ranked.size(); ++k) {
     const RenderedPrediction& r = ranked[k];
     const std::string tag = rank_tag(k + 1) + "_" + r.tag;
     write(job + "_unrelaxed_" + tag + ".pdb", r.pdb);
     write(job + "_unrelaxed_" + tag + ".cif", r.cif);
     write(job + "_scores_" + tag + ".json", r.scores);
+    for (std::size_t i = 0; i < r.recycle_pdbs.size(); ++i) {
+      write(job + "_unrelaxed_" + tag + ".r" + std::to_string(i) + ".pdb", r.recycle_pdbs[i]);
+    }
+    if (!r.all_h5.empty()) {
+      const std::string name = job + "_all_" + tag + ".h5";
+      fs::rename(r.all_h5, dir / name);
+      written.push_back(name);
+    }
   }
-  if (ranked.front().has_pae) {
+  if (ranked.front().has_pae && extras.pae_json) {
     write(job + "_predicted_aligned_error_v1.json", ranked.front().pae_v1);
   }
   // Plots of the top 5, as ColabFold draws them.
@@ -110,8 +130,22 @@ std::vector<std::string> write_job_outputs(const fs::path& dir, const std::strin
     }
   }
   const std::string title = job + " (" + std::to_string(ranked.front().plddt.size()) + " aa)";
-  write(job + "_plddt.png", plddt_plot_png(title, curves));
-  if (!matrices.empty()) write(job + "_pae.png", pae_plot_png(title, matrices));
+  if (extras.plots) {
+    write(job + "_plddt.png", plddt_plot_png(title, curves));
+    if (!matrices.empty()) write(job + "_pae.png", pae_plot_png(title, matrices));
+  }
+
+  if (extras.zip) {
+    std::vector<fs::path> files;
+    for (const std::string& name : written) files.push_back(dir / name);
+    for (const char* batch_file : {"cite.bibtex", "config.json"}) {
+      if (fs::exists(dir / batch_file)) files.push_back(dir / batch_file);
+    }
+    write_zip_atomically(result_zip(dir, job), files);
+    for (const std::string& name : written) fs::remove(dir / name);
+    written = {result_zip(dir, job).filename().string()};
+    return written;
+  }
 
   std::string marker =
       "cpufold predict " + std::string(CPUFOLD_VERSION) + ": " + job + " done; files:\n";
@@ -122,15 +156,21 @@ std::vector<std::string> write_job_outputs(const fs::path& dir, const std::strin
 }
 
 void remove_job_outputs(const fs::path& dir, const std::string& job) {
-  const std::string ranked[] = {job + "_unrelaxed_rank_", job + "_scores_rank_"};
+  const std::string ranked[] = {job + "_unrelaxed_rank_", job + "_scores_rank_",
+                                job + "_all_rank_"};
   const std::set<std::string> single = {job + "_predicted_aligned_error_v1.json",
-                                        job + "_plddt.png", job + "_pae.png"};
+                                        job + "_plddt.png", job + "_pae.png", job + "_coverage.png",
+                                        result_zip(dir, job).filename().string()};
+  // {job}.a3m is never removed: it may be this job's own input MSA (ColabFold's results
+  // directory reused as --msa-dir); writing it again replaces it atomically.
+  const std::string unranked_h5 = job + "_all_";
   std::error_code ec;
   // The marker first: killed half-way, the job is not done, whatever remains.
   fs::remove(done_marker(dir, job), ec);
   for (const fs::directory_entry& entry : fs::directory_iterator(dir, ec)) {
     const std::string name = entry.path().filename().string();
-    bool match = single.count(name) > 0;
+    bool match = single.count(name) > 0 || (name.rfind(unranked_h5, 0) == 0 && name.size() > 3 &&
+                                            name.compare(name.size() - 3, 3, ".h5") == 0);
     for (const std::string& prefix : ranked) {
       if (name.rfind(prefix, 0) == 0 && name.size() > prefix.size() &&
           std::isdigit(static_cast<unsigned char>(name[prefix.size()]))) {

@@ -112,7 +112,20 @@ Prediction ModelRunner::run(const FeatureSource& source, const RunOptions& o) co
       std::to_string(d.n_extra) + " extra rows, " + std::to_string(d.n_templ) +
       " templates; memory planned: " + std::to_string(p.planned_bytes >> 20) + " MiB");
 
-  double t_features = 0, t_trunk = 0, t_structure = 0;
+  // Outputs are views of the trunk state: they hold the latest iteration's values.
+  p.msa = state.msa.slice(0, 0, d.n_seq);
+  p.msa_first_row = state.msa_first_row;
+  p.pair = state.pair;
+  p.single = state.single;
+  const auto run_heads = [&] {
+    copy_tensor(p.sm.positions.select(0, layers - 1), p.final_atom14_positions);
+    copy_tensor(p.sm.frames.select(0, layers - 1), p.final_affine_tensor);
+    split_frames(p.final_affine_tensor, p.final_rot_mats, p.final_trans);
+    heads_->forward(p, in.seq_mask, RunContext{&scratch, o.chunk, o.tracer, 0});
+  };
+  bool heads_current = false;  // the heads have seen the latest iteration
+
+  double t_features = 0, t_trunk = 0, t_structure = 0, t_heads = 0;
   for (std::int64_t k = 0; k <= o.recycles; ++k) {
     if (k > 0) {
       const auto t = Clock::now();
@@ -140,6 +153,17 @@ Prediction ModelRunner::run(const FeatureSource& source, const RunOptions& o) co
                   static_cast<long long>(k + 1), static_cast<long long>(o.recycles + 1), trunk_s,
                   seconds_since(t));
     std::string line = msg;
+    heads_current = false;
+    if (o.after_iteration) {
+      t = Clock::now();
+      run_heads();
+      heads_current = true;
+      t_heads += seconds_since(t);
+      if (o.after_iteration(p, k)) {
+        say(line + ": score reached, recycling stops");
+        break;
+      }
+    }
     if (k > 0 && o.early_stop_tolerance > 0) {
       const double change = ca_distance_change(ca_prev, p.final_atom_positions);
       std::snprintf(msg, sizeof msg, ", CA distance change %.3f A", change);
@@ -154,16 +178,11 @@ Prediction ModelRunner::run(const FeatureSource& source, const RunOptions& o) co
   }
 
   // Outputs of the last iteration.
-  p.msa = state.msa.slice(0, 0, d.n_seq);
-  p.msa_first_row = state.msa_first_row;
-  p.pair = state.pair;
-  p.single = state.single;
-  copy_tensor(p.sm.positions.select(0, layers - 1), p.final_atom14_positions);
-  copy_tensor(p.sm.frames.select(0, layers - 1), p.final_affine_tensor);
-  split_frames(p.final_affine_tensor, p.final_rot_mats, p.final_trans);
-  auto t = Clock::now();
-  heads_->forward(p, in.seq_mask, RunContext{&scratch, o.chunk, o.tracer, 0});
-  const double t_heads = seconds_since(t);
+  if (!heads_current) {
+    const auto t = Clock::now();
+    run_heads();
+    t_heads += seconds_since(t);
+  }
 
   p.timings = {{"features", t_features},
                {"trunk", t_trunk},

@@ -14,6 +14,7 @@
 namespace cpufold {
 
 class PredictionHeads;
+struct Prediction;
 
 // Where the processed features of each recycling iteration come from (AF2 resamples the
 // MSA per iteration).
@@ -32,6 +33,10 @@ struct RunOptions {
   Tracer* tracer = nullptr;
   // One plain line per stage (sizes and plan, each iteration's times); callers add context.
   std::function<void(const std::string&)> progress;
+  // When set, the heads run after every iteration (not only the last) and this sees that
+  // iteration's outputs (0-based); returning true stops recycling there (ColabFold's
+  // --stop-at-score, --save-recycles).
+  std::function<bool(const Prediction&, std::int64_t iteration)> after_iteration;
 };
 
 struct StageTime {

@@ -38,6 +38,13 @@ struct PredictOptions {
   int threads = 0;  // recorded in config.json (the caller sets OpenMP)
   bool overwrite_existing_results = false;
   QueryOrder sort_queries_by = QueryOrder::length;
+  // colabfold_batch output options (pipeline/colabfold_options.h).
+  double stop_at_score = 100;  // skip the rest of a job once its ranking score exceeds this
+  std::string jobname_prefix;  // non-empty: jobs are PREFIX_0, PREFIX_1, ... in run order
+  bool save_all = false;       // every model output in JOB_all_rank_K_TAG.h5
+  bool save_recycles = false;  // JOB_unrelaxed_rank_K_TAG.rR.pdb per recycle
+  bool zip = false;            // JOB.result.zip instead of the job's files
+  bool skip_msa = false, skip_plots = false, skip_pae_json = false;  // --skip-output
   std::function<void(const std::string&)> progress;  // one line per call; may be empty
 };
 
