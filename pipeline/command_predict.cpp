@@ -70,13 +70,26 @@ OUTPUT_DIR (per job JOB, K = rank 001.., M = model, SSS = seed)
   JOB_scores_rank_K_alphafold2_ptm_model_M_seed_SSS.json     plddt, pae, max_pae, ptm
   JOB_predicted_aligned_error_v1.json   rank 1, AlphaFold DB format (ptm models)
   JOB_plddt.png, JOB_pae.png            plots of the top 5 ranks
+  JOB_coverage.png                      MSA coverage, rows coloured by identity
+  JOB.a3m                               the MSA the job used
   JOB.done.txt                          written last: the job is complete
-  config.json (options used), log.txt (progress, appended), timings.json
-  (seconds per job, model and stage; peak memory).
+  config.json (options used), cite.bibtex (AlphaFold2, ColabFold), log.txt
+  (progress, appended), timings.json (seconds per job, model and stage; peak
+  memory). With --save-recycles also JOB_unrelaxed_rank_K_..._seed_SSS.rR.pdb
+  per recycle R; with --save-all JOB_all_rank_K_..._seed_SSS.h5 (every model
+  output, HDF5); with --zip only JOB.result.zip, which then marks the job done.
   Rank 1 has the highest mean pLDDT (--rank plddt, the default) or pTM
   (--rank ptm). Every file is written to a temporary name and renamed, so a
   killed run leaves no half-written file; a rerun skips jobs whose .done.txt
   exists (unless --overwrite-existing-results) and redoes the others.
+
+COLABFOLD_BATCH OPTIONS
+  Every colabfold_batch option is accepted. Those cpufold cannot honour yet
+  (--templates, --amber, --msa-mode mmseqs2_*, multimer model types,
+  --num-ensemble > 1, --use-dropout, ...) stop the run before any work with
+  exit status 2 and what to do instead; options for GPUs, the MSA server,
+  complexes or relaxation settings are accepted and have no effect. README's
+  table lists each option and its status.
 
 EXIT STATUS
   0  every job done or skipped
