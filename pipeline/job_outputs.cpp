@@ -29,6 +29,19 @@ std::vector<float> copy_floats(const Tensor& t) {
   return v;
 }
 
+StructureOutput structure_of(const Prediction& p, const RawFeatures& raw, const std::string& job,
+                             const std::string& tag) {
+  StructureOutput s;
+  s.name = job;
+  s.model_name = tag;
+  s.aatype = raw.aatype;
+  s.residue_index = raw.residue_index;
+  s.atom_positions = p.final_atom_positions;
+  s.atom_mask = p.final_atom_mask;
+  s.plddt = p.plddt;
+  return s;
+}
+
 }  // namespace
 
 std::string seed_tag(std::uint64_t seed) {
@@ -60,18 +73,16 @@ RenderedPrediction render_prediction(const Prediction& p, const RawFeatures& raw
     r.pae = copy_floats(p.predicted_aligned_error);
     r.pae_v1 = pae_v1_json(p);
   }
-  StructureOutput s;
-  s.name = job;
-  s.model_name = r.tag;
-  s.aatype = raw.aatype;
-  s.residue_index = raw.residue_index;
-  s.atom_positions = p.final_atom_positions;
-  s.atom_mask = p.final_atom_mask;
-  s.plddt = p.plddt;
+  const StructureOutput s = structure_of(p, raw, job, r.tag);
   r.pdb = to_pdb(s);
   r.cif = to_mmcif(s);
   r.scores = scores_json(p);
   return r;
+}
+
+std::string render_pdb(const Prediction& p, const RawFeatures& raw, const std::string& job,
+                       const std::string& tag) {
+  return to_pdb(structure_of(p, raw, job, tag));
 }
 
 fs::path unranked_all_h5(const fs::path& dir, const std::string& job, const std::string& tag) {

@@ -54,6 +54,10 @@ RenderedPrediction render_prediction(const Prediction& p, const RawFeatures& raw
                                      const std::string& job, const std::string& model_type,
                                      int model_number, std::uint64_t seed);
 
+// Only the PDB text of `p` (--save-recycles: one per recycle).
+std::string render_pdb(const Prediction& p, const RawFeatures& raw, const std::string& job,
+                       const std::string& tag);
+
 // Writes every file of `job` into `dir`, `ranked` best first, each atomically, and
 // {job}.done.txt last (listing them), so a job is done only once all of it is on disk.
 // Returns the file names written, the marker (or the zip) last.

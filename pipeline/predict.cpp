@@ -350,10 +350,7 @@ class BatchRunner {
       // ColabFold checks its ranking score after every recycle (and saves each structure).
       run.after_iteration = [&](const Prediction& now, std::int64_t) {
         if (o_.save_recycles) {
-          recycle_pdbs.push_back(render_prediction(now, raw, job.name,
-                                                   model_type_name(o_.model_type), model_number,
-                                                   seed)
-                                     .pdb);
+          recycle_pdbs.push_back(render_pdb(now, raw, job.name, tag));
         }
         return ranking_score(now) > o_.stop_at_score;
       };
