@@ -107,12 +107,14 @@ constexpr ColabfoldOption kOptions[] = {
      "the structure of every recycle, JOB_unrelaxed_rank_K_TAG.rR.pdb (R = 0..), pLDDT of "
      "that recycle as B-factor",
      ""},
-    {"--save-single-representations", true, S::unsupported, "", "yes", "",
-     "cpufold does not write representations as .npy yet: use --save-all (HDF5 with "
-     "outputs/single and outputs/pair)"},
-    {"--save-pair-representations", true, S::unsupported, "", "yes", "",
-     "cpufold does not write representations as .npy yet: use --save-all (HDF5 with "
-     "outputs/single and outputs/pair)"},
+    {"--save-single-representations", true, S::implemented, "", "",
+     "JOB_single_repr_rank_K_TAG.npy: the MSA representation's first row [N_res, c_m] (what "
+     "ColabFold saves as single), f32 where ColabFold writes f16",
+     ""},
+    {"--save-pair-representations", true, S::implemented, "", "",
+     "JOB_pair_repr_rank_K_TAG.npy: the pair representation [N_res, N_res, c_z], f32 where "
+     "ColabFold writes f16",
+     ""},
     {"--skip-output", false, S::implemented, "msa,plots", "",
      "comma-separated msa, plots, pae_json: JOB.a3m, the PNG plots, "
      "JOB_predicted_aligned_error_v1.json are not written",

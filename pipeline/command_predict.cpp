@@ -209,6 +209,12 @@ void add_predict_command(CLI::App& app) {
                 "pickle)");
   cmd->add_flag("--save-recycles", o.save_recycles,
                 "write the structure of every recycle, JOB_unrelaxed_rank_K_TAG.rR.pdb");
+  cmd->add_flag("--save-single-representations", o.save_single_representations,
+                "write the single representation (the MSA's first row, [N_res, c_m]) to "
+                "JOB_single_repr_rank_K_TAG.npy (f32)");
+  cmd->add_flag("--save-pair-representations", o.save_pair_representations,
+                "write the pair representation ([N_res, N_res, c_z]) to "
+                "JOB_pair_repr_rank_K_TAG.npy (f32)");
   cmd->add_option("--skip-output", args->skip_output,
                   "comma-separated outputs not to write: msa (JOB.a3m), plots (PNG), pae_json");
   cmd->add_flag("--zip", o.zip,

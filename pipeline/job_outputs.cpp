@@ -85,8 +85,9 @@ std::string render_pdb(const Prediction& p, const RawFeatures& raw, const std::s
   return to_pdb(structure_of(p, raw, job, tag));
 }
 
-fs::path unranked_all_h5(const fs::path& dir, const std::string& job, const std::string& tag) {
-  return dir / (job + "_all_" + tag + ".h5");
+fs::path unranked_path(const fs::path& dir, const std::string& job, const std::string& kind,
+                       const std::string& tag, const std::string& ext) {
+  return dir / (job + "_" + kind + "_" + tag + ext);
 }
 
 fs::path result_zip(const fs::path& dir, const std::string& job) {
@@ -116,9 +117,9 @@ std::vector<std::string> write_job_outputs(const fs::path& dir, const std::strin
     for (std::size_t i = 0; i < r.recycle_pdbs.size(); ++i) {
       write(job + "_unrelaxed_" + tag + ".r" + std::to_string(i) + ".pdb", r.recycle_pdbs[i]);
     }
-    if (!r.all_h5.empty()) {
-      const std::string name = job + "_all_" + tag + ".h5";
-      fs::rename(r.all_h5, dir / name);
+    for (const RenderedPrediction::Unranked& u : r.unranked) {
+      const std::string name = job + "_" + u.kind + "_" + tag + u.ext;
+      fs::rename(unranked_path(dir, job, u.kind, r.tag, u.ext), dir / name);
       written.push_back(name);
     }
   }
@@ -167,21 +168,26 @@ std::vector<std::string> write_job_outputs(const fs::path& dir, const std::strin
 }
 
 void remove_job_outputs(const fs::path& dir, const std::string& job) {
-  const std::string ranked[] = {job + "_unrelaxed_rank_", job + "_scores_rank_",
-                                job + "_all_rank_"};
+  const std::string ranked[] = {job + "_unrelaxed_rank_", job + "_scores_rank_", job + "_all_rank_",
+                                job + "_single_repr_rank_", job + "_pair_repr_rank_"};
   const std::set<std::string> single = {job + "_predicted_aligned_error_v1.json",
                                         job + "_plddt.png", job + "_pae.png", job + "_coverage.png",
                                         result_zip(dir, job).filename().string()};
+  // Left unranked by a run killed before its job was written.
+  const std::pair<std::string, std::string> unranked[] = {
+      {job + "_all_", ".h5"}, {job + "_single_repr_", ".npy"}, {job + "_pair_repr_", ".npy"}};
   // {job}.a3m is never removed: it may be this job's own input MSA (ColabFold's results
   // directory reused as --msa-dir); writing it again replaces it atomically.
-  const std::string unranked_h5 = job + "_all_";
   std::error_code ec;
   // The marker first: killed half-way, the job is not done, whatever remains.
   fs::remove(done_marker(dir, job), ec);
   for (const fs::directory_entry& entry : fs::directory_iterator(dir, ec)) {
     const std::string name = entry.path().filename().string();
-    bool match = single.count(name) > 0 || (name.rfind(unranked_h5, 0) == 0 && name.size() > 3 &&
-                                            name.compare(name.size() - 3, 3, ".h5") == 0);
+    bool match = single.count(name) > 0;
+    for (const auto& [prefix, ext] : unranked) {
+      match = match || (name.rfind(prefix, 0) == 0 && name.size() > prefix.size() + ext.size() &&
+                        name.compare(name.size() - ext.size(), ext.size(), ext) == 0);
+    }
     for (const std::string& prefix : ranked) {
       if (name.rfind(prefix, 0) == 0 && name.size() > prefix.size() &&
           std::isdigit(static_cast<unsigned char>(name[prefix.size()]))) {

@@ -27,7 +27,12 @@ struct RenderedPrediction {
   std::vector<float> plddt, pae;          // [n_res], [n_res * n_res] (for the plots)
   double score = 0;                       // the ranking metric, set by the caller
   std::vector<std::string> recycle_pdbs;  // --save-recycles: the structure after each iteration
-  std::filesystem::path all_h5;           // --save-all: written unranked, renamed by rank
+  // Written while the model ran, under unranked_path(), renamed by rank: "all" (.h5,
+  // --save-all), "single_repr" and "pair_repr" (.npy, --save-*-representations).
+  struct Unranked {
+    std::string kind, ext;
+  };
+  std::vector<Unranked> unranked;
 };
 
 // The job's other files, and ColabFold's output switches.
@@ -41,9 +46,10 @@ struct JobExtras {
   bool zip = false;
 };
 
-// {job}_all_{tag}.h5 (unranked) and {job}_all_rank_00K_{tag}.h5.
-std::filesystem::path unranked_all_h5(const std::filesystem::path& dir, const std::string& job,
-                                      const std::string& tag);
+// {job}_{kind}_{tag}{ext}; once ranked {job}_{kind}_rank_00K_{tag}{ext}.
+std::filesystem::path unranked_path(const std::filesystem::path& dir, const std::string& job,
+                                    const std::string& kind, const std::string& tag,
+                                    const std::string& ext);
 std::filesystem::path result_zip(const std::filesystem::path& dir, const std::string& job);
 
 // "000" (ColabFold's seed_{seed:03d}) and "rank_001" (rank_{n:03d}, 1-based).

@@ -11,6 +11,7 @@
 #include <set>
 
 #include "io/atomic_file.h"
+#include "io/npy_writer.h"
 #include "memory/error.h"
 #include "memory/peak_tracker.h"
 #include "pipeline/batch_progress.h"
@@ -85,6 +86,8 @@ Json config_json(const PredictOptions& o, RankBy rank, std::size_t num_queries) 
   j["jobname_prefix"] = o.jobname_prefix.empty() ? Json(nullptr) : Json(o.jobname_prefix);
   j["save_all"] = o.save_all;
   j["save_recycles"] = o.save_recycles;
+  j["save_single_representations"] = o.save_single_representations;
+  j["save_pair_representations"] = o.save_pair_representations;
   j["zip"] = o.zip;
   j["chunk_size"] = o.chunk_size;
   j["threads"] = o.threads;
@@ -364,12 +367,23 @@ class BatchRunner {
     r.score = ranking_score(p);
     r.recycle_pdbs = std::move(recycle_pdbs);
     if (o_.save_all) {
-      r.all_h5 = unranked_all_h5(o_.output_dir, job.name, tag);
-      Hdf5TensorWriter out(r.all_h5);
+      Hdf5TensorWriter out(unranked_path(o_.output_dir, job.name, "all", tag, ".h5"));
       write_prediction_outputs(out, p);
       out.set_root_attribute("job", job.name);
       out.set_root_attribute("model", tag);
       out.commit();
+      r.unranked.push_back({"all", ".h5"});
+    }
+    // ColabFold's "single" representation is the MSA's first row (what recycling feeds back).
+    if (o_.save_single_representations) {
+      write_file_atomically(unranked_path(o_.output_dir, job.name, "single_repr", tag, ".npy"),
+                            npy_f32_bytes(p.msa_first_row));
+      r.unranked.push_back({"single_repr", ".npy"});
+    }
+    if (o_.save_pair_representations) {
+      write_file_atomically(unranked_path(o_.output_dir, job.name, "pair_repr", tag, ".npy"),
+                            npy_f32_bytes(p.pair));
+      r.unranked.push_back({"pair_repr", ".npy"});
     }
 
     std::string line = where + ": done in " + fixed(run_seconds, 1) + " s (" +

@@ -43,7 +43,9 @@ struct PredictOptions {
   std::string jobname_prefix;  // non-empty: jobs are PREFIX_0, PREFIX_1, ... in run order
   bool save_all = false;       // every model output in JOB_all_rank_K_TAG.h5
   bool save_recycles = false;  // JOB_unrelaxed_rank_K_TAG.rR.pdb per recycle
-  bool zip = false;            // JOB.result.zip instead of the job's files
+  bool save_single_representations = false;  // JOB_single_repr_rank_K_TAG.npy
+  bool save_pair_representations = false;    // JOB_pair_repr_rank_K_TAG.npy
+  bool zip = false;                          // JOB.result.zip instead of the job's files
   bool skip_msa = false, skip_plots = false, skip_pae_json = false;  // --skip-output
   std::function<void(const std::string&)> progress;  // one line per call; may be empty
 };

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "io/hdf5_tensor_file.h"
+#include "io/npy.h"
 #include "pipeline/colabfold_options.h"
 #include "tests/pipeline/predict_test_helpers.h"
 #include "tests/support/png_decode.h"
@@ -233,6 +234,28 @@ TEST(ColabfoldOptionsE2eTest, SaveAllWritesEveryOutputToHdf5PerPrediction) {
     EXPECT_TRUE(h5.has("outputs/predicted_aligned_error"));
   }
   EXPECT_EQ(testing::ranked_tags(dir / "out", "tautomerase").size(), 2u);
+}
+
+TEST(ColabfoldOptionsE2eTest, SaveRepresentationsWritesNpyPerPrediction) {
+  ScratchDir dir;
+  const fs::path a3m = testing::examples_dir() / "tautomerase.a3m";
+  const auto r = run_cpufold("predict " + quoted(a3m) + " " + quoted(dir / "out") + " " + fast() +
+                             " --save-single-representations --save-pair-representations");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const std::string tag = "rank_001_alphafold2_ptm_model_1_seed_000";
+  const std::int64_t n = static_cast<std::int64_t>(
+      read_json(dir / "out" / ("tautomerase_scores_" + tag + ".json"))["plddt"].size());
+  for (const char* kind : {"single_repr", "pair_repr"}) {
+    SCOPED_TRACE(kind);
+    const std::string bytes =
+        testing::read_file(dir / "out" / ("tautomerase_" + std::string(kind) + "_" + tag + ".npy"));
+    const NpyView npy =
+        parse_npy({reinterpret_cast<const std::byte*>(bytes.data()), bytes.size()}, kind);
+    EXPECT_EQ(npy.header.dtype, DType::f32);
+    ASSERT_EQ(npy.header.shape.rank(), std::string(kind) == "pair_repr" ? 3 : 2);
+    EXPECT_EQ(npy.header.shape[0], n);
+    if (std::string(kind) == "pair_repr") EXPECT_EQ(npy.header.shape[1], n);
+  }
 }
 
 TEST(ColabfoldOptionsE2eTest, ZipPacksTheJobAndMarksItDone) {
