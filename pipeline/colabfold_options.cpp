@@ -47,10 +47,10 @@ constexpr ColabfoldOption kOptions[] = {
     {"--num-recycle", false, S::implemented, "1", "", "recycling iterations (default 3)", ""},
     {"--recycle-early-stop-tolerance", false, S::implemented, "0.5", "",
      "stops recycling once the CA-CA distances change by less than this (RMS, Angstrom)", ""},
-    {"--num-ensemble", false, S::off_only, "1", "2",
-     "1 accepted (AF2's default for monomers: no ensembling)",
-     "cpufold does not run AF2's ensembling (several feature samples averaged per recycle) "
-     "yet: use --num-ensemble 1, and --num-seeds N for more samples"},
+    {"--num-ensemble", false, S::implemented, "2", "",
+     "AF2 ensembling: N trunk passes per recycle, each on its own MSA sample (sample r x N + "
+     "e), pair, single and first MSA row averaged, the MSA representation the first pass's",
+     ""},
     {"--num-seeds", false, S::implemented, "1", "", "seeds random_seed .. random_seed+N-1", ""},
     {"--random-seed", false, S::implemented, "0", "",
      "seed of the MSA sampling and masking (and of --sort-queries-by random)", ""},

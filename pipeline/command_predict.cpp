@@ -86,7 +86,7 @@ OUTPUT_DIR (per job JOB, K = rank 001.., M = model, SSS = seed)
 COLABFOLD_BATCH OPTIONS
   Every colabfold_batch option is accepted. Those cpufold cannot honour yet
   (--templates, --amber, --msa-mode mmseqs2_*, multimer model types,
-  --num-ensemble > 1, --use-dropout, ...) stop the run before any work with
+  --use-dropout, ...) stop the run before any work with
   exit status 2 and what to do instead; options for GPUs, the MSA server,
   complexes or relaxation settings are accepted and have no effect. README's
   table lists each option and its status.
@@ -171,6 +171,10 @@ void add_predict_command(CLI::App& app) {
   cmd->add_option("--recycle-early-stop-tolerance", o.recycle_early_stop_tolerance,
                   "stop recycling once the CA-CA distances change by less than this (RMS, "
                   "Angstrom); 0: off");
+  cmd->add_option("--num-ensemble", o.num_ensemble,
+                  "AF2 ensembling: trunk passes per recycle, each on its own MSA sample, "
+                  "representations averaged (costs N times the trunk)")
+      ->default_val(1);
   cmd->add_option("--num-seeds", o.num_seeds,
                   "seeds per model: random_seed .. random_seed + num_seeds - 1")
       ->default_val(1);

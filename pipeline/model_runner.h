@@ -29,6 +29,9 @@ struct RunOptions {
   // Stop recycling once the RMS change of the CA-CA distance matrix between two iterations
   // falls below this (Å); <= 0: never (AF2 monomer's default).
   double early_stop_tolerance = 0;
+  // AF2 ensembling (num_ensemble): trunk passes per iteration, each on its own feature sample
+  // (the source must hold (recycles + 1) * ensemble), pair / single / first MSA row averaged.
+  std::int64_t ensemble = 1;
   std::int64_t chunk = 0;
   Tracer* tracer = nullptr;
   // One plain line per stage (sizes and plan, each iteration's times); callers add context.

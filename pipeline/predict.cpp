@@ -72,7 +72,7 @@ Json config_json(const PredictOptions& o, RankBy rank, std::size_t num_queries) 
   j["num_models"] = o.num_models;
   j["num_recycles"] = o.num_recycle;
   j["recycle_early_stop_tolerance"] = o.recycle_early_stop_tolerance;
-  j["num_ensemble"] = 1;
+  j["num_ensemble"] = o.num_ensemble;
   j["model_order"] = o.model_order;
   j["keep_existing_results"] = !o.overwrite_existing_results;
   j["rank_by"] = rank == RankBy::ptm ? "ptm" : "plddt";
@@ -168,7 +168,7 @@ class BatchRunner {
 
   double units(const PredictJob& job) const {
     const double n = static_cast<double>(job.sequence.size());
-    return static_cast<double>(o_.num_recycle + 1) * n * n;
+    return static_cast<double>((o_.num_recycle + 1) * o_.num_ensemble) * n * n;
   }
 
   fs::path done_marker(const PredictJob& job) const {
@@ -341,6 +341,7 @@ class BatchRunner {
 
     RunOptions run;
     run.recycles = o_.num_recycle;
+    run.ensemble = o_.num_ensemble;
     run.early_stop_tolerance = o_.recycle_early_stop_tolerance;
     run.chunk = o_.chunk_size;
     run.progress = [&](const std::string& message) {
@@ -358,7 +359,8 @@ class BatchRunner {
         return ranking_score(now) > o_.stop_at_score;
       };
     }
-    const Prediction p = loaded.runner->run(pipeline.source(o_.num_recycle + 1), run);
+    const Prediction p =
+        loaded.runner->run(pipeline.source((o_.num_recycle + 1) * o_.num_ensemble), run);
     const double run_seconds = seconds_since(run_start);
     estimate_.finished(run_units, run_seconds);
 
@@ -465,6 +467,7 @@ void check_options(const PredictOptions& o) {
   }
   if (o.num_recycle < 0) throw InputError("--num-recycle must be >= 0");
   if (o.num_seeds < 1) throw InputError("--num-seeds must be >= 1");
+  if (o.num_ensemble < 1) throw InputError("--num-ensemble must be >= 1");
   if (o.max_seq && *o.max_seq < 1) throw InputError("--max-seq must be >= 1 (the query row)");
   if (o.max_extra_seq && *o.max_extra_seq < 0) throw InputError("--max-extra-seq must be >= 0");
   if (o.chunk_size < 0) throw InputError("--chunk-size must be >= 0");

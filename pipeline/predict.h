@@ -29,6 +29,7 @@ struct PredictOptions {
   std::vector<int> model_order{1, 2, 3, 4, 5};  // the first num_models are run
   ModelType model_type = ModelType::alphafold2_ptm;
   std::int64_t num_recycle = 3;
+  std::int64_t num_ensemble = 1;            // AF2 ensembling: trunk passes per iteration, averaged
   double recycle_early_stop_tolerance = 0;  // Å of CA-distance change; <= 0: off
   int num_seeds = 1;
   std::uint64_t random_seed = 0;  // seeds random_seed .. random_seed + num_seeds - 1

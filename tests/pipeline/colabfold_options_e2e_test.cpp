@@ -185,6 +185,22 @@ TEST(ColabfoldOptionsE2eTest, MaxMsaSetsClusterAndExtraRows) {
   EXPECT_EQ(run["n_extra"], 8);
 }
 
+TEST(ColabfoldOptionsE2eTest, NumEnsembleAveragesSeveralSamplesPerRecycle) {
+  ScratchDir dir;
+  const fs::path a3m = testing::examples_dir() / "tautomerase.a3m";
+  const std::string tag = "tautomerase_scores_rank_001_alphafold2_ptm_model_1_seed_000.json";
+  std::vector<json> plddt;
+  for (const char* n : {"1", "2"}) {
+    const fs::path out = dir / (std::string("e") + n);
+    const auto r = run_cpufold("predict " + quoted(a3m) + " " + quoted(out) + " " + fast() +
+                               " --num-ensemble " + n);
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_EQ(read_json(out / "config.json")["num_ensemble"], std::stoi(n));
+    plddt.push_back(read_json(out / tag)["plddt"]);
+  }
+  EXPECT_NE(plddt[0], plddt[1]) << "the second ensemble member changed nothing";
+}
+
 TEST(ColabfoldOptionsE2eTest, StopAtScoreEndsRecyclingAndSkipsTheRemainingModels) {
   ScratchDir dir;
   const fs::path a3m = testing::examples_dir() / "tautomerase.a3m";
