@@ -8,6 +8,7 @@
 
 #include "memory/error.h"
 #include "pipeline/cli.h"
+#include "pipeline/colabfold_options.h"
 #include "pipeline/predict.h"
 
 namespace cpufold {
@@ -69,13 +70,26 @@ OUTPUT_DIR (per job JOB, K = rank 001.., M = model, SSS = seed)
   JOB_scores_rank_K_alphafold2_ptm_model_M_seed_SSS.json     plddt, pae, max_pae, ptm
   JOB_predicted_aligned_error_v1.json   rank 1, AlphaFold DB format (ptm models)
   JOB_plddt.png, JOB_pae.png            plots of the top 5 ranks
+  JOB_coverage.png                      MSA coverage, rows coloured by identity
+  JOB.a3m                               the MSA the job used
   JOB.done.txt                          written last: the job is complete
-  config.json (options used), log.txt (progress, appended), timings.json
-  (seconds per job, model and stage; peak memory).
+  config.json (options used), cite.bibtex (AlphaFold2, ColabFold), log.txt
+  (progress, appended), timings.json (seconds per job, model and stage; peak
+  memory). With --save-recycles also JOB_unrelaxed_rank_K_..._seed_SSS.rR.pdb
+  per recycle R; with --save-all JOB_all_rank_K_..._seed_SSS.h5 (every model
+  output, HDF5); with --zip only JOB.result.zip, which then marks the job done.
   Rank 1 has the highest mean pLDDT (--rank plddt, the default) or pTM
   (--rank ptm). Every file is written to a temporary name and renamed, so a
   killed run leaves no half-written file; a rerun skips jobs whose .done.txt
   exists (unless --overwrite-existing-results) and redoes the others.
+
+COLABFOLD_BATCH OPTIONS
+  Every colabfold_batch option is accepted. Those cpufold cannot honour yet
+  (--templates, --amber, --msa-mode mmseqs2_*, multimer model types,
+  --use-dropout, ...) stop the run before any work with
+  exit status 2 and what to do instead; options for GPUs, the MSA server,
+  complexes or relaxation settings are accepted and have no effect. README's
+  table lists each option and its status.
 
 EXIT STATUS
   0  every job done or skipped
@@ -121,7 +135,9 @@ void add_predict_command(CLI::App& app) {
     std::string sort_queries_by = "length";
     std::string data;
     std::int64_t max_seq = 0, max_extra_seq = -1;
+    std::string max_msa, skip_output;
     bool quiet = false;
+    ColabfoldValues colabfold;
   };
   auto args = std::make_shared<Args>();
   PredictOptions& o = args->options;
@@ -155,6 +171,10 @@ void add_predict_command(CLI::App& app) {
   cmd->add_option("--recycle-early-stop-tolerance", o.recycle_early_stop_tolerance,
                   "stop recycling once the CA-CA distances change by less than this (RMS, "
                   "Angstrom); 0: off");
+  cmd->add_option("--num-ensemble", o.num_ensemble,
+                  "AF2 ensembling: trunk passes per recycle, each on its own MSA sample, "
+                  "representations averaged (costs N times the trunk)")
+      ->default_val(1);
   cmd->add_option("--num-seeds", o.num_seeds,
                   "seeds per model: random_seed .. random_seed + num_seeds - 1")
       ->default_val(1);
@@ -175,12 +195,53 @@ void add_predict_command(CLI::App& app) {
                   "(default 0: no slicing)");
   cmd->add_flag("--overwrite-existing-results", o.overwrite_existing_results,
                 "redo jobs whose JOB.done.txt exists (default: skip them)");
-  cmd->add_option("--sort-queries-by", args->sort_queries_by, "none or length (shortest first)")
+  cmd->add_option("--sort-queries-by", args->sort_queries_by,
+                  "none, length (shortest first), msa_depth (deepest own A3M first) or random "
+                  "(shuffled with --random-seed)")
       ->default_val("length");
+  cmd->add_option("--max-msa", args->max_msa,
+                  "MAX_SEQ:MAX_EXTRA_SEQ, e.g. 512:1024; overrides --max-seq and --max-extra-seq");
+  cmd->add_option("--stop-at-score", o.stop_at_score,
+                  "stop recycling, and skip the job's remaining models and seeds, once a "
+                  "prediction's ranking score (mean pLDDT, or 100 x pTM with --rank ptm) "
+                  "exceeds this")
+      ->default_val(100);
+  cmd->add_option("--jobname-prefix", o.jobname_prefix,
+                  "name the jobs PREFIX_0, PREFIX_1, ... in run order instead of by their headers");
+  cmd->add_flag("--save-all", o.save_all,
+                "write every model output to JOB_all_rank_K_TAG.h5 (HDF5; ColabFold writes a "
+                "pickle)");
+  cmd->add_flag("--save-recycles", o.save_recycles,
+                "write the structure of every recycle, JOB_unrelaxed_rank_K_TAG.rR.pdb");
+  cmd->add_flag("--save-single-representations", o.save_single_representations,
+                "write the single representation (the MSA's first row, [N_res, c_m]) to "
+                "JOB_single_repr_rank_K_TAG.npy (f32)");
+  cmd->add_flag("--save-pair-representations", o.save_pair_representations,
+                "write the pair representation ([N_res, N_res, c_z]) to "
+                "JOB_pair_repr_rank_K_TAG.npy (f32)");
+  cmd->add_option("--skip-output", args->skip_output,
+                  "comma-separated outputs not to write: msa (JOB.a3m), plots (PNG), pae_json");
+  cmd->add_flag("--zip", o.zip,
+                "put each job's files into JOB.result.zip and delete them (the zip marks the job "
+                "done)");
   cmd->add_flag("--quiet", args->quiet, "no progress on stderr (log.txt still has it)");
+  // Every other colabfold_batch option: accepted, or refused before any work.
+  add_colabfold_options(*cmd, args->colabfold);
 
   cmd->callback([args] {
     PredictOptions& o = args->options;
+    refuse_unsupported(args->colabfold);
+    refuse_unsupported_value("--model-type", args->model_type);
+    refuse_unsupported_value("--rank", args->rank);
+    if (!args->max_msa.empty()) {
+      const MaxMsa m = parse_max_msa(args->max_msa);
+      args->max_seq = m.max_seq;
+      args->max_extra_seq = m.max_extra_seq;
+    }
+    const SkipOutputs skip = parse_skip_output(args->skip_output);
+    o.skip_msa = skip.msa;
+    o.skip_plots = skip.plots;
+    o.skip_pae_json = skip.pae_json;
     if (o.threads > 0) omp_set_num_threads(o.threads);
     o.model_order = parse_model_order(args->model_order);
     o.model_type = parse_model_type(args->model_type);

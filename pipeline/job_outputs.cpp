@@ -6,6 +6,7 @@
 #include <set>
 
 #include "io/atomic_file.h"
+#include "io/zip_writer.h"
 #include "pipeline/plots.h"
 #include "pipeline/scores_json.h"
 #include "pipeline/structure_files.h"
@@ -26,6 +27,19 @@ std::vector<float> copy_floats(const Tensor& t) {
     }
   }
   return v;
+}
+
+StructureOutput structure_of(const Prediction& p, const RawFeatures& raw, const std::string& job,
+                             const std::string& tag) {
+  StructureOutput s;
+  s.name = job;
+  s.model_name = tag;
+  s.aatype = raw.aatype;
+  s.residue_index = raw.residue_index;
+  s.atom_positions = p.final_atom_positions;
+  s.atom_mask = p.final_atom_mask;
+  s.plddt = p.plddt;
+  return s;
 }
 
 }  // namespace
@@ -59,18 +73,25 @@ RenderedPrediction render_prediction(const Prediction& p, const RawFeatures& raw
     r.pae = copy_floats(p.predicted_aligned_error);
     r.pae_v1 = pae_v1_json(p);
   }
-  StructureOutput s;
-  s.name = job;
-  s.model_name = r.tag;
-  s.aatype = raw.aatype;
-  s.residue_index = raw.residue_index;
-  s.atom_positions = p.final_atom_positions;
-  s.atom_mask = p.final_atom_mask;
-  s.plddt = p.plddt;
+  const StructureOutput s = structure_of(p, raw, job, r.tag);
   r.pdb = to_pdb(s);
   r.cif = to_mmcif(s);
   r.scores = scores_json(p);
   return r;
+}
+
+std::string render_pdb(const Prediction& p, const RawFeatures& raw, const std::string& job,
+                       const std::string& tag) {
+  return to_pdb(structure_of(p, raw, job, tag));
+}
+
+fs::path unranked_path(const fs::path& dir, const std::string& job, const std::string& kind,
+                       const std::string& tag, const std::string& ext) {
+  return dir / (job + "_" + kind + "_" + tag + ext);
+}
+
+fs::path result_zip(const fs::path& dir, const std::string& job) {
+  return dir / (job + ".result.zip");
 }
 
 fs::path done_marker(const fs::path& dir, const std::string& job) {
@@ -78,20 +99,31 @@ fs::path done_marker(const fs::path& dir, const std::string& job) {
 }
 
 std::vector<std::string> write_job_outputs(const fs::path& dir, const std::string& job,
-                                           const std::vector<RenderedPrediction>& ranked) {
+                                           const std::vector<RenderedPrediction>& ranked,
+                                           const JobExtras& extras) {
   std::vector<std::string> written;
   auto write = [&](const std::string& name, const std::string& bytes) {
     write_file_atomically(dir / name, bytes);
     written.push_back(name);
   };
+  if (!extras.a3m.empty()) write(job + ".a3m", extras.a3m);
+  if (!extras.coverage_png.empty()) write(job + "_coverage.png", extras.coverage_png);
   for (std::size_t k = 0; k < ranked.size(); ++k) {
     const RenderedPrediction& r = ranked[k];
     const std::string tag = rank_tag(k + 1) + "_" + r.tag;
     write(job + "_unrelaxed_" + tag + ".pdb", r.pdb);
     write(job + "_unrelaxed_" + tag + ".cif", r.cif);
     write(job + "_scores_" + tag + ".json", r.scores);
+    for (std::size_t i = 0; i < r.recycle_pdbs.size(); ++i) {
+      write(job + "_unrelaxed_" + tag + ".r" + std::to_string(i) + ".pdb", r.recycle_pdbs[i]);
+    }
+    for (const RenderedPrediction::Unranked& u : r.unranked) {
+      const std::string name = job + "_" + u.kind + "_" + tag + u.ext;
+      fs::rename(unranked_path(dir, job, u.kind, r.tag, u.ext), dir / name);
+      written.push_back(name);
+    }
   }
-  if (ranked.front().has_pae) {
+  if (ranked.front().has_pae && extras.pae_json) {
     write(job + "_predicted_aligned_error_v1.json", ranked.front().pae_v1);
   }
   // Plots of the top 5, as ColabFold draws them.
@@ -110,8 +142,22 @@ std::vector<std::string> write_job_outputs(const fs::path& dir, const std::strin
     }
   }
   const std::string title = job + " (" + std::to_string(ranked.front().plddt.size()) + " aa)";
-  write(job + "_plddt.png", plddt_plot_png(title, curves));
-  if (!matrices.empty()) write(job + "_pae.png", pae_plot_png(title, matrices));
+  if (extras.plots) {
+    write(job + "_plddt.png", plddt_plot_png(title, curves));
+    if (!matrices.empty()) write(job + "_pae.png", pae_plot_png(title, matrices));
+  }
+
+  if (extras.zip) {
+    std::vector<fs::path> files;
+    for (const std::string& name : written) files.push_back(dir / name);
+    for (const char* batch_file : {"cite.bibtex", "config.json"}) {
+      if (fs::exists(dir / batch_file)) files.push_back(dir / batch_file);
+    }
+    write_zip_atomically(result_zip(dir, job), files);
+    for (const std::string& name : written) fs::remove(dir / name);
+    written = {result_zip(dir, job).filename().string()};
+    return written;
+  }
 
   std::string marker =
       "cpufold predict " + std::string(CPUFOLD_VERSION) + ": " + job + " done; files:\n";
@@ -122,15 +168,26 @@ std::vector<std::string> write_job_outputs(const fs::path& dir, const std::strin
 }
 
 void remove_job_outputs(const fs::path& dir, const std::string& job) {
-  const std::string ranked[] = {job + "_unrelaxed_rank_", job + "_scores_rank_"};
+  const std::string ranked[] = {job + "_unrelaxed_rank_", job + "_scores_rank_", job + "_all_rank_",
+                                job + "_single_repr_rank_", job + "_pair_repr_rank_"};
   const std::set<std::string> single = {job + "_predicted_aligned_error_v1.json",
-                                        job + "_plddt.png", job + "_pae.png"};
+                                        job + "_plddt.png", job + "_pae.png", job + "_coverage.png",
+                                        result_zip(dir, job).filename().string()};
+  // Left unranked by a run killed before its job was written.
+  const std::pair<std::string, std::string> unranked[] = {
+      {job + "_all_", ".h5"}, {job + "_single_repr_", ".npy"}, {job + "_pair_repr_", ".npy"}};
+  // {job}.a3m is never removed: it may be this job's own input MSA (ColabFold's results
+  // directory reused as --msa-dir); writing it again replaces it atomically.
   std::error_code ec;
   // The marker first: killed half-way, the job is not done, whatever remains.
   fs::remove(done_marker(dir, job), ec);
   for (const fs::directory_entry& entry : fs::directory_iterator(dir, ec)) {
     const std::string name = entry.path().filename().string();
     bool match = single.count(name) > 0;
+    for (const auto& [prefix, ext] : unranked) {
+      match = match || (name.rfind(prefix, 0) == 0 && name.size() > prefix.size() + ext.size() &&
+                        name.compare(name.size() - ext.size(), ext.size(), ext) == 0);
+    }
     for (const std::string& prefix : ranked) {
       if (name.rfind(prefix, 0) == 0 && name.size() > prefix.size() &&
           std::isdigit(static_cast<unsigned char>(name[prefix.size()]))) {

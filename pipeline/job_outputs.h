@@ -23,10 +23,34 @@ struct RenderedPrediction {
   bool has_pae = false;
   double ptm = 0;
   float max_pae = 0;
-  std::string pdb, cif, scores, pae_v1;  // pae_v1 empty without a PAE head
-  std::vector<float> plddt, pae;         // [n_res], [n_res * n_res] (for the plots)
-  double score = 0;                      // the ranking metric, set by the caller
+  std::string pdb, cif, scores, pae_v1;   // pae_v1 empty without a PAE head
+  std::vector<float> plddt, pae;          // [n_res], [n_res * n_res] (for the plots)
+  double score = 0;                       // the ranking metric, set by the caller
+  std::vector<std::string> recycle_pdbs;  // --save-recycles: the structure after each iteration
+  // Written while the model ran, under unranked_path(), renamed by rank: "all" (.h5,
+  // --save-all), "single_repr" and "pair_repr" (.npy, --save-*-representations).
+  struct Unranked {
+    std::string kind, ext;
+  };
+  std::vector<Unranked> unranked;
 };
+
+// The job's other files, and ColabFold's output switches.
+struct JobExtras {
+  std::string a3m;           // {job}.a3m; empty: not written
+  std::string coverage_png;  // {job}_coverage.png; empty: not written
+  bool plots = true;         // {job}_plddt.png and {job}_pae.png
+  bool pae_json = true;      // {job}_predicted_aligned_error_v1.json
+  // Every file of the job (with copies of the batch's cite.bibtex and config.json) into
+  // {job}.result.zip, the originals deleted; the zip instead of {job}.done.txt marks it done.
+  bool zip = false;
+};
+
+// {job}_{kind}_{tag}{ext}; once ranked {job}_{kind}_rank_00K_{tag}{ext}.
+std::filesystem::path unranked_path(const std::filesystem::path& dir, const std::string& job,
+                                    const std::string& kind, const std::string& tag,
+                                    const std::string& ext);
+std::filesystem::path result_zip(const std::filesystem::path& dir, const std::string& job);
 
 // "000" (ColabFold's seed_{seed:03d}) and "rank_001" (rank_{n:03d}, 1-based).
 std::string seed_tag(std::uint64_t seed);
@@ -36,11 +60,16 @@ RenderedPrediction render_prediction(const Prediction& p, const RawFeatures& raw
                                      const std::string& job, const std::string& model_type,
                                      int model_number, std::uint64_t seed);
 
+// Only the PDB text of `p` (--save-recycles: one per recycle).
+std::string render_pdb(const Prediction& p, const RawFeatures& raw, const std::string& job,
+                       const std::string& tag);
+
 // Writes every file of `job` into `dir`, `ranked` best first, each atomically, and
 // {job}.done.txt last (listing them), so a job is done only once all of it is on disk.
-// Returns the file names written, the marker last.
+// Returns the file names written, the marker (or the zip) last.
 std::vector<std::string> write_job_outputs(const std::filesystem::path& dir, const std::string& job,
-                                           const std::vector<RenderedPrediction>& ranked);
+                                           const std::vector<RenderedPrediction>& ranked,
+                                           const JobExtras& extras = {});
 
 std::filesystem::path done_marker(const std::filesystem::path& dir, const std::string& job);
 

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <optional>
 
 #include "memory/peak_tracker.h"
 #include "memory/tensor_copy.h"
@@ -58,6 +59,67 @@ void split_frames(const Tensor& frames7, const Tensor& rot, const Tensor& trans)
   }
 }
 
+// The extra state of an ensembled iteration: the recycled inputs every member starts from, the
+// sums of the averaged representations and the first member's MSA representation.
+struct EnsembleBuffers {
+  Tensor prev_first_row, prev_pair, first_row, pair, single, msa;
+
+  static std::size_t bytes(const TrunkDims& d, const ModelConfig& c) {
+    return 2 * (f32_bytes({d.n_res, c.c_m}) + f32_bytes({d.n_res, d.n_res, c.c_z})) +
+           f32_bytes({d.n_res, c.c_s}) + f32_bytes({d.n_seq + d.n_templ, d.n_res, c.c_m});
+  }
+  static EnsembleBuffers allocate(const TrunkDims& d, const ModelConfig& c, Arena& arena) {
+    EnsembleBuffers b;
+    b.prev_first_row = arena.allocate(DType::f32, {d.n_res, c.c_m});
+    b.prev_pair = arena.allocate(DType::f32, {d.n_res, d.n_res, c.c_z});
+    b.first_row = arena.allocate(DType::f32, {d.n_res, c.c_m});
+    b.pair = arena.allocate(DType::f32, {d.n_res, d.n_res, c.c_z});
+    b.single = arena.allocate(DType::f32, {d.n_res, c.c_s});
+    b.msa = arena.allocate(DType::f32, {d.n_seq + d.n_templ, d.n_res, c.c_m});
+    return b;
+  }
+  void save_recycled(const TrunkState& s) const {
+    copy_tensor(s.msa_first_row, prev_first_row);
+    copy_tensor(s.pair, prev_pair);
+  }
+  void restore_recycled(TrunkState& s) const {
+    copy_tensor(prev_first_row, s.msa_first_row);
+    copy_tensor(prev_pair, s.pair);
+  }
+  void accumulate(const TrunkState& s, std::int64_t member) const {
+    if (member == 0) {
+      copy_tensor(s.msa_first_row, first_row);
+      copy_tensor(s.pair, pair);
+      copy_tensor(s.single, single);
+      copy_tensor(s.msa, msa);
+      return;
+    }
+    add(s.msa_first_row, first_row);
+    add(s.pair, pair);
+    add(s.single, single);
+  }
+  void average_into(TrunkState& s, std::int64_t members) const {
+    const auto count = static_cast<float>(members);
+    divide(first_row, count, s.msa_first_row);
+    divide(pair, count, s.pair);
+    divide(single, count, s.single);
+    copy_tensor(msa, s.msa);
+  }
+
+ private:
+  // Both contiguous f32 arena tensors of one shape.
+  static void add(const Tensor& x, const Tensor& sum) {
+    const float* a = x.data_as<float>();
+    float* b = sum.data_as<float>();
+    for (std::int64_t i = 0; i < sum.numel(); ++i) b[i] += a[i];
+  }
+  static void divide(const Tensor& sum, float count, const Tensor& dst) {
+    const float* a = sum.data_as<float>();
+    float* b = dst.data_as<float>();
+    for (std::int64_t i = 0; i < dst.numel(); ++i) b[i] = a[i] / count;
+  }
+};
+
 }  // namespace
 
 ModelRunner::ModelRunner(const WeightStore& store, const ModelConfig& config)
@@ -73,10 +135,13 @@ Prediction ModelRunner::run(const FeatureSource& source, const RunOptions& o) co
     if (o.progress) o.progress(msg);
   };
   if (o.recycles < 0) throw InputError("the number of recycles must be >= 0");
-  if (source.iterations < o.recycles + 1) {
+  const std::int64_t ensemble = o.ensemble;
+  if (ensemble < 1) throw InputError("the ensemble size must be >= 1");
+  if (source.iterations < (o.recycles + 1) * ensemble) {
     throw InputError("the features hold " + std::to_string(source.iterations) +
-                     " recycling iteration(s); " + std::to_string(o.recycles) + " recycles need " +
-                     std::to_string(o.recycles + 1));
+                     " feature sample(s); " + std::to_string(o.recycles) + " recycles with " +
+                     std::to_string(ensemble) + " ensemble member(s) need " +
+                     std::to_string((o.recycles + 1) * ensemble));
   }
   const ModelConfig& c = config();
   Prediction p;
@@ -89,7 +154,8 @@ Prediction ModelRunner::run(const FeatureSource& source, const RunOptions& o) co
   const std::size_t output_bytes = trunk_.state_bytes(d) + StructureModuleOutputs::bytes(c, n) +
                                    heads_->output_bytes(d.n_seq, n) + f32_bytes({n, 37, 3}) +
                                    f32_bytes({n, 37}) + f32_bytes({n, 14, 3}) + f32_bytes({n, 7}) +
-                                   f32_bytes({n, 3, 3}) + 2 * f32_bytes({n, 3});
+                                   f32_bytes({n, 3, 3}) + 2 * f32_bytes({n, 3}) +
+                                   (ensemble > 1 ? EnsembleBuffers::bytes(d, c) : 0);
   p.arena = std::make_unique<Arena>("prediction", dram_tier(), output_bytes);
   Arena scratch(
       "scratch", dram_tier(),
@@ -112,22 +178,53 @@ Prediction ModelRunner::run(const FeatureSource& source, const RunOptions& o) co
       std::to_string(d.n_extra) + " extra rows, " + std::to_string(d.n_templ) +
       " templates; memory planned: " + std::to_string(p.planned_bytes >> 20) + " MiB");
 
-  double t_features = 0, t_trunk = 0, t_structure = 0;
+  // Outputs are views of the trunk state: they hold the latest iteration's values.
+  p.msa = state.msa.slice(0, 0, d.n_seq);
+  p.msa_first_row = state.msa_first_row;
+  p.pair = state.pair;
+  p.single = state.single;
+  const auto run_heads = [&] {
+    copy_tensor(p.sm.positions.select(0, layers - 1), p.final_atom14_positions);
+    copy_tensor(p.sm.frames.select(0, layers - 1), p.final_affine_tensor);
+    split_frames(p.final_affine_tensor, p.final_rot_mats, p.final_trans);
+    heads_->forward(p, in.seq_mask, RunContext{&scratch, o.chunk, o.tracer, 0});
+  };
+  bool heads_current = false;  // the heads have seen the latest iteration
+  std::optional<EnsembleBuffers> ens;
+  if (ensemble > 1) ens.emplace(EnsembleBuffers::allocate(d, c, out));
+
+  double t_features = 0, t_trunk = 0, t_structure = 0, t_heads = 0;
   for (std::int64_t k = 0; k <= o.recycles; ++k) {
-    if (k > 0) {
-      const auto t = Clock::now();
-      features.release_to(0);
-      in = source.read(k, features);
-      if (!(Trunk::dims_of(in, c).n_res == n))
-        throw InputError("features change size between iterations");
-      t_features += seconds_since(t);
-    }
     const RunContext ctx{&scratch, o.chunk, o.tracer, static_cast<int>(k)};
-    auto t = Clock::now();
-    trunk_.forward(in, state, ctx);
-    const double trunk_s = seconds_since(t);
+    double trunk_s = 0;
+    // AF2 ensembling: every member starts from the same recycled inputs and sees its own
+    // feature sample (k * ensemble + e); pair, single and the first MSA row are averaged,
+    // the MSA representation is the first member's.
+    for (std::int64_t e = 0; e < ensemble; ++e) {
+      if (k > 0 || e > 0) {
+        const auto t = Clock::now();
+        features.release_to(0);
+        in = source.read(k * ensemble + e, features);
+        const TrunkDims now = Trunk::dims_of(in, c);
+        if (now.n_res != n || (ensemble > 1 && (now.n_seq != d.n_seq || now.n_templ != d.n_templ)))
+          throw InputError("features change size between iterations");
+        t_features += seconds_since(t);
+      }
+      if (ens) {
+        if (e == 0) {
+          ens->save_recycled(state);
+        } else {
+          ens->restore_recycled(state);
+        }
+      }
+      const auto t = Clock::now();
+      trunk_.forward(in, state, ctx);
+      trunk_s += seconds_since(t);
+      if (ens) ens->accumulate(state, e);
+    }
+    if (ens) ens->average_into(state, ensemble);
     t_trunk += trunk_s;
-    t = Clock::now();
+    auto t = Clock::now();
     structure_module_.forward(state.single, state.pair, in.aatype, in.seq_mask, p.sm, ctx);
     atom14_to_atom37(p.sm.positions.select(0, layers - 1), in.aatype, p.final_atom_positions,
                      p.final_atom_mask);
@@ -140,6 +237,17 @@ Prediction ModelRunner::run(const FeatureSource& source, const RunOptions& o) co
                   static_cast<long long>(k + 1), static_cast<long long>(o.recycles + 1), trunk_s,
                   seconds_since(t));
     std::string line = msg;
+    heads_current = false;
+    if (o.after_iteration) {
+      t = Clock::now();
+      run_heads();
+      heads_current = true;
+      t_heads += seconds_since(t);
+      if (o.after_iteration(p, k)) {
+        say(line + ": score reached, recycling stops");
+        break;
+      }
+    }
     if (k > 0 && o.early_stop_tolerance > 0) {
       const double change = ca_distance_change(ca_prev, p.final_atom_positions);
       std::snprintf(msg, sizeof msg, ", CA distance change %.3f A", change);
@@ -154,16 +262,11 @@ Prediction ModelRunner::run(const FeatureSource& source, const RunOptions& o) co
   }
 
   // Outputs of the last iteration.
-  p.msa = state.msa.slice(0, 0, d.n_seq);
-  p.msa_first_row = state.msa_first_row;
-  p.pair = state.pair;
-  p.single = state.single;
-  copy_tensor(p.sm.positions.select(0, layers - 1), p.final_atom14_positions);
-  copy_tensor(p.sm.frames.select(0, layers - 1), p.final_affine_tensor);
-  split_frames(p.final_affine_tensor, p.final_rot_mats, p.final_trans);
-  auto t = Clock::now();
-  heads_->forward(p, in.seq_mask, RunContext{&scratch, o.chunk, o.tracer, 0});
-  const double t_heads = seconds_since(t);
+  if (!heads_current) {
+    const auto t = Clock::now();
+    run_heads();
+    t_heads += seconds_since(t);
+  }
 
   p.timings = {{"features", t_features},
                {"trunk", t_trunk},

@@ -14,6 +14,7 @@
 namespace cpufold {
 
 class PredictionHeads;
+struct Prediction;
 
 // Where the processed features of each recycling iteration come from (AF2 resamples the
 // MSA per iteration).
@@ -28,10 +29,17 @@ struct RunOptions {
   // Stop recycling once the RMS change of the CA-CA distance matrix between two iterations
   // falls below this (Å); <= 0: never (AF2 monomer's default).
   double early_stop_tolerance = 0;
+  // AF2 ensembling (num_ensemble): trunk passes per iteration, each on its own feature sample
+  // (the source must hold (recycles + 1) * ensemble), pair / single / first MSA row averaged.
+  std::int64_t ensemble = 1;
   std::int64_t chunk = 0;
   Tracer* tracer = nullptr;
   // One plain line per stage (sizes and plan, each iteration's times); callers add context.
   std::function<void(const std::string&)> progress;
+  // When set, the heads run after every iteration (not only the last) and this sees that
+  // iteration's outputs (0-based); returning true stops recycling there (ColabFold's
+  // --stop-at-score, --save-recycles).
+  std::function<bool(const Prediction&, std::int64_t iteration)> after_iteration;
 };
 
 struct StageTime {

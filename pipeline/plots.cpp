@@ -284,4 +284,118 @@ std::string pae_plot_png(const std::string& title, std::span<const PaeMatrix> ma
   return encode_png(img);
 }
 
+namespace {
+
+// ---- MSA coverage plot --------------------------------------------------------------------
+
+constexpr std::int32_t kGapId = 21;
+
+// matplotlib's rainbow_r at v in [0, 1]: rainbow(1 - v) = (|2x - 0.5|, sin(pi x), cos(pi x / 2)).
+Rgb rainbow_r(double v) {
+  const double x = 1.0 - std::clamp(v, 0.0, 1.0);
+  const auto ch = [](double c) {
+    return static_cast<std::uint8_t>(std::lround(255.0 * std::clamp(c, 0.0, 1.0)));
+  };
+  return {ch(std::abs(2 * x - 0.5)), ch(std::sin(M_PI * x)), ch(std::cos(M_PI * x / 2))};
+}
+
+}  // namespace
+
+std::string coverage_plot_png(const std::string& title, std::span<const std::int32_t> msa,
+                              std::int64_t n_rows, std::int64_t n_res) {
+  if (n_rows < 1 || n_res < 1 || static_cast<std::int64_t>(msa.size()) != n_rows * n_res) {
+    throw InternalError("coverage plot: the MSA is not [" + std::to_string(n_rows) + " x " +
+                        std::to_string(n_res) + "]");
+  }
+  // Identity of each row to the query (row 0), then rows in ascending identity.
+  std::vector<double> identity(static_cast<std::size_t>(n_rows));
+  std::vector<std::int64_t> coverage(static_cast<std::size_t>(n_res), 0);
+  for (std::int64_t r = 0; r < n_rows; ++r) {
+    std::int64_t same = 0;
+    for (std::int64_t i = 0; i < n_res; ++i) {
+      const std::int32_t id = msa[static_cast<std::size_t>(r * n_res + i)];
+      same += id == msa[static_cast<std::size_t>(i)];
+      coverage[static_cast<std::size_t>(i)] += id != kGapId;
+    }
+    identity[static_cast<std::size_t>(r)] = static_cast<double>(same) / static_cast<double>(n_res);
+  }
+  std::vector<std::int64_t> order(static_cast<std::size_t>(n_rows));
+  for (std::int64_t r = 0; r < n_rows; ++r) order[static_cast<std::size_t>(r)] = r;
+  std::stable_sort(order.begin(), order.end(), [&](std::int64_t a, std::int64_t b) {
+    return identity[static_cast<std::size_t>(a)] < identity[static_cast<std::size_t>(b)];
+  });
+
+  constexpr int kWidth = 800, kHeight = 500;
+  RgbImage img(kWidth, kHeight, kWhite);
+  const int left = 80, right = kWidth - 150, top = 50, bottom = kHeight - 60;
+  const int w = right - left, h = bottom - top;
+  // Nearest sampling, as imshow(interpolation='nearest'): pixel column -> residue, pixel row
+  // (from the bottom) -> sorted MSA row.
+  for (int py = 0; py < h; ++py) {
+    const std::int64_t k =
+        std::min<std::int64_t>((static_cast<std::int64_t>(py) * n_rows) / h, n_rows - 1);
+    const std::int64_t r = order[static_cast<std::size_t>(k)];
+    const Rgb colour = rainbow_r(identity[static_cast<std::size_t>(r)]);
+    for (int px = 0; px < w; ++px) {
+      const std::int64_t i = (static_cast<std::int64_t>(px) * n_res) / w;
+      if (msa[static_cast<std::size_t>(r * n_res + i)] != kGapId) {
+        img.set(left + px, bottom - 1 - py, colour);
+      }
+    }
+  }
+  // Coverage curve in the rows' scale, at each residue's centre.
+  const auto cx = [&](double residue_centre) {
+    return left + static_cast<int>(std::lround(residue_centre / static_cast<double>(n_res) * w));
+  };
+  const auto cy = [&](double rows) {
+    return bottom - static_cast<int>(std::lround(rows / static_cast<double>(n_rows) * h));
+  };
+  for (std::int64_t i = 0; i < n_res; ++i) {
+    const int x = cx(static_cast<double>(i) + 0.5);
+    const int y = cy(static_cast<double>(coverage[static_cast<std::size_t>(i)]));
+    if (i > 0) {
+      draw_line(img, cx(static_cast<double>(i) - 0.5),
+                cy(static_cast<double>(coverage[static_cast<std::size_t>(i - 1)])), x, y, kBlack,
+                2);
+    } else if (n_res == 1) {
+      draw_line(img, left, y, right, y, kBlack, 2);
+    }
+  }
+  draw_frame(img, left, top, right, bottom, kBlack);
+  for (double v : ticks(0, static_cast<double>(n_res), 8, true)) {
+    const std::string label = format_number(v);
+    draw_line(img, cx(v), bottom, cx(v), bottom + 5, kBlack, 1);
+    draw_text(img, cx(v) - text_width(label, kScale) / 2, bottom + 9, label, kText, kScale);
+  }
+  for (double v : ticks(0, static_cast<double>(n_rows), 5, true)) {
+    const std::string label = format_number(v);
+    draw_line(img, left - 5, cy(v), left, cy(v), kBlack, 1);
+    draw_text(img, left - 8 - text_width(label, kScale), cy(v) - kTextHeight / 2, label, kText,
+              kScale);
+  }
+  // Colour bar: identity 0 at the bottom, 1 at the top.
+  const int bx = right + 20;
+  for (int y = 0; y < h; ++y) {
+    img.fill_rect(bx, bottom - 1 - y, bx + 20, bottom - y,
+                  rainbow_r(static_cast<double>(y) / (h - 1)));
+  }
+  draw_frame(img, bx - 1, top - 1, bx + 20, bottom, kBlack);
+  for (double v : ticks(0, 1, 5, false)) {
+    const int y = bottom - 1 - static_cast<int>(std::lround(v * (h - 1)));
+    draw_line(img, bx + 20, y, bx + 24, y, kBlack, 1);
+    draw_text(img, bx + 28, y - kTextHeight / 2, format_number(v), kText, kScale);
+  }
+  const char* bar_label = "Sequence identity to query";
+  draw_text_up(img, bx + 80, (top + bottom) / 2 + text_width(bar_label, 1) / 2, bar_label, kText,
+               1);
+
+  draw_fitted_text(img, (left + right) / 2, 14, "Sequence coverage: " + title, kWidth - 20, kText,
+                   3);
+  draw_text(img, (left + right) / 2 - text_width("Positions", kScale) / 2, kHeight - 24,
+            "Positions", kText, kScale);
+  draw_text_up(img, 12, (top + bottom) / 2 + text_width("Sequences", kScale) / 2, "Sequences",
+               kText, kScale);
+  return encode_png(img);
+}
+
 }  // namespace cpufold

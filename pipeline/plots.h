@@ -1,6 +1,7 @@
 // Plots a person can look at, as PNG bytes (drawn here, encoded with libpng).
 #pragma once
 
+#include <cstdint>
 #include <span>
 #include <string>
 #include <vector>
@@ -26,5 +27,13 @@ struct PaeMatrix {
   float max_pae = 31.75f;
 };
 std::string pae_plot_png(const std::string& title, std::span<const PaeMatrix> matrices);
+
+// {job}_coverage.png as ColabFold draws it (plot_msa_v2, monomer): one line per MSA row, its
+// aligned (non-gap) positions coloured by the row's identity to the query (matches over all
+// n_res positions; matplotlib's rainbow_r, red 0 to violet 1, gaps white), rows sorted by
+// identity with the most similar on top, and the coverage (non-gap rows per position) as a
+// black curve. `msa` holds [n_rows * n_res] HHblits ids (21 = gap), the query first.
+std::string coverage_plot_png(const std::string& title, std::span<const std::int32_t> msa,
+                              std::int64_t n_rows, std::int64_t n_res);
 
 }  // namespace cpufold

@@ -11,14 +11,20 @@
 #include <set>
 
 #include "io/atomic_file.h"
+#include "io/npy_writer.h"
 #include "memory/error.h"
 #include "memory/peak_tracker.h"
 #include "pipeline/batch_progress.h"
+#include "pipeline/citations.h"
 #include "pipeline/feature_pipeline.h"
+#include "pipeline/job_a3m.h"
+#include "pipeline/job_order.h"
 #include "pipeline/job_outputs.h"
 #include "pipeline/model_cache.h"
 #include "pipeline/model_runner.h"
 #include "pipeline/msa_directory.h"
+#include "pipeline/plots.h"
+#include "pipeline/prediction_h5.h"
 #include "pipeline/raw_features.h"
 
 namespace cpufold {
@@ -66,7 +72,7 @@ Json config_json(const PredictOptions& o, RankBy rank, std::size_t num_queries) 
   j["num_models"] = o.num_models;
   j["num_recycles"] = o.num_recycle;
   j["recycle_early_stop_tolerance"] = o.recycle_early_stop_tolerance;
-  j["num_ensemble"] = 1;
+  j["num_ensemble"] = o.num_ensemble;
   j["model_order"] = o.model_order;
   j["keep_existing_results"] = !o.overwrite_existing_results;
   j["rank_by"] = rank == RankBy::ptm ? "ptm" : "plddt";
@@ -74,7 +80,15 @@ Json config_json(const PredictOptions& o, RankBy rank, std::size_t num_queries) 
   j["max_extra_seq"] = o.max_extra_seq ? Json(*o.max_extra_seq) : Json(nullptr);
   j["random_seed"] = o.random_seed;
   j["num_seeds"] = o.num_seeds;
-  j["sort_queries_by"] = o.sort_queries_by == QueryOrder::length ? "length" : "none";
+  const char* orders[] = {"none", "length", "msa_depth", "random"};
+  j["sort_queries_by"] = orders[static_cast<int>(o.sort_queries_by)];
+  j["stop_at_score"] = o.stop_at_score;
+  j["jobname_prefix"] = o.jobname_prefix.empty() ? Json(nullptr) : Json(o.jobname_prefix);
+  j["save_all"] = o.save_all;
+  j["save_recycles"] = o.save_recycles;
+  j["save_single_representations"] = o.save_single_representations;
+  j["save_pair_representations"] = o.save_pair_representations;
+  j["zip"] = o.zip;
   j["chunk_size"] = o.chunk_size;
   j["threads"] = o.threads;
   j["version"] = CPUFOLD_VERSION;
@@ -154,14 +168,16 @@ class BatchRunner {
 
   double units(const PredictJob& job) const {
     const double n = static_cast<double>(job.sequence.size());
-    return static_cast<double>(o_.num_recycle + 1) * n * n;
+    return static_cast<double>((o_.num_recycle + 1) * o_.num_ensemble) * n * n;
   }
 
   fs::path done_marker(const PredictJob& job) const {
     return cpufold::done_marker(o_.output_dir, job.name);
   }
+  // ColabFold: the marker, or with --zip the job's result.zip.
   bool is_done(const PredictJob& job) const {
-    return !o_.overwrite_existing_results && fs::exists(done_marker(job));
+    return !o_.overwrite_existing_results &&
+           (fs::exists(done_marker(job)) || fs::exists(result_zip(o_.output_dir, job.name)));
   }
 
   std::string eta(double current_units, double current_elapsed) const {
@@ -185,7 +201,8 @@ class BatchRunner {
     if (is_done(job)) {
       outcome.status = JobOutcome::Status::skipped;
       outcome.message = "already done (" + done_marker(job).string() + ")";
-      log_.say(head + ": skipped, already done (" + done_marker(job).filename().string() +
+      log_.say(head + ": skipped, already done (" + done_marker(job).filename().string() + " or " +
+               result_zip(o_.output_dir, job.name).filename().string() +
                " exists; --overwrite-existing-results redoes it)");
       return outcome;
     }
@@ -196,7 +213,8 @@ class BatchRunner {
       log_.say(with_length + ": start, " + eta(0, 0));
 
       const auto t_features = Clock::now();
-      const RawFeatures raw = raw_features(job, with_length);
+      JobExtras extras = job_extras();
+      const RawFeatures raw = raw_features(job, with_length, extras);
       const double feature_seconds = seconds_since(t_features);
       Json timing;
       timing["length"] = job.sequence.size();
@@ -205,14 +223,22 @@ class BatchRunner {
       timing["runs"] = Json::array();
 
       std::vector<RenderedPrediction> results;
-      for (int model_number : selected_models_) {
-        for (int s = 0; s < o_.num_seeds; ++s) {
+      // ColabFold's loop order (seeds outside, models inside) matters with --stop-at-score.
+      for (int s = 0; s < o_.num_seeds && !score_reached(results); ++s) {
+        for (int model_number : selected_models_) {
+          if (score_reached(results)) break;
           const std::uint64_t seed = o_.random_seed + static_cast<std::uint64_t>(s);
           results.push_back(run_model(job, raw, model_number, seed, with_length, timing));
           units_left -= units(job);
         }
       }
-      write_outputs(job, results, head);
+      if (score_reached(results) &&
+          results.size() < selected_models_.size() * static_cast<std::size_t>(o_.num_seeds)) {
+        log_.say(head + ": --stop-at-score " + fixed(o_.stop_at_score, 2) + " reached: " +
+                 std::to_string(results.size()) + " prediction(s), the others skipped");
+        estimate_.drop(units_left);
+      }
+      write_outputs(job, results, head, extras);
       timing["status"] = "done";
       timing["total_seconds"] = seconds_since(job_start);
       timings_["jobs"][job.name] = timing;
@@ -231,8 +257,21 @@ class BatchRunner {
     return outcome;
   }
 
-  // The job's MSAs (its own A3M, else --msa-dir, else none) merged into raw features.
-  RawFeatures raw_features(const PredictJob& job, const std::string& head) {
+  bool score_reached(const std::vector<RenderedPrediction>& results) const {
+    return !results.empty() && results.back().score > o_.stop_at_score;
+  }
+
+  JobExtras job_extras() const {
+    JobExtras extras;
+    extras.plots = !o_.skip_plots;
+    extras.pae_json = !o_.skip_pae_json;
+    extras.zip = o_.zip;
+    return extras;
+  }
+
+  // The job's MSAs (its own A3M, else --msa-dir, else none) merged into raw features; the
+  // MSA and its coverage plot into `extras`.
+  RawFeatures raw_features(const PredictJob& job, const std::string& head, JobExtras& extras) {
     std::vector<fs::path> files;
     if (!job.a3m.empty()) {
       files.push_back(job.a3m);
@@ -271,6 +310,10 @@ class BatchRunner {
     if (!files.empty()) {
       log_.say(head + ": " + std::to_string(raw.n_msa) + " MSA rows after removing duplicates");
     }
+    if (!o_.skip_msa) extras.a3m = job_a3m(job.sequence, files, msas);
+    if (!o_.skip_plots) {
+      extras.coverage_png = coverage_plot_png(job.name, raw.msa, raw.n_msa, raw.n_res);
+    }
     return raw;
   }
 
@@ -298,18 +341,52 @@ class BatchRunner {
 
     RunOptions run;
     run.recycles = o_.num_recycle;
+    run.ensemble = o_.num_ensemble;
     run.early_stop_tolerance = o_.recycle_early_stop_tolerance;
     run.chunk = o_.chunk_size;
     run.progress = [&](const std::string& message) {
       log_.say(where + ": " + message + " | " + eta(run_units, seconds_since(run_start)));
     };
-    const Prediction p = loaded.runner->run(pipeline.source(o_.num_recycle + 1), run);
+    const std::string tag = model_type_name(o_.model_type) + "_model_" +
+                            std::to_string(model_number) + "_seed_" + seed_tag(seed);
+    std::vector<std::string> recycle_pdbs;
+    if (o_.save_recycles || o_.stop_at_score < 100) {
+      // ColabFold checks its ranking score after every recycle (and saves each structure).
+      run.after_iteration = [&](const Prediction& now, std::int64_t) {
+        if (o_.save_recycles) {
+          recycle_pdbs.push_back(render_pdb(now, raw, job.name, tag));
+        }
+        return ranking_score(now) > o_.stop_at_score;
+      };
+    }
+    const Prediction p =
+        loaded.runner->run(pipeline.source((o_.num_recycle + 1) * o_.num_ensemble), run);
     const double run_seconds = seconds_since(run_start);
     estimate_.finished(run_units, run_seconds);
 
     RenderedPrediction r =
         render_prediction(p, raw, job.name, model_type_name(o_.model_type), model_number, seed);
-    r.score = rank_ == RankBy::ptm && p.has_pae ? r.ptm : r.mean_plddt;
+    r.score = ranking_score(p);
+    r.recycle_pdbs = std::move(recycle_pdbs);
+    if (o_.save_all) {
+      Hdf5TensorWriter out(unranked_path(o_.output_dir, job.name, "all", tag, ".h5"));
+      write_prediction_outputs(out, p);
+      out.set_root_attribute("job", job.name);
+      out.set_root_attribute("model", tag);
+      out.commit();
+      r.unranked.push_back({"all", ".h5"});
+    }
+    // ColabFold's "single" representation is the MSA's first row (what recycling feeds back).
+    if (o_.save_single_representations) {
+      write_file_atomically(unranked_path(o_.output_dir, job.name, "single_repr", tag, ".npy"),
+                            npy_f32_bytes(p.msa_first_row));
+      r.unranked.push_back({"single_repr", ".npy"});
+    }
+    if (o_.save_pair_representations) {
+      write_file_atomically(unranked_path(o_.output_dir, job.name, "pair_repr", tag, ".npy"),
+                            npy_f32_bytes(p.pair));
+      r.unranked.push_back({"pair_repr", ".npy"});
+    }
 
     std::string line = where + ": done in " + fixed(run_seconds, 1) + " s (" +
                        std::to_string(p.iterations) + " iteration(s)), pLDDT " +
@@ -337,8 +414,16 @@ class BatchRunner {
     return r;
   }
 
+  // ColabFold's ranking_confidence: mean pLDDT, or 100 x pTM when ranking by pTM.
+  double ranking_score(const Prediction& p) const {
+    if (rank_ == RankBy::ptm && p.has_pae) return 100.0 * p.ptm_score;
+    double sum = 0;
+    for (std::int64_t i = 0; i < p.plddt.numel(); ++i) sum += p.plddt.at<float>({i});
+    return sum / static_cast<double>(std::max<std::int64_t>(p.plddt.numel(), 1));
+  }
+
   void write_outputs(const PredictJob& job, std::vector<RenderedPrediction>& results,
-                     const std::string& head) {
+                     const std::string& head, const JobExtras& extras) {
     std::stable_sort(
         results.begin(), results.end(),
         [](const RenderedPrediction& a, const RenderedPrediction& b) { return a.score > b.score; });
@@ -349,7 +434,7 @@ class BatchRunner {
       if (r.has_pae) line += " pTM=" + fixed(r.ptm, 3);
       log_.say(line);
     }
-    write_job_outputs(o_.output_dir, job.name, results);
+    write_job_outputs(o_.output_dir, job.name, results, extras);
   }
 
   const PredictOptions& o_;
@@ -382,6 +467,7 @@ void check_options(const PredictOptions& o) {
   }
   if (o.num_recycle < 0) throw InputError("--num-recycle must be >= 0");
   if (o.num_seeds < 1) throw InputError("--num-seeds must be >= 1");
+  if (o.num_ensemble < 1) throw InputError("--num-ensemble must be >= 1");
   if (o.max_seq && *o.max_seq < 1) throw InputError("--max-seq must be >= 1 (the query row)");
   if (o.max_extra_seq && *o.max_extra_seq < 0) throw InputError("--max-extra-seq must be >= 0");
   if (o.chunk_size < 0) throw InputError("--chunk-size must be >= 0");
@@ -412,6 +498,8 @@ PredictSummary predict(const PredictOptions& o) {
     params[o.model_order[i]] = find_params(o.data_dir, o.model_order[i], o.model_type);
   }
   JobList jobs = discover_jobs(o.input, o.sort_queries_by);
+  reorder_jobs(jobs.jobs, o.sort_queries_by, o.random_seed);
+  apply_jobname_prefix(jobs.jobs, o.jobname_prefix);
 
   std::error_code ec;
   fs::create_directories(o.output_dir, ec);
@@ -429,6 +517,10 @@ PredictSummary predict(const PredictOptions& o) {
   }
   write_file_atomically(o.output_dir / "config.json",
                         config_json(o, rank, jobs.jobs.size()).dump(4) + "\n");
+  const bool used_msas =
+      !o.msa_dir.empty() || std::any_of(jobs.jobs.begin(), jobs.jobs.end(),
+                                        [](const PredictJob& j) { return !j.a3m.empty(); });
+  write_file_atomically(o.output_dir / "cite.bibtex", cite_bibtex(used_msas));
 
   BatchRunner runner(o, std::move(jobs.jobs), rank, std::move(params));
   if (stale > 0) {

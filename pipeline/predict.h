@@ -29,6 +29,7 @@ struct PredictOptions {
   std::vector<int> model_order{1, 2, 3, 4, 5};  // the first num_models are run
   ModelType model_type = ModelType::alphafold2_ptm;
   std::int64_t num_recycle = 3;
+  std::int64_t num_ensemble = 1;            // AF2 ensembling: trunk passes per iteration, averaged
   double recycle_early_stop_tolerance = 0;  // Å of CA-distance change; <= 0: off
   int num_seeds = 1;
   std::uint64_t random_seed = 0;  // seeds random_seed .. random_seed + num_seeds - 1
@@ -38,6 +39,15 @@ struct PredictOptions {
   int threads = 0;  // recorded in config.json (the caller sets OpenMP)
   bool overwrite_existing_results = false;
   QueryOrder sort_queries_by = QueryOrder::length;
+  // colabfold_batch output options (pipeline/colabfold_options.h).
+  double stop_at_score = 100;  // skip the rest of a job once its ranking score exceeds this
+  std::string jobname_prefix;  // non-empty: jobs are PREFIX_0, PREFIX_1, ... in run order
+  bool save_all = false;       // every model output in JOB_all_rank_K_TAG.h5
+  bool save_recycles = false;  // JOB_unrelaxed_rank_K_TAG.rR.pdb per recycle
+  bool save_single_representations = false;  // JOB_single_repr_rank_K_TAG.npy
+  bool save_pair_representations = false;    // JOB_pair_repr_rank_K_TAG.npy
+  bool zip = false;                          // JOB.result.zip instead of the job's files
+  bool skip_msa = false, skip_plots = false, skip_pae_json = false;  // --skip-output
   std::function<void(const std::string&)> progress;  // one line per call; may be empty
 };
 

@@ -243,7 +243,10 @@ void add_file(const fs::path& file, bool in_directory, std::size_t max_length, J
 QueryOrder parse_query_order(const std::string& name) {
   if (name == "none") return QueryOrder::none;
   if (name == "length") return QueryOrder::length;
-  throw InputError("--sort-queries-by must be 'none' or 'length', not '" + name + "'");
+  if (name == "msa_depth") return QueryOrder::msa_depth;
+  if (name == "random") return QueryOrder::random;
+  throw InputError("--sort-queries-by must be none, length, msa_depth or random, not '" + name +
+                   "'");
 }
 
 JobList discover_jobs(const fs::path& input, QueryOrder order, std::size_t max_length) {

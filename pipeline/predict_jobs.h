@@ -22,7 +22,9 @@ struct PredictJob {
   std::string error;             // "FILE:LINE: message" when the job cannot run
 };
 
-enum class QueryOrder { none, length };
+// length: shortest first; msa_depth: most rows in the job's own A3M first; random: shuffled
+// (by reorder_jobs, with the batch's random seed).
+enum class QueryOrder { none, length, msa_depth, random };
 
 struct JobList {
   std::vector<PredictJob> jobs;
@@ -46,7 +48,7 @@ struct JobList {
 JobList discover_jobs(const std::filesystem::path& input, QueryOrder order,
                       std::size_t max_length = kDefaultMaxQueryLength);
 
-// "none" or "length"; InputError otherwise.
+// "none", "length", "msa_depth" or "random"; InputError otherwise.
 QueryOrder parse_query_order(const std::string& name);
 
 }  // namespace cpufold

@@ -69,11 +69,12 @@ std::string pae_v1_json(const Prediction& p) {
         "params_model_1_ptm)");
   }
   const std::int64_t n = residue_count(p);
-  // AF2's confidence.pae_json: errors rounded to one decimal, the largest possible error.
-  nlohmann::ordered_json entry;
-  entry["predicted_aligned_error"] = rounded_matrix(pae_values(p, n), n, 1);
-  entry["max_predicted_aligned_error"] = static_cast<double>(p.max_predicted_aligned_error);
-  return nlohmann::ordered_json::array({entry}).dump();
+  // ColabFold's batch.py copies both values from the rank-1 scores file.
+  const std::vector<float> pae = pae_values(p, n);
+  nlohmann::ordered_json j;
+  j["predicted_aligned_error"] = rounded_matrix(pae, n, 2);
+  j["max_predicted_aligned_error"] = static_cast<double>(*std::max_element(pae.begin(), pae.end()));
+  return j.dump();
 }
 
 }  // namespace cpufold

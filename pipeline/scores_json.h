@@ -13,9 +13,9 @@ namespace cpufold {
 // "ptm" only when the model has the PAE head.
 std::string scores_json(const Prediction& p);
 
-// {job}_predicted_aligned_error_v1.json (AlphaFold DB format, as AF2's confidence.pae_json):
-// [{"predicted_aligned_error": [n][n] rounded to one decimal, "max_predicted_aligned_error":
-// the largest error the head can predict (31.75 Å)}].
+// {job}_predicted_aligned_error_v1.json as ColabFold's batch.py writes it from the rank-1
+// scores: {"predicted_aligned_error": the scores' "pae" ([n][n], two decimals),
+// "max_predicted_aligned_error": the scores' "max_pae" (the matrix maximum)}.
 // InputError when the model has no PAE head.
 std::string pae_v1_json(const Prediction& p);
 

@@ -4,8 +4,10 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 
+#include "io/npy_writer.h"
 #include "tests/io/params_test_helpers.h"
 
 namespace cpufold {
@@ -202,6 +204,26 @@ TEST(NpyTest, RejectsTooManyDimensions) {
   const std::string msg = error_message(
       [] { parse(npy_bytes("<f4", "(1, 1, 1, 1, 1, 1, 1, 1, 1)", std::string(4, '\0'))); });
   EXPECT_TRUE(has(msg, "more than 8 dimensions"));
+}
+
+}  // namespace
+}  // namespace cpufold
+
+namespace cpufold {
+namespace {
+
+TEST(NpyWriter, F32BytesParseBackWithTheSameShapeAndValues) {
+  std::vector<float> values = {1.5f, -2.f, 3.25f, 0.f, 7.f, 8.f};
+  for (const Shape& shape : {Shape{6}, Shape{2, 3}, Shape{1, 2, 3}}) {
+    const std::string bytes = npy_f32_bytes(Tensor(values.data(), DType::f32, shape));
+    EXPECT_EQ((bytes.size() - values.size() * 4) % 64, 0u);  // header aligned as numpy does
+    const auto* data = reinterpret_cast<const std::byte*>(bytes.data());
+    const NpyView view = parse_npy({data, bytes.size()}, "test");
+    EXPECT_EQ(view.header.shape, shape);
+    EXPECT_EQ(view.header.dtype, DType::f32);
+    ASSERT_EQ(view.data.size(), values.size() * 4);
+    EXPECT_EQ(std::memcmp(view.data.data(), values.data(), view.data.size()), 0);
+  }
 }
 
 }  // namespace

@@ -6,7 +6,9 @@
 #include <string>
 #include <vector>
 
+#include "io/png_image.h"
 #include "memory/arena.h"
+#include "memory/error.h"
 #include "memory/tier.h"
 #include "tests/support/png_decode.h"
 
@@ -87,6 +89,37 @@ TEST(PaePlot, LargeMatrixIsAveragedDownNotEnlarged) {
   EXPECT_LT(png_big.size(), 1u << 20);
   // The diagonal band (low error, dark green) blends into lighter values off the diagonal.
   EXPECT_GT(distinct_colours(decoded), 30u);
+}
+
+}  // namespace
+}  // namespace cpufold
+
+namespace cpufold {
+namespace {
+
+Rgb pixel(const testing::DecodedPng& png, int x, int y) {
+  const std::size_t at = 3 * (static_cast<std::size_t>(y) * png.width + x);
+  return {png.rgb[at], png.rgb[at + 1], png.rgb[at + 2]};
+}
+
+TEST(CoveragePlot, RowsColouredByIdentityMostSimilarOnTopGapsWhite) {
+  // Query ACDE (HHblits ids 0 4 3 6), a copy of it (identity 1), and a row sharing nothing
+  // with it whose first column is a gap (21): identity 0.
+  const std::vector<std::int32_t> msa = {0, 4, 3, 6, 0, 4, 3, 6, 21, 1, 2, 5};
+  const auto png = testing::decode_png(coverage_plot_png("job", msa, 3, 4));
+  ASSERT_EQ(png.width, 800);
+  ASSERT_EQ(png.height, 500);
+  // The plot spans x 80..650, y 50..440: the top two thirds hold the identical rows
+  // (rainbow_r(1): violet), the bottom third the other row (rainbow_r(0): red).
+  EXPECT_EQ(pixel(png, 400, 120), (Rgb{128, 0, 255}));
+  EXPECT_EQ(pixel(png, 400, 420), (Rgb{255, 0, 0}));
+  EXPECT_EQ(pixel(png, 120, 420), (Rgb{255, 255, 255}));  // the gap
+  EXPECT_EQ(pixel(png, 120, 120), (Rgb{128, 0, 255}));
+}
+
+TEST(CoveragePlot, MsaOfTheWrongSizeIsAnInternalError) {
+  const std::vector<std::int32_t> msa = {0, 1, 2};
+  EXPECT_THROW(coverage_plot_png("job", msa, 2, 2), InternalError);
 }
 
 }  // namespace

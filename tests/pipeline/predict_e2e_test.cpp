@@ -78,10 +78,12 @@ void check_job(const fs::path& out, const std::string& job, const std::string& s
     EXPECT_GE(ranking[k - 1] + 0.01, ranking[k]) << "rank " << k << " is below rank " << k + 1;
   }
 
+  // As ColabFold: the rank-1 scores' pae and max_pae.
   const json pae = read_json(out / (job + "_predicted_aligned_error_v1.json"));
-  ASSERT_TRUE(pae.is_array() && pae.size() == 1u);
-  EXPECT_EQ(pae[0]["predicted_aligned_error"].size(), n);
-  EXPECT_TRUE(pae[0].contains("max_predicted_aligned_error"));
+  const json rank1 = read_json(out / (job + "_scores_" + tags[0] + ".json"));
+  ASSERT_TRUE(pae.is_object());
+  EXPECT_EQ(pae["predicted_aligned_error"], rank1["pae"]);
+  EXPECT_EQ(pae["max_predicted_aligned_error"], rank1["max_pae"]);
   for (const char* png : {"_plddt.png", "_pae.png"}) {
     const std::string bytes = testing::read_file(out / (job + png));
     EXPECT_EQ(bytes.substr(1, 3), "PNG") << job + png;

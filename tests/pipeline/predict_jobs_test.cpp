@@ -180,7 +180,9 @@ TEST(PredictJobsTest, MissingInputIsRefused) {
 TEST(PredictJobsTest, SortOrderNames) {
   EXPECT_EQ(parse_query_order("none"), QueryOrder::none);
   EXPECT_EQ(parse_query_order("length"), QueryOrder::length);
-  EXPECT_THROW(parse_query_order("random"), InputError);
+  EXPECT_EQ(parse_query_order("msa_depth"), QueryOrder::msa_depth);
+  EXPECT_EQ(parse_query_order("random"), QueryOrder::random);
+  EXPECT_THROW(parse_query_order("shortest"), InputError);
 }
 
 }  // namespace

@@ -91,7 +91,7 @@ TEST(PredictResumeE2eTest, KilledBatchResumesWithFinishedJobsSkipped) {
   EXPECT_EQ(count_done(out), 20u);
 
   // Exactly the expected files: nothing temporary, nothing stale, nothing half-written.
-  std::set<std::string> expected = {"config.json", "log.txt", "timings.json"};
+  std::set<std::string> expected = {"cite.bibtex", "config.json", "log.txt", "timings.json"};
   for (int j = 0; j < 20; ++j) {
     const std::string job = "job" + std::to_string(j);
     const std::vector<std::string> tags = testing::ranked_tags(out, job);

@@ -58,8 +58,12 @@ inline std::vector<std::string> ranked_tags(const std::filesystem::path& dir,
 // Every file ColabFold writes for a job whose predictions carry `tags`.
 inline std::set<std::string> job_files(const std::string& job,
                                        const std::vector<std::string>& tags) {
-  std::set<std::string> names = {job + "_predicted_aligned_error_v1.json", job + "_plddt.png",
-                                 job + "_pae.png", job + ".done.txt"};
+  std::set<std::string> names = {job + "_predicted_aligned_error_v1.json",
+                                 job + "_plddt.png",
+                                 job + "_pae.png",
+                                 job + "_coverage.png",
+                                 job + ".a3m",
+                                 job + ".done.txt"};
   for (const std::string& tag : tags) {
     names.insert(job + "_unrelaxed_" + tag + ".pdb");
     names.insert(job + "_unrelaxed_" + tag + ".cif");

@@ -55,17 +55,15 @@ TEST(ScoresJson, WithoutPaeHeadOnlyPlddt) {
   EXPECT_FALSE(j.contains("ptm"));
 }
 
-TEST(PaeV1Json, AlphaFoldDbLayoutRoundedToOneDecimal) {
-  const json j = json::parse(pae_v1_json(prediction(true)));
-  ASSERT_TRUE(j.is_array());
-  ASSERT_EQ(j.size(), 1u);
-  ASSERT_EQ(j[0].size(), 2u);
-  EXPECT_DOUBLE_EQ(j[0]["max_predicted_aligned_error"].get<double>(), 31.75);
-  const auto& pae = j[0]["predicted_aligned_error"];
-  ASSERT_EQ(pae.size(), 5u);
-  ASSERT_EQ(pae[0].size(), 5u);
-  EXPECT_DOUBLE_EQ(pae[2][3].get<double>(), 25.1);
-  EXPECT_DOUBLE_EQ(pae[1][1].get<double>(), 1.3);
+TEST(PaeV1Json, ColabFoldLayoutCopiesTheScoresPaeAndMaxPae) {
+  const Prediction p = prediction(true);
+  const json j = json::parse(pae_v1_json(p));
+  const json scores = json::parse(scores_json(p));
+  ASSERT_TRUE(j.is_object());
+  ASSERT_EQ(j.size(), 2u);
+  EXPECT_EQ(j["predicted_aligned_error"], scores["pae"]);
+  EXPECT_EQ(j["max_predicted_aligned_error"], scores["max_pae"]);
+  EXPECT_LT(j["max_predicted_aligned_error"].get<double>(), 31.75);  // not the head's bound
 }
 
 TEST(PaeV1Json, ThrowsInputErrorWithoutPaeHead) {
