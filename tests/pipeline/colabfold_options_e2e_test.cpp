@@ -20,7 +20,7 @@ using testing::run_cpufold;
 using testing::ScratchDir;
 
 std::string quoted(const fs::path& p) {
-  return "'" + p.string() + "'";
+  return std::string("'").append(p.string()).append("'");
 }
 
 // `--data` and one tiny model, leaving out the option under test.
@@ -168,8 +168,9 @@ TEST(ColabfoldOptionsE2eTest, SortQueriesByRandomIsReproducibleFromTheSeed) {
   EXPECT_EQ(order("r0_again", "--sort-queries-by random --random-seed 0"), seed0);
   bool shuffled = seed0 != by_length;
   for (int seed = 1; seed < 4 && !shuffled; ++seed) {
-    shuffled = order("r" + std::to_string(seed),
-                     "--sort-queries-by random --random-seed " + std::to_string(seed)) != by_length;
+    const std::string n = std::to_string(seed);
+    shuffled = order(std::string("r").append(n),
+                     std::string("--sort-queries-by random --random-seed ").append(n)) != by_length;
   }
   EXPECT_TRUE(shuffled) << "random order equals length order for seeds 0-3";
 }
@@ -270,7 +271,9 @@ TEST(ColabfoldOptionsE2eTest, SaveRepresentationsWritesNpyPerPrediction) {
     EXPECT_EQ(npy.header.dtype, DType::f32);
     ASSERT_EQ(npy.header.shape.rank(), std::string(kind) == "pair_repr" ? 3 : 2);
     EXPECT_EQ(npy.header.shape[0], n);
-    if (std::string(kind) == "pair_repr") EXPECT_EQ(npy.header.shape[1], n);
+    if (std::string(kind) == "pair_repr") {
+      EXPECT_EQ(npy.header.shape[1], n);
+    }
   }
 }
 

@@ -9,7 +9,8 @@ namespace {
 
 std::vector<PredictJob> jobs_named(int count) {
   std::vector<PredictJob> jobs(static_cast<std::size_t>(count));
-  for (int i = 0; i < count; ++i) jobs[static_cast<std::size_t>(i)].name = "j" + std::to_string(i);
+  for (int i = 0; i < count; ++i)
+    jobs[static_cast<std::size_t>(i)].name = std::string("j").append(std::to_string(i));
   return jobs;
 }
 
