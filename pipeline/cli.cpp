@@ -3,6 +3,7 @@
 #include <exception>
 #include <iostream>
 
+#include "io/text_safety.h"
 #include "memory/error.h"
 
 namespace cpufold {
@@ -24,10 +25,10 @@ int run_cli(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
   } catch (const Error& e) {
-    std::cerr << "cpufold: error: " << e.what() << "\n";
+    std::cerr << "cpufold: error: " << text::safe_text(e.what()) << "\n";
     return e.exit_code();
   } catch (const std::exception& e) {
-    std::cerr << "cpufold: internal error: " << e.what() << "\n";
+    std::cerr << "cpufold: internal error: " << text::safe_text(e.what()) << "\n";
     return InternalError("").exit_code();
   }
   return 0;

@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
+#include <limits>
 #include <set>
 
 #include "io/atomic_file.h"
+#include "pipeline/params_directory.h"
 #include "pipeline/plots.h"
 #include "pipeline/scores_json.h"
 #include "pipeline/structure_files.h"
@@ -14,6 +16,14 @@ namespace cpufold {
 namespace {
 
 namespace fs = std::filesystem;
+
+// The parts of the output file names after the job name.
+constexpr const char* kUnrelaxed = "_unrelaxed_";
+constexpr const char* kScores = "_scores_";
+constexpr const char* kPaeJson = "_predicted_aligned_error_v1.json";
+constexpr const char* kPlddtPng = "_plddt.png";
+constexpr const char* kPaePng = "_pae.png";
+constexpr const char* kDoneTxt = ".done.txt";
 
 std::vector<float> copy_floats(const Tensor& t) {
   std::vector<float> v(static_cast<std::size_t>(t.numel()));
@@ -42,13 +52,36 @@ std::string rank_tag(std::size_t rank) {
   return buf;
 }
 
+std::string prediction_tag(const std::string& model_type, int model_number, std::uint64_t seed) {
+  return model_type + "_model_" + std::to_string(model_number) + "_seed_" + seed_tag(seed);
+}
+
+std::size_t longest_job_file_suffix() {
+  // The widest rank and seed numbers the option types allow, the longest model type name.
+  std::string longest_type;
+  for (ModelType type : {ModelType::alphafold2_ptm, ModelType::alphafold2}) {
+    if (model_type_name(type).size() > longest_type.size()) longest_type = model_type_name(type);
+  }
+  const std::string tag =
+      rank_tag(std::numeric_limits<std::size_t>::max()) + "_" +
+      prediction_tag(longest_type, 5, std::numeric_limits<std::uint64_t>::max());
+  std::size_t longest = 0;
+  for (const std::string& suffix :
+       {kUnrelaxed + tag + ".pdb", kUnrelaxed + tag + ".cif", kScores + tag + ".json",
+        std::string(kPaeJson), std::string(kPlddtPng), std::string(kPaePng),
+        std::string(kDoneTxt)}) {
+    longest = std::max(longest, suffix.size());
+  }
+  return longest + temporary_name_overhead();
+}
+
 RenderedPrediction render_prediction(const Prediction& p, const RawFeatures& raw,
                                      const std::string& job, const std::string& model_type,
                                      int model_number, std::uint64_t seed) {
   RenderedPrediction r;
   r.model_number = model_number;
   r.seed = seed;
-  r.tag = model_type + "_model_" + std::to_string(model_number) + "_seed_" + seed_tag(seed);
+  r.tag = prediction_tag(model_type, model_number, seed);
   r.plddt = copy_floats(p.plddt);
   for (float v : r.plddt) r.mean_plddt += v;
   r.mean_plddt /= static_cast<double>(std::max<std::size_t>(r.plddt.size(), 1));
@@ -74,7 +107,7 @@ RenderedPrediction render_prediction(const Prediction& p, const RawFeatures& raw
 }
 
 fs::path done_marker(const fs::path& dir, const std::string& job) {
-  return dir / (job + ".done.txt");
+  return dir / (job + kDoneTxt);
 }
 
 std::vector<std::string> write_job_outputs(const fs::path& dir, const std::string& job,
@@ -87,12 +120,12 @@ std::vector<std::string> write_job_outputs(const fs::path& dir, const std::strin
   for (std::size_t k = 0; k < ranked.size(); ++k) {
     const RenderedPrediction& r = ranked[k];
     const std::string tag = rank_tag(k + 1) + "_" + r.tag;
-    write(job + "_unrelaxed_" + tag + ".pdb", r.pdb);
-    write(job + "_unrelaxed_" + tag + ".cif", r.cif);
-    write(job + "_scores_" + tag + ".json", r.scores);
+    write(job + kUnrelaxed + tag + ".pdb", r.pdb);
+    write(job + kUnrelaxed + tag + ".cif", r.cif);
+    write(job + kScores + tag + ".json", r.scores);
   }
   if (ranked.front().has_pae) {
-    write(job + "_predicted_aligned_error_v1.json", ranked.front().pae_v1);
+    write(job + kPaeJson, ranked.front().pae_v1);
   }
   // Plots of the top 5, as ColabFold draws them.
   std::vector<PlddtCurve> curves;
@@ -110,8 +143,8 @@ std::vector<std::string> write_job_outputs(const fs::path& dir, const std::strin
     }
   }
   const std::string title = job + " (" + std::to_string(ranked.front().plddt.size()) + " aa)";
-  write(job + "_plddt.png", plddt_plot_png(title, curves));
-  if (!matrices.empty()) write(job + "_pae.png", pae_plot_png(title, matrices));
+  write(job + kPlddtPng, plddt_plot_png(title, curves));
+  if (!matrices.empty()) write(job + kPaePng, pae_plot_png(title, matrices));
 
   std::string marker =
       "cpufold predict " + std::string(CPUFOLD_VERSION) + ": " + job + " done; files:\n";
@@ -122,9 +155,8 @@ std::vector<std::string> write_job_outputs(const fs::path& dir, const std::strin
 }
 
 void remove_job_outputs(const fs::path& dir, const std::string& job) {
-  const std::string ranked[] = {job + "_unrelaxed_rank_", job + "_scores_rank_"};
-  const std::set<std::string> single = {job + "_predicted_aligned_error_v1.json",
-                                        job + "_plddt.png", job + "_pae.png"};
+  const std::string ranked[] = {job + kUnrelaxed + "rank_", job + kScores + "rank_"};
+  const std::set<std::string> single = {job + kPaeJson, job + kPlddtPng, job + kPaePng};
   std::error_code ec;
   // The marker first: killed half-way, the job is not done, whatever remains.
   fs::remove(done_marker(dir, job), ec);
