@@ -94,6 +94,15 @@ TEST(PredictInputsE2eTest, InputPathOfInvalidUtf8IsWrittenSafelyToConfigJson) {
   EXPECT_TRUE(fs::exists(out / "q.done.txt"));
 }
 
+TEST(PredictInputsE2eTest, BatchErrorQuotingInvalidUtf8IsEscapedOnStderr) {
+  ScratchDir dir;
+  const auto r = predict(dir / "missing\xFF\x1B[2J.fasta", dir / "out");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_TRUE(contains(r.output, "missing\\xFF\\x1B[2J.fasta: no such file or directory"))
+      << r.output;
+  EXPECT_TRUE(text::is_valid_utf8(r.output)) << r.output;
+}
+
 TEST(PredictInputsE2eTest, ClassicMacLineEndsAndByteOrderMarksAreRead) {
   ScratchDir dir;
   fs::create_directories(dir / "in");
