@@ -1,6 +1,7 @@
 #include "pipeline/cli.h"
 
 #include <exception>
+#include <filesystem>
 #include <iostream>
 
 #include "io/text_safety.h"
@@ -27,6 +28,11 @@ int run_cli(int argc, char** argv) {
   } catch (const Error& e) {
     std::cerr << "cpufold: error: " << text::safe_text(e.what()) << "\n";
     return e.exit_code();
+  } catch (const std::filesystem::filesystem_error& e) {
+    // A path the user gave that the file system refuses (too long, not searchable): the
+    // message names it, and it is bad input, not a bug.
+    std::cerr << "cpufold: error: " << text::safe_text(e.what()) << "\n";
+    return InputError("").exit_code();
   } catch (const std::exception& e) {
     std::cerr << "cpufold: internal error: " << text::safe_text(e.what()) << "\n";
     return InternalError("").exit_code();

@@ -103,6 +103,26 @@ TEST(PredictInputsE2eTest, BatchErrorQuotingInvalidUtf8IsEscapedOnStderr) {
   EXPECT_TRUE(text::is_valid_utf8(r.output)) << r.output;
 }
 
+TEST(PredictInputsE2eTest, PathOptionsTheFileSystemRefusesAreBadInputNotInternalErrors) {
+  ScratchDir dir;
+  write_file(dir / "q.fasta", ">q\nMKTAYIAK\n");
+  const std::string too_long(300, 'n');  // one path component over NAME_MAX
+  const std::string fasta = "'" + (dir / "q.fasta").string() + "' ";
+  const std::string fast = "--model-order 1 --num-models 1 --num-recycle 0 --threads 1";
+  const std::string data = " --data '" + testing::test_data_dir().string() + "'";
+  for (const std::string& args : {fasta + "'" + (dir / "out").string() + "' --msa-dir '" +
+                                      (dir / too_long).string() + "' " + fast + data,
+                                  fasta + "'" + (dir / too_long).string() + "' " + fast + data,
+                                  fasta + "'" + (dir / "out").string() + "' " + fast + " --data '" +
+                                      (dir / too_long).string() + "'"}) {
+    const auto r = run_cpufold("predict " + args);
+    EXPECT_EQ(r.exit_code, 2) << args << "\n" << r.output;
+    EXPECT_TRUE(contains(r.output, "cpufold: error: ")) << r.output;
+    EXPECT_TRUE(contains(r.output, "File name too long")) << r.output;
+    EXPECT_TRUE(contains(r.output, too_long)) << r.output;
+  }
+}
+
 TEST(PredictInputsE2eTest, ClassicMacLineEndsAndByteOrderMarksAreRead) {
   ScratchDir dir;
   fs::create_directories(dir / "in");
