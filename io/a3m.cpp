@@ -5,6 +5,7 @@
 
 #include "io/sequence_input.h"
 #include "io/text_input.h"
+#include "io/text_safety.h"
 #include "memory/error.h"
 
 namespace cpufold {
@@ -26,14 +27,13 @@ struct Row {
 }  // namespace
 
 Msa parse_a3m(std::string_view text, const std::string& source_name) {
+  text::check_text_encoding(text, source_name);
   Msa msa;
   std::vector<Row> rows;
-  std::size_t line_no = 0;
-  while (!text.empty()) {
-    const std::size_t end = text.find('\n');
-    std::string_view line = text.substr(0, end);
-    text = end == std::string_view::npos ? std::string_view{} : text.substr(end + 1);
-    ++line_no;
+  text::Lines lines(text);
+  std::string_view line;
+  while (lines.next(line)) {
+    const std::size_t line_no = lines.number();
     line = trim(line);
     if (line.empty()) continue;
     if (line.front() == '>') {
@@ -61,7 +61,7 @@ Msa parse_a3m(std::string_view text, const std::string& source_name) {
       } else {
         throw InputError(located(source_name, line_no,
                                  "invalid character " + printable(c) + " in A3M row '" +
-                                     msa.descriptions.back() +
+                                     text::excerpt(msa.descriptions.back()) +
                                      "' (expected A-Z, '-', a-z insertions or '.')"));
       }
     }
@@ -69,13 +69,14 @@ Msa parse_a3m(std::string_view text, const std::string& source_name) {
   if (rows.empty()) throw InputError(located(source_name, 1, "empty A3M: no sequences"));
   const std::size_t n_res = rows.front().sequence.size();
   if (n_res == 0) {
-    throw InputError(located(source_name, rows.front().header_line,
-                             "A3M query '" + msa.descriptions.front() + "' has no match columns"));
+    throw InputError(located(
+        source_name, rows.front().header_line,
+        "A3M query '" + text::excerpt(msa.descriptions.front()) + "' has no match columns"));
   }
   for (std::size_t i = 0; i < rows.size(); ++i) {
     if (rows[i].sequence.size() != n_res) {
       throw InputError(located(source_name, rows[i].header_line,
-                               "A3M row '" + msa.descriptions[i] + "' has " +
+                               "A3M row '" + text::excerpt(msa.descriptions[i]) + "' has " +
                                    std::to_string(rows[i].sequence.size()) +
                                    " match columns but the query has " + std::to_string(n_res)));
     }

@@ -20,11 +20,12 @@ struct Msa {
 // AF2 parsers.parse_a3m: uppercase letters and '-' are match columns, lowercase letters are
 // insertions counted into the deletion count of the next match column (insertions after
 // the last match column are dropped), '.' is ignored. Headers start with '>'; blank lines,
-// CRLF line ends and '#' lines before the first header (ColabFold's "#len\tcard" line) are
-// accepted, as are NUL bytes (ColabFold separates alignments with them).
-// InputError "SOURCE:LINE: message" for: no sequences, a query without match columns, a
-// row whose match-column count differs from the query's (both counts and the row's header
-// are named), any other character (named, with its line).
+// LF, CRLF or lone-CR line ends, a UTF-8 byte-order mark and '#' lines before the first
+// header (ColabFold's "#len\tcard" line) are accepted, as are NUL bytes (ColabFold
+// separates alignments with them).
+// InputError "SOURCE:LINE: message" for: UTF-16/32 text, no sequences, a query without match
+// columns, a row whose match-column count differs from the query's (both counts and the row's
+// header are named), any other character (named, with its line).
 Msa parse_a3m(std::string_view text, const std::string& source_name);
 
 // `parse_a3m` on the content of `path` (errors name the path).

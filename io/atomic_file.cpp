@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <charconv>
 #include <cstring>
+#include <limits>
 #include <string>
 
 #include "memory/error.h"
@@ -68,6 +69,10 @@ bool process_alive(pid_t pid) {
 }
 
 }  // namespace
+
+std::size_t temporary_name_overhead() {
+  return 1 + kTempMarker.size() + std::to_string(std::numeric_limits<pid_t>::max()).size();
+}
 
 void write_file_atomically(const fs::path& path, std::string_view bytes) {
   const fs::path dir = directory_of(path);

@@ -13,6 +13,10 @@ namespace cpufold {
 // temporary file is removed).
 void write_file_atomically(const std::filesystem::path& path, std::string_view bytes);
 
+// The most bytes the temporary name adds to a file name: the leading '.', ".tmp." and the
+// widest PID.
+std::size_t temporary_name_overhead();
+
 // Removes temporary files left by write_file_atomically in `dir` by processes that were
 // killed (".NAME.tmp.PID" files whose PID is no longer running; a live process's temporary is
 // kept, so concurrent instances can share a directory). Returns how many were removed; 0 when

@@ -1,10 +1,12 @@
 #include "io/sequence_input.h"
 
+#include <algorithm>
 #include <cctype>
 #include <fstream>
 #include <sstream>
 
 #include "io/text_input.h"
+#include "io/text_safety.h"
 #include "memory/error.h"
 
 namespace cpufold {
@@ -14,6 +16,11 @@ using text::is_space;
 using text::located;
 using text::printable;
 using text::trim;
+
+// A letter AF2's sequence_to_onehot(map_unknown_to_x=True) maps to X.
+bool is_unknown_residue(char c) {
+  return std::string_view("ACDEFGHIKLMNPQRSTVWY").find(c) == std::string_view::npos;
+}
 
 }  // namespace
 
@@ -27,15 +34,14 @@ std::string read_input_text(const std::filesystem::path& path) {
 }
 
 std::vector<SequenceRecord> parse_fasta(std::string_view text, const std::string& source_name) {
+  text::check_text_encoding(text, source_name);
   std::vector<SequenceRecord> records;
-  std::size_t line_no = 0;
   bool any_content = false;
-  while (!text.empty()) {
-    const std::size_t end = text.find('\n');
-    std::string_view line = text.substr(0, end);
-    text = end == std::string_view::npos ? std::string_view{} : text.substr(end + 1);
-    ++line_no;
-    line = trim(line);  // also drops the '\r' of Windows line ends
+  text::Lines lines(text);
+  std::string_view line;
+  while (lines.next(line)) {
+    const std::size_t line_no = lines.number();
+    line = trim(line);
     if (line.empty()) continue;
     any_content = true;
     if (line.front() == '>') {
@@ -69,7 +75,7 @@ std::vector<SequenceRecord> parse_fasta(std::string_view text, const std::string
 }
 
 std::optional<std::string> query_error(const SequenceRecord& record, std::size_t max_length) {
-  const std::string who = "record '" + record.id + "'";
+  const std::string who = "record '" + text::excerpt(record.id) + "'";
   if (record.id.empty()) return std::string("header has no name after '>'");
   if (record.sequence.empty()) return who + ": header with an empty sequence";
   if (record.sequence.find(':') != std::string::npos) {
@@ -87,6 +93,14 @@ std::optional<std::string> query_error(const SequenceRecord& record, std::size_t
   if (record.sequence.size() > max_length) {
     return who + ": sequence has " + std::to_string(record.sequence.size()) +
            " residues, more than the limit of " + std::to_string(max_length);
+  }
+  // AF2 maps every letter outside the 20 amino acids to X (unknown) and builds no atoms for
+  // an unknown residue: a query of nothing else would give a structure file without atoms.
+  if (std::all_of(record.sequence.begin(), record.sequence.end(), is_unknown_residue)) {
+    return who +
+           ": every residue is unknown (X; B, J, O, U and Z count as X), and AlphaFold2 "
+           "builds no atoms for unknown residues, so there is no structure to predict; "
+           "give the amino-acid sequence";
   }
   return std::nullopt;
 }

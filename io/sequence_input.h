@@ -22,9 +22,10 @@ struct SequenceRecord {
 };
 
 // Splits FASTA text into records. Only structural errors throw (InputError,
-// "SOURCE:LINE: message"): empty input, text before the first '>' header.
-// Sequence lines may be wrapped, end in CRLF, be lowercase (uppercased) and be separated
-// by blank lines; a '*' terminating a sequence is dropped. Record contents are NOT
+// "SOURCE:LINE: message"): empty input, text before the first '>' header, UTF-16/32 text.
+// Lines may end in LF, CRLF or a lone CR (classic Mac OS) and the file may start with a
+// UTF-8 byte-order mark; sequence lines may be wrapped, be lowercase (uppercased) and be
+// separated by blank lines; a '*' terminating a sequence is dropped. Record contents are NOT
 // validated: call `query_error` per record (a batch can skip one bad job).
 std::vector<SequenceRecord> parse_fasta(std::string_view text, const std::string& source_name);
 
@@ -33,7 +34,9 @@ std::vector<SequenceRecord> parse_fasta(std::string_view text, const std::string
 // (1-based); it carries no file/line prefix (the caller adds "FILE:record.line: ").
 // Refused: an empty header name, an empty sequence, ':' ("multimer not supported yet"),
 // any character that is not a letter A-Z (gaps '-' included), more than `max_length`
-// residues.
+// residues, and a sequence whose every residue is unknown (X, or B J O U Z which AF2 maps
+// to X): AF2 builds no atoms for an unknown residue, so such a job would write a structure
+// without atoms (AF2 and ColabFold write it silently; cpufold refuses the job instead).
 // Letters: all 26 are accepted, as AF2's sequence_to_onehot(map_unknown_to_x=True) does;
 // the 20 standard amino acids and X keep their meaning and B, J, O, U, Z are kept in
 // `sequence` as written -- the feature builder maps them to X for `aatype` (as AF2 does),

@@ -7,6 +7,7 @@
 
 #include "io/sequence_input.h"
 #include "io/text_input.h"
+#include "io/text_safety.h"
 #include "memory/error.h"
 
 namespace cpufold {
@@ -30,14 +31,13 @@ struct NamedRow {
 }  // namespace
 
 Msa parse_stockholm(std::string_view text, const std::string& source_name) {
+  text::check_text_encoding(text, source_name);
   std::vector<NamedRow> rows;
   std::unordered_map<std::string, std::size_t> index_of;
-  std::size_t line_no = 0;
-  while (!text.empty()) {
-    const std::size_t end = text.find('\n');
-    std::string_view line = text.substr(0, end);
-    text = end == std::string_view::npos ? std::string_view{} : text.substr(end + 1);
-    ++line_no;
+  text::Lines lines(text);
+  std::string_view line;
+  while (lines.next(line)) {
+    const std::size_t line_no = lines.number();
     line = trim(line);
     if (line.empty() || line.front() == '#' || line.substr(0, 2) == "//") continue;
     std::size_t split = 0;
@@ -48,14 +48,14 @@ Msa parse_stockholm(std::string_view text, const std::string& source_name) {
         std::any_of(sequence.begin(), sequence.end(), [](char c) { return is_space(c); })) {
       throw InputError(located(source_name, line_no,
                                "expected \"NAME ALIGNED_SEQUENCE\" in a Stockholm line, got \"" +
-                                   std::string(line.substr(0, 80)) + "\""));
+                                   text::excerpt(line) + "\""));
     }
     for (char c : sequence) {
       const bool ok = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || is_gap(c);
       if (!ok) {
         throw InputError(located(source_name, line_no,
                                  "invalid character " + printable(c) + " in Stockholm row '" +
-                                     std::string(name) + "' (expected letters, '-' or '.')"));
+                                     text::excerpt(name) + "' (expected letters, '-' or '.')"));
       }
     }
     auto [it, inserted] = index_of.try_emplace(std::string(name), rows.size());
@@ -69,16 +69,18 @@ Msa parse_stockholm(std::string_view text, const std::string& source_name) {
   for (const NamedRow& row : rows) {
     if (row.aligned.size() != query.size()) {
       throw InputError(located(source_name, row.first_line,
-                               "Stockholm row '" + row.name + "' has " +
+                               "Stockholm row '" + text::excerpt(row.name) + "' has " +
                                    std::to_string(row.aligned.size()) + " columns but the query '" +
-                                   rows.front().name + "' has " + std::to_string(query.size())));
+                                   text::excerpt(rows.front().name) + "' has " +
+                                   std::to_string(query.size())));
     }
   }
   std::size_t n_res = 0;
   for (char c : query) n_res += is_gap(c) ? 0 : 1;
   if (n_res == 0) {
-    throw InputError(located(source_name, rows.front().first_line,
-                             "Stockholm query '" + rows.front().name + "' has only gaps"));
+    throw InputError(
+        located(source_name, rows.front().first_line,
+                "Stockholm query '" + text::excerpt(rows.front().name) + "' has only gaps"));
   }
 
   Msa msa;

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <ctime>
 
+#include "io/text_safety.h"
 #include "memory/error.h"
 
 namespace cpufold {
@@ -26,7 +27,9 @@ BatchLog::BatchLog(const std::filesystem::path& path,
   if (!out_) throw InputError(path.string() + ": cannot open the log for appending");
 }
 
-void BatchLog::say(const std::string& line) {
+void BatchLog::say(const std::string& raw_line) {
+  // Lines quote input files, names and paths: one line of valid UTF-8, whatever they hold.
+  const std::string line = text::safe_text(raw_line);
   if (progress_) progress_(line);
   const std::time_t now = std::time(nullptr);
   std::tm local{};

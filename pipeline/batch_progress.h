@@ -19,6 +19,7 @@ class BatchLog {
  public:
   // InputError when `path` cannot be opened for appending.
   BatchLog(const std::filesystem::path& path, std::function<void(const std::string&)> progress);
+  // Writes `line` made safe (text::safe_text): invalid UTF-8 and control bytes escaped.
   void say(const std::string& line);
 
  private:

@@ -1,8 +1,10 @@
 #include "pipeline/cli.h"
 
 #include <exception>
+#include <filesystem>
 #include <iostream>
 
+#include "io/text_safety.h"
 #include "memory/error.h"
 
 namespace cpufold {
@@ -24,10 +26,15 @@ int run_cli(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
   } catch (const Error& e) {
-    std::cerr << "cpufold: error: " << e.what() << "\n";
+    std::cerr << "cpufold: error: " << text::safe_text(e.what()) << "\n";
     return e.exit_code();
+  } catch (const std::filesystem::filesystem_error& e) {
+    // A path the user gave that the file system refuses (too long, not searchable): the
+    // message names it, and it is bad input, not a bug.
+    std::cerr << "cpufold: error: " << text::safe_text(e.what()) << "\n";
+    return InputError("").exit_code();
   } catch (const std::exception& e) {
-    std::cerr << "cpufold: internal error: " << e.what() << "\n";
+    std::cerr << "cpufold: internal error: " << text::safe_text(e.what()) << "\n";
     return InternalError("").exit_code();
   }
   return 0;

@@ -18,18 +18,22 @@ constexpr const char* kPredictManual = R"(
 INPUT (as colabfold_batch)
   FASTA file (.fasta .fa .faa .fas; any other file is read as FASTA)
       One job per record, named by the whole header line with every character
-      outside [A-Za-z0-9_.-] replaced by '_' (ColabFold's job names). Wrapped
-      lines, Windows line ends and lowercase are accepted; B J O U Z X are folded
-      as unknown residues. A ':' (complex) fails that job: multimer not
-      supported yet.
+      outside [A-Za-z0-9_.-] replaced by '_' (ColabFold's job names); a name
+      over 150 bytes is cut and ends in '_' and 8 hex digits of its hash (the
+      log says so). Wrapped lines, lowercase, LF / CRLF / CR line ends and a
+      UTF-8 byte-order mark are accepted (in every input format); B J O U Z X
+      are folded as unknown residues, but a query of only unknown residues
+      fails (AF2 builds no atoms for them). A ':' (complex) fails that job:
+      multimer not supported yet.
   A3M file (.a3m)
       One job named by the file stem; its first row is the query and the file
       is the job's MSA.
   CSV / TSV file (.csv .tsv)
       A header row with the columns id, sequence and optionally a3m_path
       (ColabFold's a3mpath is accepted too); relative paths are resolved
-      against the table's directory. Quoted fields may not contain the
-      delimiter.
+      against the table's directory. Fields may be quoted ("a,b", "" for a
+      quote); a row with an unbalanced or stray quote, or an empty id, fails
+      with FILE:LINE.
   directory
       Its FASTA, A3M, CSV and TSV files in name order. As in ColabFold, a FASTA
       file in a directory is ONE job named by the file stem (its first record).

@@ -5,6 +5,8 @@
 #include <random>
 
 #include "io/sequence_input.h"
+#include "memory/error.h"
+#include "pipeline/predict_jobs.h"
 
 namespace cpufold {
 namespace {
@@ -50,6 +52,12 @@ void apply_jobname_prefix(std::vector<PredictJob>& jobs, const std::string& pref
   if (prefix.empty()) return;
   const std::size_t digits = std::to_string(jobs.size()).size();
   const std::string safe = job_name(prefix);
+  if (safe.size() + 1 + digits > max_job_name_bytes()) {
+    throw InputError("--jobname-prefix is " + std::to_string(safe.size()) +
+                     " characters long; with '_' and the job number it must fit in " +
+                     std::to_string(max_job_name_bytes()) +
+                     " so that every output file name fits the file system's limit");
+  }
   for (std::size_t i = 0; i < jobs.size(); ++i) {
     std::string number = std::to_string(i);
     number.insert(0, digits - number.size(), '0');

@@ -3,10 +3,12 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
+#include <limits>
 #include <set>
 
 #include "io/atomic_file.h"
 #include "io/zip_writer.h"
+#include "pipeline/params_directory.h"
 #include "pipeline/plots.h"
 #include "pipeline/scores_json.h"
 #include "pipeline/structure_files.h"
@@ -15,6 +17,20 @@ namespace cpufold {
 namespace {
 
 namespace fs = std::filesystem;
+
+// The parts of the output file names after the job name.
+constexpr const char* kUnrelaxed = "_unrelaxed_";
+constexpr const char* kScores = "_scores_";
+constexpr const char* kPaeJson = "_predicted_aligned_error_v1.json";
+constexpr const char* kPlddtPng = "_plddt.png";
+constexpr const char* kPaePng = "_pae.png";
+constexpr const char* kCoveragePng = "_coverage.png";
+constexpr const char* kA3m = ".a3m";
+constexpr const char* kResultZip = ".result.zip";
+constexpr const char* kDoneTxt = ".done.txt";
+// Per-prediction files of --save-all and --save-*-representations: JOB_KIND_[rank_K_]TAG.EXT.
+constexpr std::pair<const char*, const char*> kUnrankedKinds[] = {
+    {"all", ".h5"}, {"single_repr", ".npy"}, {"pair_repr", ".npy"}};
 
 std::vector<float> copy_floats(const Tensor& t) {
   std::vector<float> v(static_cast<std::size_t>(t.numel()));
@@ -56,13 +72,46 @@ std::string rank_tag(std::size_t rank) {
   return buf;
 }
 
+std::string prediction_tag(const std::string& model_type, int model_number, std::uint64_t seed) {
+  return model_type + "_model_" + std::to_string(model_number) + "_seed_" + seed_tag(seed);
+}
+
+std::size_t longest_job_file_suffix() {
+  // The widest rank, seed and recycle numbers the option types allow, the longest model type.
+  std::string longest_type;
+  for (ModelType type : {ModelType::alphafold2_ptm, ModelType::alphafold2}) {
+    if (model_type_name(type).size() > longest_type.size()) longest_type = model_type_name(type);
+  }
+  const std::string tag =
+      rank_tag(std::numeric_limits<std::size_t>::max()) + "_" +
+      prediction_tag(longest_type, 5, std::numeric_limits<std::uint64_t>::max());
+  std::vector<std::string> suffixes = {
+      kUnrelaxed + tag + ".pdb",
+      kUnrelaxed + tag + ".cif",
+      kUnrelaxed + tag + ".r" + std::to_string(std::numeric_limits<int>::max()) + ".pdb",
+      kScores + tag + ".json",
+      kPaeJson,
+      kPlddtPng,
+      kPaePng,
+      kCoveragePng,
+      kA3m,
+      kResultZip,
+      kDoneTxt};
+  for (const auto& [kind, ext] : kUnrankedKinds) {
+    suffixes.push_back(std::string("_").append(kind).append("_").append(tag).append(ext));
+  }
+  std::size_t longest = 0;
+  for (const std::string& suffix : suffixes) longest = std::max(longest, suffix.size());
+  return longest + temporary_name_overhead();
+}
+
 RenderedPrediction render_prediction(const Prediction& p, const RawFeatures& raw,
                                      const std::string& job, const std::string& model_type,
                                      int model_number, std::uint64_t seed) {
   RenderedPrediction r;
   r.model_number = model_number;
   r.seed = seed;
-  r.tag = model_type + "_model_" + std::to_string(model_number) + "_seed_" + seed_tag(seed);
+  r.tag = prediction_tag(model_type, model_number, seed);
   r.plddt = copy_floats(p.plddt);
   for (float v : r.plddt) r.mean_plddt += v;
   r.mean_plddt /= static_cast<double>(std::max<std::size_t>(r.plddt.size(), 1));
@@ -91,11 +140,11 @@ fs::path unranked_path(const fs::path& dir, const std::string& job, const std::s
 }
 
 fs::path result_zip(const fs::path& dir, const std::string& job) {
-  return dir / (job + ".result.zip");
+  return dir / (job + kResultZip);
 }
 
 fs::path done_marker(const fs::path& dir, const std::string& job) {
-  return dir / (job + ".done.txt");
+  return dir / (job + kDoneTxt);
 }
 
 std::vector<std::string> write_job_outputs(const fs::path& dir, const std::string& job,
@@ -106,16 +155,16 @@ std::vector<std::string> write_job_outputs(const fs::path& dir, const std::strin
     write_file_atomically(dir / name, bytes);
     written.push_back(name);
   };
-  if (!extras.a3m.empty()) write(job + ".a3m", extras.a3m);
-  if (!extras.coverage_png.empty()) write(job + "_coverage.png", extras.coverage_png);
+  if (!extras.a3m.empty()) write(job + kA3m, extras.a3m);
+  if (!extras.coverage_png.empty()) write(job + kCoveragePng, extras.coverage_png);
   for (std::size_t k = 0; k < ranked.size(); ++k) {
     const RenderedPrediction& r = ranked[k];
     const std::string tag = rank_tag(k + 1) + "_" + r.tag;
-    write(job + "_unrelaxed_" + tag + ".pdb", r.pdb);
-    write(job + "_unrelaxed_" + tag + ".cif", r.cif);
-    write(job + "_scores_" + tag + ".json", r.scores);
+    write(job + kUnrelaxed + tag + ".pdb", r.pdb);
+    write(job + kUnrelaxed + tag + ".cif", r.cif);
+    write(job + kScores + tag + ".json", r.scores);
     for (std::size_t i = 0; i < r.recycle_pdbs.size(); ++i) {
-      write(job + "_unrelaxed_" + tag + ".r" + std::to_string(i) + ".pdb", r.recycle_pdbs[i]);
+      write(job + kUnrelaxed + tag + ".r" + std::to_string(i) + ".pdb", r.recycle_pdbs[i]);
     }
     for (const RenderedPrediction::Unranked& u : r.unranked) {
       const std::string name = job + "_" + u.kind + "_" + tag + u.ext;
@@ -124,7 +173,7 @@ std::vector<std::string> write_job_outputs(const fs::path& dir, const std::strin
     }
   }
   if (ranked.front().has_pae && extras.pae_json) {
-    write(job + "_predicted_aligned_error_v1.json", ranked.front().pae_v1);
+    write(job + kPaeJson, ranked.front().pae_v1);
   }
   // Plots of the top 5, as ColabFold draws them.
   std::vector<PlddtCurve> curves;
@@ -143,8 +192,8 @@ std::vector<std::string> write_job_outputs(const fs::path& dir, const std::strin
   }
   const std::string title = job + " (" + std::to_string(ranked.front().plddt.size()) + " aa)";
   if (extras.plots) {
-    write(job + "_plddt.png", plddt_plot_png(title, curves));
-    if (!matrices.empty()) write(job + "_pae.png", pae_plot_png(title, matrices));
+    write(job + kPlddtPng, plddt_plot_png(title, curves));
+    if (!matrices.empty()) write(job + kPaePng, pae_plot_png(title, matrices));
   }
 
   if (extras.zip) {
@@ -168,14 +217,15 @@ std::vector<std::string> write_job_outputs(const fs::path& dir, const std::strin
 }
 
 void remove_job_outputs(const fs::path& dir, const std::string& job) {
-  const std::string ranked[] = {job + "_unrelaxed_rank_", job + "_scores_rank_", job + "_all_rank_",
-                                job + "_single_repr_rank_", job + "_pair_repr_rank_"};
-  const std::set<std::string> single = {job + "_predicted_aligned_error_v1.json",
-                                        job + "_plddt.png", job + "_pae.png", job + "_coverage.png",
-                                        result_zip(dir, job).filename().string()};
+  std::vector<std::string> ranked = {job + kUnrelaxed + "rank_", job + kScores + "rank_"};
   // Left unranked by a run killed before its job was written.
-  const std::pair<std::string, std::string> unranked[] = {
-      {job + "_all_", ".h5"}, {job + "_single_repr_", ".npy"}, {job + "_pair_repr_", ".npy"}};
+  std::vector<std::pair<std::string, std::string>> unranked;
+  for (const auto& [kind, ext] : kUnrankedKinds) {
+    ranked.push_back(job + "_" + kind + "_rank_");
+    unranked.emplace_back(job + "_" + kind + "_", ext);
+  }
+  const std::set<std::string> single = {job + kPaeJson, job + kPlddtPng, job + kPaePng,
+                                        job + kCoveragePng, job + kResultZip};
   // {job}.a3m is never removed: it may be this job's own input MSA (ColabFold's results
   // directory reused as --msa-dir); writing it again replaces it atomically.
   std::error_code ec;

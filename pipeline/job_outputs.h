@@ -55,6 +55,14 @@ std::filesystem::path result_zip(const std::filesystem::path& dir, const std::st
 // "000" (ColabFold's seed_{seed:03d}) and "rank_001" (rank_{n:03d}, 1-based).
 std::string seed_tag(std::uint64_t seed);
 std::string rank_tag(std::size_t rank);
+// "alphafold2_ptm_model_3_seed_000".
+std::string prediction_tag(const std::string& model_type, int model_number, std::uint64_t seed);
+
+// The most bytes cpufold ever appends to a job name to name a file in the output directory:
+// the longest output file suffix (any rank, model type, model and seed the options allow)
+// plus the temporary-name decoration of write_file_atomically. A job name of at most
+// NAME_MAX minus this many bytes gives file names every file system accepts.
+std::size_t longest_job_file_suffix();
 
 RenderedPrediction render_prediction(const Prediction& p, const RawFeatures& raw,
                                      const std::string& job, const std::string& model_type,

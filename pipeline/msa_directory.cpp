@@ -76,7 +76,8 @@ JobMsaFiles scan_directory(const fs::path& dir, const std::string& layout) {
 JobMsaFiles find_job_msas(const fs::path& msa_dir, const std::string& job) {
   for (const char* ext : {".a3m", ".sto"}) {
     const fs::path flat = msa_dir / (job + ext);
-    if (fs::is_regular_file(flat)) {
+    std::error_code ec;
+    if (fs::is_regular_file(flat, ec)) {
       JobMsaFiles out;
       out.files.push_back(flat);
       out.layout = "file " + flat.string();
@@ -90,7 +91,8 @@ JobMsaFiles find_job_msas(const fs::path& msa_dir, const std::string& job) {
   };
   JobMsaFiles none;
   for (const auto& [dir, layout] : dirs) {
-    if (!fs::is_directory(dir)) continue;
+    std::error_code ec;
+    if (!fs::is_directory(dir, ec)) continue;
     JobMsaFiles found = scan_directory(dir, layout);
     if (!found.files.empty()) return found;
     none.skipped.insert(none.skipped.end(), found.skipped.begin(), found.skipped.end());

@@ -12,6 +12,7 @@
 
 #include "io/atomic_file.h"
 #include "io/npy_writer.h"
+#include "io/text_safety.h"
 #include "memory/error.h"
 #include "memory/peak_tracker.h"
 #include "pipeline/batch_progress.h"
@@ -61,13 +62,13 @@ std::string located_in_input(const PredictJob& job, const std::string& message) 
 Json config_json(const PredictOptions& o, RankBy rank, std::size_t num_queries) {
   Json j;
   j["program"] = std::string("cpufold predict ") + CPUFOLD_VERSION;
-  j["input"] = o.input.string();
+  j["input"] = text::safe_text(o.input.string());
   j["num_queries"] = num_queries;
   j["use_templates"] = false;
   j["num_relax"] = 0;
   j["msa_mode"] = o.msa_dir.empty() ? "input_or_single_sequence" : "msa_dir";
-  j["msa_dir"] = o.msa_dir.string();
-  j["data_dir"] = o.data_dir.string();
+  j["msa_dir"] = text::safe_text(o.msa_dir.string());
+  j["data_dir"] = text::safe_text(o.data_dir.string());
   j["model_type"] = model_type_name(o.model_type);
   j["num_models"] = o.num_models;
   j["num_recycles"] = o.num_recycle;
@@ -176,8 +177,9 @@ class BatchRunner {
   }
   // ColabFold: the marker, or with --zip the job's result.zip.
   bool is_done(const PredictJob& job) const {
-    return !o_.overwrite_existing_results &&
-           (fs::exists(done_marker(job)) || fs::exists(result_zip(o_.output_dir, job.name)));
+    std::error_code ec;  // an unusable path is not a done job; running it reports why
+    return !o_.overwrite_existing_results && (fs::exists(done_marker(job), ec) ||
+                                              fs::exists(result_zip(o_.output_dir, job.name), ec));
   }
 
   std::string eta(double current_units, double current_elapsed) const {
@@ -248,7 +250,11 @@ class BatchRunner {
       outcome.message = located_in_input(job, e.what());
     } catch (const BudgetError& e) {
       outcome.message = located_in_input(job, e.what());
+    } catch (const fs::filesystem_error& e) {
+      // A path of this job the file system refuses fails the job, not the batch.
+      outcome.message = located_in_input(job, e.what());
     }
+    outcome.message = text::safe_text(outcome.message);
     if (outcome.status == JobOutcome::Status::failed) {
       estimate_.drop(units_left);
       log_.say(head + ": FAILED: " + outcome.message);

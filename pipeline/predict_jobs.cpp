@@ -2,11 +2,16 @@
 
 #include <algorithm>
 #include <cctype>
+#include <climits>
+#include <cstdio>
 #include <map>
 
 #include "io/a3m.h"
+#include "io/delimited_table.h"
 #include "io/text_input.h"
+#include "io/text_safety.h"
 #include "memory/error.h"
+#include "pipeline/job_outputs.h"
 
 namespace cpufold {
 namespace {
@@ -28,16 +33,6 @@ InputKind kind_of(const fs::path& file) {
   if (ext == ".csv" || ext == ".tsv") return InputKind::table;
   if (ext == ".fasta" || ext == ".fa" || ext == ".faa" || ext == ".fas") return InputKind::fasta;
   return InputKind::other;
-}
-
-std::vector<std::string_view> split_lines(std::string_view text) {
-  std::vector<std::string_view> lines;
-  while (!text.empty()) {
-    const std::size_t end = text.find('\n');
-    lines.push_back(text.substr(0, end));
-    text = end == std::string_view::npos ? std::string_view{} : text.substr(end + 1);
-  }
-  return lines;
 }
 
 // The job of a file that cannot be read at all.
@@ -107,10 +102,11 @@ void add_a3m(const fs::path& file, std::size_t max_length, JobList& out) {
     const std::string text = read_input_text(file);
     const Msa msa = parse_a3m(text, file.string());
     job.sequence = msa.sequences.front();
-    const std::vector<std::string_view> lines = split_lines(text);
-    for (std::size_t i = 0; i < lines.size(); ++i) {
-      if (!trim(lines[i]).empty() && trim(lines[i]).front() == '>') {
-        job.line = i + 1;
+    text::Lines lines(text);
+    std::string_view line;
+    while (lines.next(line)) {
+      if (!trim(line).empty() && trim(line).front() == '>') {
+        job.line = lines.number();
         break;
       }
     }
@@ -123,39 +119,17 @@ void add_a3m(const fs::path& file, std::size_t max_length, JobList& out) {
   out.jobs.push_back(std::move(job));
 }
 
-std::vector<std::string> split_fields(std::string_view line, char delimiter) {
-  std::vector<std::string> fields;
-  while (true) {
-    const std::size_t end = line.find(delimiter);
-    std::string_view field = trim(line.substr(0, end));
-    if (field.size() >= 2 && field.front() == '"' && field.back() == '"') {
-      field = field.substr(1, field.size() - 2);
-    }
-    fields.emplace_back(field);
-    if (end == std::string_view::npos) break;
-    line = line.substr(end + 1);
-  }
-  return fields;
-}
-
 void add_table(const fs::path& file, std::size_t max_length, JobList& out) {
   const char delimiter = lower(file.extension().string()) == ".tsv" ? '\t' : ',';
   const std::string source = file.string();
-  std::string text;
+  Table table;
   try {
-    text = read_input_text(file);
+    table = parse_table(read_input_text(file), source, delimiter);
   } catch (const InputError& e) {
     out.jobs.push_back(failed_file(file, e.what()));
     return;
   }
-  const std::vector<std::string_view> lines = split_lines(text);
-  std::size_t header_line = 0;
-  while (header_line < lines.size() && trim(lines[header_line]).empty()) ++header_line;
-  if (header_line == lines.size()) {
-    out.jobs.push_back(failed_file(file, located(source, 1, "empty table: no header row")));
-    return;
-  }
-  const std::vector<std::string> header = split_fields(lines[header_line], delimiter);
+  const std::vector<std::string>& header = table.header;
   auto column = [&](std::initializer_list<const char*> names) -> std::ptrdiff_t {
     for (std::size_t i = 0; i < header.size(); ++i) {
       for (const char* name : names) {
@@ -168,24 +142,22 @@ void add_table(const fs::path& file, std::size_t max_length, JobList& out) {
   const std::ptrdiff_t a3m_col = column({"a3m_path", "a3mpath"});
   if (id_col < 0 || seq_col < 0) {
     const std::string sep = delimiter == '\t' ? "tab" : "comma";
-    out.jobs.push_back(failed_file(
-        file,
-        located(source, header_line + 1,
-                "the first row must name the columns 'id' and 'sequence' (and "
-                "optionally 'a3m_path'), " +
-                    sep + "-separated; found '" + std::string(trim(lines[header_line])) + "'")));
+    std::string found;
+    for (const std::string& h : header) found += (found.empty() ? "" : ", ") + ("'" + h + "'");
+    out.jobs.push_back(
+        failed_file(file, located(source, table.header_line,
+                                  "the first row must name the columns 'id' and 'sequence' (and "
+                                  "optionally 'a3m_path'), " +
+                                      sep + "-separated; found " + text::excerpt(found, 200))));
     return;
   }
-  const std::size_t jobs_before = out.jobs.size();
-  for (std::size_t i = header_line + 1; i < lines.size(); ++i) {
-    if (trim(lines[i]).empty()) continue;
-    const std::vector<std::string> fields = split_fields(lines[i], delimiter);
+  for (const TableRow& row : table.rows) {
     PredictJob job;
     job.source = file;
-    job.line = i + 1;
+    job.line = row.line;
     auto field = [&](std::ptrdiff_t col) {
-      return col >= 0 && static_cast<std::size_t>(col) < fields.size() ? fields[col]
-                                                                       : std::string();
+      return col >= 0 && static_cast<std::size_t>(col) < row.fields.size() ? row.fields[col]
+                                                                           : std::string();
     };
     const std::string id = field(id_col);
     job.name = job_name(id);
@@ -193,26 +165,38 @@ void add_table(const fs::path& file, std::size_t max_length, JobList& out) {
       if (!text::is_space(c))
         job.sequence += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
     }
-    if (fields.size() != header.size()) {
+    if (!row.error.empty()) {
+      job.error = row.error;
+    } else if (row.fields.size() != header.size()) {
       job.error = located(source, job.line,
-                          "row has " + std::to_string(fields.size()) + " field(s) but the header " +
-                              std::to_string(header.size()));
+                          "row has " + std::to_string(row.fields.size()) +
+                              " field(s) but the header " + std::to_string(header.size()));
+    } else if (trim(id).empty()) {
+      job.error = located(source, job.line,
+                          "the 'id' field is empty; every row needs an id (it names the job "
+                          "and its output files)");
     } else {
       check_query(job, id, max_length);
     }
     const std::string a3m = field(a3m_col);
     if (!a3m.empty()) {
       job.a3m = fs::path(a3m).is_absolute() ? fs::path(a3m) : file.parent_path() / a3m;
-      if (job.error.empty() && !fs::is_regular_file(job.a3m)) {
-        job.error = located(source, job.line, "a3m_path " + job.a3m.string() + " does not exist");
+      std::error_code ec;
+      const bool found = fs::is_regular_file(job.a3m, ec);
+      if (job.error.empty() && !found) {
+        job.error = located(source, job.line,
+                            "a3m_path " + job.a3m.string() +
+                                (ec && ec != std::errc::no_such_file_or_directory
+                                     ? " cannot be used: " + ec.message()
+                                     : " does not exist"));
       }
     }
     name_unnamed(job);
     out.jobs.push_back(std::move(job));
   }
-  if (out.jobs.size() == jobs_before) {
+  if (table.rows.empty()) {
     out.jobs.push_back(
-        failed_file(file, located(source, header_line + 1, "table has a header but no rows")));
+        failed_file(file, located(source, table.header_line, "table has a header but no rows")));
   }
 }
 
@@ -240,6 +224,26 @@ void add_file(const fs::path& file, bool in_directory, std::size_t max_length, J
 
 }  // namespace
 
+std::size_t max_job_name_bytes() {
+  return NAME_MAX - longest_job_file_suffix();
+}
+
+void fit_job_name(PredictJob& job, std::vector<std::string>& warnings) {
+  const std::size_t limit = max_job_name_bytes();
+  if (job.name.size() <= limit) return;
+  // A fingerprint of the whole name keeps two long names that share a prefix apart.
+  char hash[24];
+  std::snprintf(hash, sizeof hash, "_%08llx",
+                static_cast<unsigned long long>(text::fnv1a64(job.name) & 0xffffffffULL));
+  const std::string full = job.name;
+  job.name = std::string(text::utf8_prefix(full, limit - std::string_view(hash).size())) + hash;
+  warnings.push_back(job.source.string() + (job.line > 0 ? ":" + std::to_string(job.line) : "") +
+                     ": job name of " + std::to_string(full.size()) + " characters cut to '" +
+                     job.name + "' (" + std::to_string(limit) +
+                     " at most, so that every output file name fits the file system's " +
+                     std::to_string(NAME_MAX) + "-byte limit)");
+}
+
 QueryOrder parse_query_order(const std::string& name) {
   if (name == "none") return QueryOrder::none;
   if (name == "length") return QueryOrder::length;
@@ -254,11 +258,14 @@ JobList discover_jobs(const fs::path& input, QueryOrder order, std::size_t max_l
   std::error_code ec;
   if (fs::is_directory(input, ec)) {
     std::vector<fs::path> files;
-    for (const fs::directory_entry& entry : fs::directory_iterator(input)) {
-      const std::string name = entry.path().filename().string();
-      if (!entry.is_regular_file() || name.empty() || name.front() == '.') continue;
-      files.push_back(entry.path());
+    fs::directory_iterator it(input, ec);
+    for (; !ec && it != fs::directory_iterator(); it.increment(ec)) {
+      const std::string name = it->path().filename().string();
+      std::error_code type_ec;
+      if (!it->is_regular_file(type_ec) || name.empty() || name.front() == '.') continue;
+      files.push_back(it->path());
     }
+    if (ec) throw InputError(input.string() + ": cannot list the directory: " + ec.message());
     std::sort(files.begin(), files.end());
     for (const fs::path& file : files) add_file(file, true, max_length, out);
   } else if (fs::exists(input, ec)) {
@@ -271,6 +278,12 @@ JobList discover_jobs(const fs::path& input, QueryOrder order, std::size_t max_l
   if (out.jobs.empty()) {
     throw InputError(input.string() + ": no FASTA, A3M, CSV or TSV input found");
   }
+  for (PredictJob& job : out.jobs) {
+    fit_job_name(job, out.warnings);
+    // Messages quote the input verbatim; they go to logs, JSON and the terminal.
+    job.error = text::safe_text(job.error);
+  }
+  for (std::string& warning : out.warnings) warning = text::safe_text(warning);
 
   std::map<std::string, const PredictJob*> seen;
   for (const PredictJob& job : out.jobs) {

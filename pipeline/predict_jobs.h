@@ -43,10 +43,21 @@ struct JobList {
 //   file there is ONE job named by the file stem (its first record; more are ignored with a
 //   warning). Other files are skipped with a warning.
 // A bad record makes only its job fail (`error`); a file that cannot be read at all (empty,
-// no header) yields one failed job named by the file stem. InputError when INPUT does not
+// no header) yields one failed job named by the file stem. Names too long for file names are
+// cut (fit_job_name, with a warning); `error` and `warnings` are made safe to print and to
+// write to JSON (text::safe_text). InputError when INPUT does not
 // exist, holds no job, or two jobs share a name (they would write the same files).
 JobList discover_jobs(const std::filesystem::path& input, QueryOrder order,
                       std::size_t max_length = kDefaultMaxQueryLength);
+
+// Longest job name whose output files (the longest suffix cpufold appends, see
+// longest_job_file_suffix) still fit NAME_MAX.
+std::size_t max_job_name_bytes();
+
+// Cuts a job name longer than max_job_name_bytes() on a character boundary and appends "_"
+// and 8 hex digits of a hash of the whole name, so that two long names sharing a prefix stay
+// distinct; says so in `warnings`. discover_jobs does this for every job.
+void fit_job_name(PredictJob& job, std::vector<std::string>& warnings);
 
 // "none", "length", "msa_depth" or "random"; InputError otherwise.
 QueryOrder parse_query_order(const std::string& name);

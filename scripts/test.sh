@@ -10,4 +10,5 @@ cd "${CPUFOLD_BUILD_DIR:-$root/build}"
 # spin against each other, so tests run single-threaded unless the caller says otherwise
 # (tests that check thread-count independence set their own counts).
 export OMP_NUM_THREADS="${OMP_NUM_THREADS:-1}"
-ctest --output-on-failure -j "$(nproc)" "$@"
+# The fuzz label (scripts/fuzz.sh, `ctest -L fuzz`) is not part of the default run.
+ctest --output-on-failure -j "$(nproc)" -LE fuzz "$@"

@@ -47,6 +47,17 @@ TEST(A3mTest, AcceptsCrlfBlankLinesColabFoldHashLineAndNul) {
   EXPECT_EQ(msa.descriptions[0], "101");
 }
 
+TEST(A3mTest, AcceptsClassicMacLineEndsAndAByteOrderMark) {
+  const Msa msa = parse_a3m("\xEF\xBB\xBF#4\t1\r>101\rMKTA\r\r>hit\rMKaaTA\r", "m.a3m");
+  ASSERT_EQ(msa.sequences.size(), 2u);
+  EXPECT_EQ(msa.sequences[0], "MKTA");
+  EXPECT_EQ(msa.descriptions[1], "hit");
+  EXPECT_EQ(msa.deletions[1], (Deletions{0, 0, 2, 0}));
+  // Line numbers count lone CRs: the bad row's header is on line 4.
+  const std::string message = parse_error(">q\rMKTA\r\r>h\rMK\r");
+  EXPECT_NE(message.find("x.a3m:4: A3M row 'h' has 2 match columns"), std::string::npos) << message;
+}
+
 TEST(A3mTest, RefusesEmptyFileNamingIt) {
   ScratchDir dir;
   write_file(dir / "empty.a3m", "\n\n");

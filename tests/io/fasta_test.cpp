@@ -53,6 +53,33 @@ TEST(FastaTest, AcceptsCrlfLowercaseBlankLinesAndStopCodon) {
   EXPECT_EQ(records[0].line, 2u);
 }
 
+TEST(FastaTest, AcceptsClassicMacLineEndsAndAByteOrderMark) {
+  const auto cr = parse_fasta(">q1 d\rMKTA\rYIAK\r>q2\rGG\r", "q.fasta");
+  ASSERT_EQ(cr.size(), 2u);
+  EXPECT_EQ(cr[0].header, "q1 d");
+  EXPECT_EQ(cr[0].sequence, "MKTAYIAK");
+  EXPECT_EQ(cr[1].id, "q2");
+  EXPECT_EQ(cr[1].line, 4u);
+  const auto bom = parse_fasta("\xEF\xBB\xBF>q1\r\nMKTA\r\n", "q.fasta");
+  ASSERT_EQ(bom.size(), 1u);
+  EXPECT_EQ(bom[0].id, "q1");
+  EXPECT_EQ(bom[0].sequence, "MKTA");
+}
+
+TEST(FastaTest, RefusesUtf16File) {
+  const std::string message = testing::thrown_message<InputError>(
+      [] { parse_fasta(std::string_view("\xFF\xFE>\0q\0", 6), "q.fasta"); });
+  EXPECT_NE(message.find("q.fasta:1: the file is UTF-16"), std::string::npos) << message;
+}
+
+TEST(FastaTest, RefusesQueryOfOnlyUnknownResidues) {
+  ScratchDir dir;
+  const std::string message = read_error(dir, ">ok\nMKXA\n>unk\nXXbZUOJx\n");
+  EXPECT_NE(message.find(at(dir, 3) + " record 'unk': every residue is unknown"), std::string::npos)
+      << message;
+  EXPECT_NO_THROW(read_text(dir, ">ok\nMKXA\n>one\nXXXAXX\n"));
+}
+
 TEST(FastaTest, KeepsNonStandardLettersForTheFeatureBuilder) {
   ScratchDir dir;
   const auto records = read_text(dir, ">q\nACXBZUOJ\n");

@@ -60,6 +60,14 @@ TEST(StockholmTest, ReadsFileWithCrlfAndUppercasesRows) {
   EXPECT_EQ(msa.deletions[1], (Deletions{0, 0, 0, 0}));
 }
 
+TEST(StockholmTest, ReadsClassicMacLineEndsAndAByteOrderMark) {
+  const Msa msa = parse_stockholm("\xEF\xBB\xBF# STOCKHOLM 1.0\rq  MKta\rh  mk-a\r//\r", "m.sto");
+  ASSERT_EQ(msa.sequences.size(), 2u);
+  EXPECT_EQ(msa.sequences[0], "MKTA");
+  EXPECT_EQ(msa.sequences[1], "MK-A");
+  EXPECT_EQ(msa.descriptions[1], "h");
+}
+
 TEST(StockholmTest, RefusesFileWithoutSequencesNamingIt) {
   ScratchDir dir;
   write_file(dir / "empty.sto", "# STOCKHOLM 1.0\n#=GF ID x\n//\n");

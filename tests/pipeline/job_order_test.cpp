@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include "memory/error.h"
+#include "pipeline/predict_jobs.h"
+
 #include "tests/support/test_support.h"
 
 namespace cpufold {
@@ -54,6 +57,15 @@ TEST(JobOrder, JobnamePrefixNumbersJobsZeroPaddedToTheCountsDigits) {
   auto unchanged = jobs_named(2);
   apply_jobname_prefix(unchanged, "");
   EXPECT_EQ(unchanged[1].name, "j1");
+}
+
+TEST(JobOrder, JobnamePrefixTooLongForFileNamesIsRefused) {
+  auto jobs = jobs_named(3);
+  const std::string fits(max_job_name_bytes() - 2, 'p');  // + "_" + one digit
+  apply_jobname_prefix(jobs, fits);
+  EXPECT_EQ(jobs[2].name, fits + "_2");
+  auto more = jobs_named(3);
+  EXPECT_THROW(apply_jobname_prefix(more, fits + "p"), InputError);
 }
 
 }  // namespace

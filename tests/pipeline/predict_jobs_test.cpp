@@ -3,7 +3,10 @@
 
 #include <gtest/gtest.h>
 
+#include <climits>
+
 #include "memory/error.h"
+#include "pipeline/job_outputs.h"
 #include "tests/support/test_support.h"
 
 namespace cpufold {
@@ -175,6 +178,105 @@ TEST(PredictJobsTest, MissingInputIsRefused) {
   const std::string message = testing::thrown_message<InputError>(
       [&] { discover_jobs(dir / "nope.fasta", QueryOrder::length); });
   EXPECT_TRUE(contains(message, "nope.fasta: no such file or directory")) << message;
+}
+
+TEST(PredictJobsTest, LongHeadersAreCutToFitFileNamesAndStayDistinct) {
+  ScratchDir dir;
+  const std::string prefix(260, 'P');
+  write_file(dir / "q.fasta",
+             ">" + prefix + " first\nMKTA\n>" + prefix + " second\nMKTAY\n>short\nMK\n");
+  const JobList list = discover_jobs(dir / "q.fasta", QueryOrder::none);
+  ASSERT_EQ(list.jobs.size(), 3u);
+  const std::string& a = list.jobs[0].name;
+  const std::string& b = list.jobs[1].name;
+  EXPECT_NE(a, b);
+  EXPECT_EQ(a.size(), max_job_name_bytes());
+  EXPECT_EQ(b.size(), max_job_name_bytes());
+  EXPECT_EQ(a.substr(0, 100), prefix.substr(0, 100));
+  EXPECT_EQ(list.jobs[2].name, "short");
+  ASSERT_EQ(list.warnings.size(), 2u);
+  EXPECT_TRUE(contains(list.warnings[0], "q.fasta:1: job name of 266 characters cut to '" + a))
+      << list.warnings[0];
+  EXPECT_TRUE(contains(list.warnings[1], "q.fasta:3: ")) << list.warnings[1];
+  // The same header always gives the same name (a rerun finds its done markers).
+  EXPECT_EQ(discover_jobs(dir / "q.fasta", QueryOrder::none).jobs[0].name, a);
+}
+
+TEST(PredictJobsTest, CutJobNamesLeaveRoomForEveryOutputFileAndItsTemporary) {
+  EXPECT_EQ(max_job_name_bytes() + longest_job_file_suffix(), std::size_t{NAME_MAX});
+  const std::string job(max_job_name_bytes(), 'J');
+  // The longest names a realistic batch writes, with the atomic writer's temporary name.
+  const std::string tag =
+      rank_tag(1000) + "_" + prediction_tag("alphafold2_ptm", 5, 123456789012ULL);
+  for (const std::string& name :
+       {job + "_unrelaxed_" + tag + ".pdb", job + "_scores_" + tag + ".json",
+        job + "_predicted_aligned_error_v1.json"}) {
+    EXPECT_LE(("." + name + ".tmp.4194304").size(), std::size_t{NAME_MAX}) << name;
+  }
+}
+
+TEST(PredictJobsTest, FitJobNameKeepsShortNamesAndCutsLongOnesToTheLimit) {
+  std::vector<std::string> warnings;
+  PredictJob job;
+  job.name = "short";
+  fit_job_name(job, warnings);
+  EXPECT_EQ(job.name, "short");
+  EXPECT_TRUE(warnings.empty());
+  job.name = std::string(max_job_name_bytes() - 10, 'a') + std::string(20, 'b');
+  fit_job_name(job, warnings);
+  EXPECT_EQ(job.name.size(), max_job_name_bytes());
+  EXPECT_EQ(warnings.size(), 1u);
+}
+
+TEST(PredictJobsTest, CsvRowWithUnbalancedQuoteFailsNamingFileAndLine) {
+  ScratchDir dir;
+  write_file(dir / "q.csv", "id,sequence\n\"foo,MKTA\nbar,MKTA\n");
+  const JobList list = discover_jobs(dir / "q.csv", QueryOrder::none);
+  ASSERT_EQ(list.jobs.size(), 2u);
+  EXPECT_EQ(list.jobs[0].name, "q_line_2") << "not '_foo'";
+  EXPECT_TRUE(contains(list.jobs[0].error, "q.csv:2: field 1 opens a quote that is never closed"))
+      << list.jobs[0].error;
+  EXPECT_EQ(list.jobs[1].name, "bar");
+  EXPECT_EQ(list.jobs[1].error, "");
+}
+
+TEST(PredictJobsTest, CsvQuotedFieldMayHoldTheDelimiter) {
+  ScratchDir dir;
+  write_file(dir / "q.csv", "id,sequence\n\"a,b\",MKTA\n");
+  const JobList list = discover_jobs(dir / "q.csv", QueryOrder::none);
+  ASSERT_EQ(list.jobs.size(), 1u);
+  EXPECT_EQ(list.jobs[0].name, "a_b");
+  EXPECT_EQ(list.jobs[0].error, "");
+}
+
+TEST(PredictJobsTest, CsvRowWithEmptyIdSaysSoInTableTerms) {
+  ScratchDir dir;
+  write_file(dir / "q.csv", "id,sequence\n ,MKTA\n");
+  const JobList list = discover_jobs(dir / "q.csv", QueryOrder::none);
+  ASSERT_EQ(list.jobs.size(), 1u);
+  EXPECT_TRUE(contains(list.jobs[0].error, "q.csv:2: the 'id' field is empty"))
+      << list.jobs[0].error;
+  EXPECT_FALSE(contains(list.jobs[0].error, "'>'")) << list.jobs[0].error;
+}
+
+TEST(PredictJobsTest, OverlongA3mPathFailsItsRowNotTheBatch) {
+  ScratchDir dir;
+  write_file(dir / "q.csv",
+             "id,sequence,a3m_path\nlong,MKTA," + std::string(300, 'm') + ".a3m\nok,MKTA,\n");
+  const JobList list = discover_jobs(dir / "q.csv", QueryOrder::none);
+  ASSERT_EQ(list.jobs.size(), 2u);
+  EXPECT_TRUE(contains(list.jobs[0].error, "q.csv:2: a3m_path ")) << list.jobs[0].error;
+  EXPECT_TRUE(contains(list.jobs[0].error, "cannot be used: File name too long"))
+      << list.jobs[0].error;
+  EXPECT_EQ(list.jobs[1].error, "");
+}
+
+TEST(PredictJobsTest, ErrorsAndWarningsAreSafeToPrint) {
+  ScratchDir dir;
+  write_file(dir / "q.fasta", ">bad\xFF\x1B id\nMK1\n");
+  const JobList list = discover_jobs(dir / "q.fasta", QueryOrder::none);
+  ASSERT_EQ(list.jobs.size(), 1u);
+  EXPECT_TRUE(contains(list.jobs[0].error, "record 'bad\\xFF\\x1B'")) << list.jobs[0].error;
 }
 
 TEST(PredictJobsTest, SortOrderNames) {
