@@ -84,7 +84,8 @@ EXIT STATUS
   3  parameter file missing, unreadable or not matching --model-type
   5  internal error
   A job that fails for any reason of its own (bad record, MSA that does not
-  match, over the memory budget) fails alone and makes the status 2.
+  match, over the memory budget, NaN or Inf in its outputs) fails alone and
+  makes the status 2. Parameters holding NaN or Inf stop the batch (3).
 
 EXAMPLE
   cpufold predict data/examples/proteins.fasta out --msa-dir msas --data ~/af2

@@ -3,11 +3,14 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <utility>
+#include <vector>
 
 #include "io/feature_file.h"
 #include "io/hdf5_tensor_file.h"
 #include "io/model_config.h"
 #include "memory/peak_tracker.h"
+#include "pipeline/finite_outputs.h"
 #include "pipeline/hdf5_tracer.h"
 #include "pipeline/model_runner.h"
 #include "pipeline/reference_features.h"
@@ -72,7 +75,6 @@ EvaluateReport evaluate(const EvaluateOptions& o) {
   }
   const Prediction p = runner.run(source, run);
 
-  Hdf5TensorWriter out(o.out);
   const std::pair<const char*, const Tensor*> datasets[] = {
       {"msa", &p.msa},
       {"msa_first_row", &p.msa_first_row},
@@ -97,12 +99,31 @@ EvaluateReport evaluate(const EvaluateOptions& o) {
       {"sm/states", &p.sm.states},
       {"sm/single", &p.sm.single},
   };
+  // Refuse to write NaN or Inf: an outputs file is read as a result. The trace (if any) is
+  // still written, since it shows the first stage that went non-finite.
+  float max_pae = p.max_predicted_aligned_error, ptm = p.ptm_score;
+  std::vector<NamedOutput> checked;
+  for (const auto& [name, tensor] : datasets) checked.push_back({name, *tensor});
+  if (p.has_pae) {
+    for (const auto& [name, tensor] :
+         {std::pair{"tm_logits", p.tm_logits},
+          std::pair{"aligned_confidence_probs", p.aligned_confidence_probs},
+          std::pair{"predicted_aligned_error", p.predicted_aligned_error},
+          std::pair{"max_predicted_aligned_error", Tensor(&max_pae, DType::f32, Shape{})},
+          std::pair{"ptm_score", Tensor(&ptm, DType::f32, Shape{})}})
+      checked.push_back({name, tensor});
+  }
+  if (!non_finite_outputs(checked).empty()) {
+    if (tracer) tracer->commit();
+    require_finite_outputs(checked, o.out.string());
+  }
+
+  Hdf5TensorWriter out(o.out);
   for (const auto& [name, tensor] : datasets) out.write(std::string("outputs/") + name, *tensor);
   if (p.has_pae) {
     out.write("outputs/tm_logits", p.tm_logits);
     out.write("outputs/aligned_confidence_probs", p.aligned_confidence_probs);
     out.write("outputs/predicted_aligned_error", p.predicted_aligned_error);
-    float max_pae = p.max_predicted_aligned_error, ptm = p.ptm_score;
     out.write("outputs/max_predicted_aligned_error", Tensor(&max_pae, DType::f32, Shape{}));
     out.write("outputs/ptm_score", Tensor(&ptm, DType::f32, Shape{}));
   }

@@ -15,6 +15,7 @@
 #include "memory/peak_tracker.h"
 #include "pipeline/batch_progress.h"
 #include "pipeline/feature_pipeline.h"
+#include "pipeline/finite_outputs.h"
 #include "pipeline/job_outputs.h"
 #include "pipeline/model_cache.h"
 #include "pipeline/model_runner.h"
@@ -222,6 +223,8 @@ class BatchRunner {
       outcome.message = located_in_input(job, e.what());
     } catch (const BudgetError& e) {
       outcome.message = located_in_input(job, e.what());
+    } catch (const NonFiniteOutputError& e) {
+      outcome.message = e.what();
     }
     if (outcome.status == JobOutcome::Status::failed) {
       estimate_.drop(units_left);
@@ -306,6 +309,13 @@ class BatchRunner {
     const Prediction p = loaded.runner->run(pipeline.source(o_.num_recycle + 1), run);
     const double run_seconds = seconds_since(run_start);
     estimate_.finished(run_units, run_seconds);
+    float ptm = p.ptm_score;
+    const NamedOutput checked[] = {
+        {"atom positions", p.final_atom_positions},
+        {"pLDDT", p.plddt},
+        {"PAE", p.has_pae ? p.predicted_aligned_error : Tensor()},
+        {"pTM", p.has_pae ? Tensor(&ptm, DType::f32, Shape{}) : Tensor()}};
+    require_finite_outputs(checked, model + " seed " + seed_tag(seed));
 
     RenderedPrediction r =
         render_prediction(p, raw, job.name, model_type_name(o_.model_type), model_number, seed);
