@@ -73,6 +73,9 @@ struct Linear::Impl {
   std::vector<std::unique_ptr<Plan>> plans;  // few per object: one per row count in use
 
   Plan& plan(const PlanKey& key);
+  Plan& build_plan(const PlanKey& key);
+  // Reorders w (and the bias) into weights (bias), in the layout oneDNN's matmul wants.
+  void convert(const Tensor& w, const Tensor& bias);
   dnnl::matmul::primitive_desc try_desc(const PlanKey& key, bool with_bias, bool activation,
                                         bool multiply, bool sum) const;
 };
@@ -104,7 +107,12 @@ dnnl::matmul::primitive_desc Linear::Impl::try_desc(const PlanKey& key, bool wit
 Plan& Linear::Impl::plan(const PlanKey& key) {
   for (auto& p : plans)
     if (p->key == key) return *p;
+  const std::string what = "Linear [" + std::to_string(key.rows) + " x " + std::to_string(c_in) +
+                           "] x [" + std::to_string(c_in) + " x " + std::to_string(c_out) + "]";
+  return build_primitive(what, [&]() -> Plan& { return build_plan(key); });
+}
 
+Plan& Linear::Impl::build_plan(const PlanKey& key) {
   auto p = std::make_unique<Plan>();
   p->key = key;
   const bool act = key.activation != Activation::none;
@@ -171,6 +179,11 @@ Linear::Linear(const Tensor& w, const Tensor& bias, int in_axes, DType compute)
   if (m.c_in == 0 || m.c_out == 0)
     throw WeightsError("Linear weight " + w.describe() + " is empty");
 
+  build_primitive("Linear weight " + w.describe(), [&] { m.convert(w, bias); });
+}
+
+void Linear::Impl::convert(const Tensor& w, const Tensor& bias) {
+  Impl& m = *this;
   auto& ctx = DnnlContext::instance();
   // Let oneDNN pick the weight layout for a typical row count; later primitives take it as is.
   const std::int64_t typical_rows = 256;

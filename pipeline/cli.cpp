@@ -2,8 +2,10 @@
 
 #include <exception>
 #include <iostream>
+#include <new>
 
 #include "memory/error.h"
+#include "memory/out_of_memory.h"
 
 namespace cpufold {
 
@@ -24,6 +26,10 @@ int run_cli(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
   } catch (const Error& e) {
+    std::cerr << "cpufold: error: " << e.what() << "\n";
+    return e.exit_code();
+  } catch (const std::bad_alloc&) {
+    const BudgetError e = out_of_memory("cpufold");
     std::cerr << "cpufold: error: " << e.what() << "\n";
     return e.exit_code();
   } catch (const std::exception& e) {

@@ -7,11 +7,13 @@
 #include <fstream>
 #include <map>
 #include <memory>
+#include <new>
 #include <nlohmann/json.hpp>
 #include <set>
 
 #include "io/atomic_file.h"
 #include "memory/error.h"
+#include "memory/out_of_memory.h"
 #include "memory/peak_tracker.h"
 #include "pipeline/batch_progress.h"
 #include "pipeline/feature_pipeline.h"
@@ -223,8 +225,12 @@ class BatchRunner {
       outcome.message = located_in_input(job, e.what());
     } catch (const BudgetError& e) {
       outcome.message = located_in_input(job, e.what());
+      outcome.out_of_memory = true;
     } catch (const NonFiniteOutputError& e) {
       outcome.message = e.what();
+    } catch (const std::bad_alloc&) {
+      outcome.message = located_in_input(job, out_of_memory("folding this job").what());
+      outcome.out_of_memory = true;
     }
     if (outcome.status == JobOutcome::Status::failed) {
       estimate_.drop(units_left);
