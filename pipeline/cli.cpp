@@ -4,6 +4,7 @@
 #include <iostream>
 #include <new>
 
+#include "evoformer/row_kernels.h"
 #include "memory/error.h"
 #include "memory/out_of_memory.h"
 
@@ -22,6 +23,7 @@ int run_cli(int argc, char** argv) {
   add_bench_command(app);
 
   try {
+    detail::row_kernel_choice();  // a bad CPUFOLD_ROW_KERNELS fails here, before any work
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
