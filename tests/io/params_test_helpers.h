@@ -121,6 +121,15 @@ inline std::string write_npz_with_values(const std::filesystem::path& from,
   return name.substr(0, name.size() - 4);  // drop ".npy"
 }
 
+// The archive position of `key`'s entry in an .npz (fails the test when absent).
+inline std::size_t npz_entry_index(const std::filesystem::path& npz, const std::string& key) {
+  const std::vector<ZipEntryBytes> entries = read_zip(npz);
+  for (std::size_t i = 0; i < entries.size(); ++i)
+    if (entries[i].name == key + ".npy") return i;
+  ADD_FAILURE() << key << " is not in " << npz;
+  return entries.size();
+}
+
 // write_npz_with_values with a NaN at `nan_at` and +Inf at `inf_at`.
 inline std::string write_poisoned_npz(const std::filesystem::path& from,
                                       const std::filesystem::path& to, std::size_t entry,
