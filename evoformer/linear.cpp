@@ -82,8 +82,8 @@ memory::data_type dnnl_type(DType t, const char* what) {
 struct Linear::Impl {
   std::int64_t c_in = 0, c_out = 0;
   bool force_staging = false;  // detail::force_linear_staging at construction
-  memory weights;  // f32 in the layout the matmul chose at construction
-  memory bias;     // f32 [1, c_out], empty when there is none
+  memory weights;              // f32 in the layout the matmul chose at construction
+  memory bias;                 // f32 [1, c_out], empty when there is none
   std::mutex mutex;
   std::vector<std::unique_ptr<Plan>> plans;  // few per object: one per row count in use
 
