@@ -1,10 +1,74 @@
 #include "evoformer/dnnl_context.h"
 
+#include <omp.h>
+#include <pthread.h>
+
+#include <cctype>
+#include <cstdlib>
 #include <cstring>
+#include <string>
+#include <vector>
 
 namespace cpufold {
 
-DnnlContext::DnnlContext() : engine_(dnnl::engine::kind::cpu, 0), stream_(engine_) {}
+namespace {
+
+// dnnl_sgemm generates its jit kernels once, on its first call, unchecked like the primitives
+// (see kPrimitiveHeadroom). Our first call would be inside an OpenMP region; make it here,
+// outside any, after the headroom check, for each transposition the callers use.
+void generate_sgemm_kernels() {
+  constexpr dnnl_dim_t n = 64;
+  std::vector<float> a(n * n, 1.f), b(n * n, 1.f), c(n * n);
+  for (const char* ops : {"NN", "NT", "TN"}) {
+    const dnnl_status_t status =
+        dnnl_sgemm(ops[0], ops[1], n, n, n, 1.f, a.data(), n, b.data(), n, 0.f, c.data(), n);
+    if (status == dnnl_out_of_memory) throw out_of_memory("generating oneDNN's sgemm kernels");
+    if (status != dnnl_success)
+      throw InternalError("oneDNN's sgemm failed on a 64 x 64 product (status " +
+                          std::to_string(static_cast<int>(status)) + ")");
+  }
+}
+
+// Free address space for generating sgemm's kernels: some dozens of jit kernels at once,
+// more than 16 MiB at once with oneDNN 2.6 on AVX-512 (8 and 16 MiB margins still failed
+// under ulimit -v with two threads).
+constexpr std::size_t kSgemmHeadroom = std::size_t{64} << 20;
+
+// Bytes of stack each new thread maps (OMP_STACKSIZE, else glibc's default from ulimit -s).
+std::size_t thread_stack_bytes() {
+  pthread_attr_t attr;
+  std::size_t bytes = std::size_t{8} << 20;
+  if (::pthread_getattr_default_np(&attr) == 0) {
+    ::pthread_attr_getstacksize(&attr, &bytes);
+    ::pthread_attr_destroy(&attr);
+  }
+  if (const char* env = std::getenv("OMP_STACKSIZE"); env != nullptr && *env != '\0') {
+    char* end = nullptr;
+    const double value = std::strtod(env, &end);
+    const char unit = end && *end ? static_cast<char>(std::toupper(*end)) : 'K';
+    const double scale = unit == 'B' ? 1 : unit == 'M' ? 1 << 20 : unit == 'G' ? 1 << 30 : 1 << 10;
+    if (value > 0) bytes = static_cast<std::size_t>(value * scale);
+  }
+  return bytes;
+}
+
+}  // namespace
+
+DnnlContext::DnnlContext() : engine_(dnnl::engine::kind::cpu, 0), stream_(engine_) {
+  // Start the OpenMP team now, while we can still say no: libgomp exits the process when it
+  // cannot map a thread's stack, and a thread started inside oneDNN would take the headroom
+  // the check below counted on.
+  require_address_space(
+      kSgemmHeadroom + static_cast<std::size_t>(omp_get_max_threads()) * thread_stack_bytes(),
+      "starting " + std::to_string(omp_get_max_threads()) + " OpenMP thread(s)");
+#pragma omp parallel
+  {
+    // Each thread's first malloc picks its glibc arena (a new one maps 64 MiB of address
+    // space, or it falls back to a shared one): let that happen here, not inside oneDNN.
+    std::free(std::malloc(64));
+  }
+  build_primitive("sgemm", generate_sgemm_kernels);
+}
 
 DnnlContext& DnnlContext::instance() {
   static DnnlContext context;

@@ -1,5 +1,8 @@
 #include "evoformer/linear.h"
 
+#include <algorithm>
+#include <atomic>
+#include <cstring>
 #include <mutex>
 #include <string>
 #include <unordered_map>
@@ -37,6 +40,12 @@ struct Plan {
   // Residual add with bias: y += b first, then the gemm accumulates into y (beta = 1), which
   // needs neither a temp buffer nor oneDNN's [rows, c_out] sum scratchpad.
   bool prefill_bias = false;
+  // No level of the ladder has a jit kernel for these strides (oneDNN offers some strided or
+  // gated cases only in ref code on some ISAs): blocks of rows are copied to contiguous
+  // staging buffers, multiplied by the plain contiguous plans below, and the whole epilogue
+  // runs in our row loop. Used only through forward(); matmul/args stay empty.
+  bool staged = false;
+  std::int64_t stage_rows = 0;  // rows per block
   std::size_t dnnl_scratch_bytes = 0;
   std::size_t temp_bytes = 0;
   // Memory objects and the argument map are built once; forward() only swaps data handles,
@@ -46,6 +55,11 @@ struct Plan {
 
   std::size_t scratch_bytes() const { return align_up(dnnl_scratch_bytes) + align_up(temp_bytes); }
 };
+
+// Rows per block of the staged path: bounds its buffers to kStageRows·(c_in + c_out) floats.
+constexpr std::int64_t kStageRows = 256;
+
+std::atomic<bool> force_staging_for_tests{false};
 
 memory::desc row_desc(std::int64_t rows, std::int64_t cols, std::int64_t ld) {
   return memory::desc(Dims{rows, cols}, memory::data_type::f32, Dims{ld, 1});
@@ -67,12 +81,26 @@ memory::data_type dnnl_type(DType t, const char* what) {
 
 struct Linear::Impl {
   std::int64_t c_in = 0, c_out = 0;
-  memory weights;  // f32 in the layout the matmul chose at construction
-  memory bias;     // f32 [1, c_out], empty when there is none
+  bool force_staging = false;  // detail::force_linear_staging at construction
+  memory weights;              // f32 in the layout the matmul chose at construction
+  memory bias;                 // f32 [1, c_out], empty when there is none
   std::mutex mutex;
   std::vector<std::unique_ptr<Plan>> plans;  // few per object: one per row count in use
 
   Plan& plan(const PlanKey& key);
+  Plan& build_plan(const PlanKey& key);
+  // y = x·W + b for `rows` contiguous rows: what the staged path runs per block.
+  PlanKey plain_key(std::int64_t rows) const {
+    return {rows, c_in, c_out, 0, Activation::none, false, false};
+  }
+  // Scratch of the staged path for `rows` rows: both staging buffers of a block, plus the
+  // larger oneDNN scratchpad of the block and tail plans (sized from descriptors only, so
+  // planning builds no kernels it may never run).
+  std::size_t staged_scratch_bytes(std::int64_t rows) const;
+  void forward_staged(const Plan& p, const RowView& vx, const RowView& vy, const RowView& vm,
+                      const LinearEpilogue& epilogue, Arena& scratch);
+  // Reorders w (and the bias) into weights (bias), in the layout oneDNN's matmul wants.
+  void convert(const Tensor& w, const Tensor& bias);
   dnnl::matmul::primitive_desc try_desc(const PlanKey& key, bool with_bias, bool activation,
                                         bool multiply, bool sum) const;
 };
@@ -104,7 +132,12 @@ dnnl::matmul::primitive_desc Linear::Impl::try_desc(const PlanKey& key, bool wit
 Plan& Linear::Impl::plan(const PlanKey& key) {
   for (auto& p : plans)
     if (p->key == key) return *p;
+  const std::string what = "Linear [" + std::to_string(key.rows) + " x " + std::to_string(c_in) +
+                           "] x [" + std::to_string(c_in) + " x " + std::to_string(c_out) + "]";
+  return build_primitive(what, [&]() -> Plan& { return build_plan(key); });
+}
 
+Plan& Linear::Impl::build_plan(const PlanKey& key) {
   auto p = std::make_unique<Plan>();
   p->key = key;
   const bool act = key.activation != Activation::none;
@@ -124,6 +157,17 @@ Plan& Linear::Impl::plan(const PlanKey& key) {
       pd = try_desc(key, has_bias, p->fused_activation, p->fused_multiply, false);
       if (pd && !is_reference_impl(pd)) break;
     }
+  }
+  const bool strided =
+      key.ld_x != c_in || key.ld_y != c_out || (key.multiply && key.ld_mul != c_out);
+  if (strided && (!pd || is_reference_impl(pd) || force_staging)) {
+    p->staged = true;
+    p->stage_rows = std::min(key.rows, kStageRows);
+    p->dnnl_scratch_bytes = staged_scratch_bytes(key.rows);
+    plan(plain_key(p->stage_rows));
+    if (key.rows % p->stage_rows != 0) plan(plain_key(key.rows % p->stage_rows));
+    plans.push_back(std::move(p));
+    return *plans.back();
   }
   if (!pd || is_reference_impl(pd)) {
     throw InternalError("no fast oneDNN matmul for Linear [" + std::to_string(key.rows) + " x " +
@@ -153,6 +197,65 @@ Plan& Linear::Impl::plan(const PlanKey& key) {
   return *plans.back();
 }
 
+std::size_t Linear::Impl::staged_scratch_bytes(std::int64_t rows) const {
+  const std::int64_t block = std::min(rows, kStageRows);
+  const bool has_bias = bias.get(true) != nullptr;
+  std::size_t pad = 0;
+  for (std::int64_t r : {block, rows % block}) {
+    if (r == 0) continue;
+    const auto pd = try_desc(plain_key(r), has_bias, false, false, false);
+    if (!pd || is_reference_impl(pd)) {
+      throw InternalError("no fast oneDNN matmul for contiguous Linear [" + std::to_string(r) +
+                          " x " + std::to_string(c_in) + "] x [" + std::to_string(c_in) + " x " +
+                          std::to_string(c_out) + "]");
+    }
+    pad = std::max(pad, align_up(pd.scratchpad_desc().get_size()));
+  }
+  return f32_bytes(block * c_in) + f32_bytes(block * c_out) + pad;
+}
+
+void Linear::Impl::forward_staged(const Plan& p, const RowView& vx, const RowView& vy,
+                                  const RowView& vm, const LinearEpilogue& epilogue,
+                                  Arena& scratch) {
+  const std::int64_t block = p.stage_rows;
+  float* xs = scratch.allocate(DType::f32, Shape{block, c_in}).data_as<float>();
+  float* ys = scratch.allocate(DType::f32, Shape{block, c_out}).data_as<float>();
+  const auto& k = detail::row_kernels();
+  const auto act = epilogue.activation == Activation::relu      ? k.relu
+                   : epilogue.activation == Activation::sigmoid ? k.sigmoid
+                                                                : nullptr;
+  const bool multiply = !epilogue.multiply.empty();
+  const std::size_t in_bytes = static_cast<std::size_t>(c_in) * sizeof(float);
+  const std::size_t out_bytes = static_cast<std::size_t>(c_out) * sizeof(float);
+  auto& stream = DnnlContext::instance().stream();
+  for (std::int64_t r0 = 0; r0 < vx.rows; r0 += block) {
+    const std::int64_t nb = std::min(block, vx.rows - r0);
+    Plan& inner = plan(plain_key(nb));
+    detail::for_each_row(
+        nb, c_in, [&](std::int64_t i) { std::memcpy(xs + i * c_in, vx.row(r0 + i), in_bytes); });
+    inner.src.set_data_handle(xs);
+    inner.dst.set_data_handle(ys);
+    ArenaScope pad_scope(scratch);
+    if (inner.dnnl_scratch_bytes > 0) {
+      const auto pad =
+          scratch.allocate(DType::u8, Shape{static_cast<std::int64_t>(inner.dnnl_scratch_bytes)});
+      inner.scratchpad.set_data_handle(pad.data());
+    }
+    inner.matmul.execute(stream, inner.args);
+    stream.wait();
+    detail::for_each_row(nb, c_out, [&](std::int64_t i) {
+      float* t = ys + i * c_out;
+      if (act) act(t, c_out);
+      if (multiply) k.mul(t, vm.row(r0 + i), c_out);
+      if (epilogue.accumulate) {
+        k.add(vy.row(r0 + i), t, c_out);
+      } else {
+        std::memcpy(vy.row(r0 + i), t, out_bytes);
+      }
+    });
+  }
+}
+
 Linear::Linear(const Tensor& w, const Tensor& bias, int in_axes, DType compute)
     : impl_(std::make_unique<Impl>()) {
   if (compute != DType::f32) {
@@ -165,12 +268,18 @@ Linear::Linear(const Tensor& w, const Tensor& bias, int in_axes, DType compute)
                        std::to_string(in_axes) + " input and one output axis");
   }
   Impl& m = *impl_;
+  m.force_staging = force_staging_for_tests;
   m.c_in = 1;
   for (int a = 0; a < in_axes; ++a) m.c_in *= w.dim(a);
   m.c_out = w.numel() / std::max<std::int64_t>(m.c_in, 1);
   if (m.c_in == 0 || m.c_out == 0)
     throw WeightsError("Linear weight " + w.describe() + " is empty");
 
+  build_primitive("Linear weight " + w.describe(), [&] { m.convert(w, bias); });
+}
+
+void Linear::Impl::convert(const Tensor& w, const Tensor& bias) {
+  Impl& m = *this;
   auto& ctx = DnnlContext::instance();
   // Let oneDNN pick the weight layout for a typical row count; later primitives take it as is.
   const std::int64_t typical_rows = 256;
@@ -226,7 +335,11 @@ std::size_t Linear::scratch_bytes(std::int64_t rows, const LinearEpilogue& epilo
                     multiply,
                     epilogue.accumulate};
   std::lock_guard lock(impl_->mutex);
-  return impl_->plan(key).scratch_bytes();
+  // forward() may be handed strided views of these rows, which on some ISAs take the staged
+  // path: plan for whichever of the two takes more.
+  const std::size_t direct = impl_->plan(key).scratch_bytes();
+  return std::max(
+      direct, build_primitive("Linear staging", [&] { return impl_->staged_scratch_bytes(rows); }));
 }
 
 void Linear::forward(const Tensor& x, const Tensor& y, Arena& scratch,
@@ -258,6 +371,10 @@ void Linear::forward(const Tensor& x, const Tensor& y, Arena& scratch,
   ArenaScope scope(scratch);
   std::lock_guard lock(impl_->mutex);
   Plan& p = impl_->plan(key);
+  if (p.staged) {
+    impl_->forward_staged(p, vx, vy, vm, epilogue, scratch);
+    return;
+  }
 
   float* temp = nullptr;
   if (p.via_temp) temp = scratch.allocate(DType::f32, Shape{vy.rows, c_out()}).data_as<float>();
@@ -291,5 +408,11 @@ void Linear::forward(const Tensor& x, const Tensor& y, Arena& scratch,
     if (p.via_temp) k.add(vy.row(i), t, n);
   });
 }
+
+namespace detail {
+void force_linear_staging(bool on) {
+  force_staging_for_tests = on;
+}
+}  // namespace detail
 
 }  // namespace cpufold

@@ -43,7 +43,9 @@ class Linear {
   void forward(const Tensor& x, const Tensor& y, Arena& scratch,
                const LinearEpilogue& epilogue = {}) const;
 
-  // Scratch bytes forward() takes for `rows` contiguous rows with `epilogue`.
+  // Scratch bytes forward() takes for `rows` rows with `epilogue`, contiguous or strided: the
+  // larger of the direct plan and the staged fallback (contiguous copies of row blocks and an
+  // unfused epilogue) that strided views take when oneDNN has no jit kernel for them.
   std::size_t scratch_bytes(std::int64_t rows, const LinearEpilogue& epilogue = {}) const;
 
   std::int64_t c_in() const;
@@ -55,5 +57,11 @@ class Linear {
  private:
   std::unique_ptr<Impl> impl_;
 };
+
+namespace detail {
+// Tests only: strided forward() calls on Linear objects constructed from now on take the staged
+// fallback even where oneDNN has a jit kernel, so the fallback is tested on every ISA.
+void force_linear_staging(bool on);
+}  // namespace detail
 
 }  // namespace cpufold

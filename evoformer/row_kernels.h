@@ -27,7 +27,16 @@ struct RowKernels {
   const char* name;
 };
 
-// The fastest table the CPU supports.
+// Which kernels to run: CPUFOLD_ROW_KERNELS=auto (default: the fastest the CPU supports),
+// generic or avx2, so the suite can exercise every path on one machine. Read once; throws
+// InputError for an unknown value, or avx2 on a CPU without AVX2 and FMA. Also governs the
+// AVX2 loop of the MSA clustering.
+enum class RowKernelChoice { automatic, generic, avx2 };
+RowKernelChoice row_kernel_choice();
+// Whether AVX2 code may run: the CPU has it and CPUFOLD_ROW_KERNELS does not say generic.
+bool use_avx2();
+
+// The table CPUFOLD_ROW_KERNELS selects (by default the fastest the CPU supports).
 const RowKernels& row_kernels();
 // Both tables, for tests that compare them.
 const RowKernels& generic_row_kernels();

@@ -9,6 +9,7 @@
 #include "io/hdf5_weights.h"
 #include "io/npz_reader.h"
 #include "memory/error.h"
+#include "memory/non_finite.h"
 
 namespace cpufold {
 
@@ -42,6 +43,31 @@ struct WeightStore::Impl {
   void mark_used(std::string_view key) const {
     const std::lock_guard lock(used_mutex);
     if (used.find(key) == used.end()) used.emplace(key);
+  }
+
+  // One linear pass over every value, once per load: NaN or Inf in a parameter poisons every
+  // output while the run still "succeeds", so such a file is refused here, by name.
+  void check_finite() const {
+    std::string first_key;
+    NonFinite first;
+    std::size_t bad_keys = 0;
+    for (const auto& [key, tensor] : tensors) {
+      const NonFinite n = find_non_finite(tensor);
+      if (n.count == 0) continue;
+      if (bad_keys++ == 0) {
+        first_key = key;
+        first = n;
+      }
+    }
+    if (bad_keys == 0) return;
+    const Tensor& t = tensors.find(first_key)->second;
+    throw WeightsError(
+        "parameter file " + path.string() + ": parameter '" + first_key + "' " + t.describe() +
+        " holds " + describe(first, t.shape()) +
+        (bad_keys > 1 ? " (and " + std::to_string(bad_keys - 1) + " more parameter(s) hold some)"
+                      : "") +
+        "; the file is corrupt or comes from a diverged training run: download or convert it "
+        "again");
   }
 
   void add(std::vector<NamedTensor> arrays) {
@@ -104,6 +130,7 @@ WeightStore WeightStore::open(const fs::path& path) {
     impl->attributes = std::move(contents.attributes);
     impl->add(std::move(contents.arrays));
   }
+  impl->check_finite();
   return WeightStore(std::move(impl));
 }
 

@@ -20,7 +20,8 @@ class WeightStore {
   enum class Format { npz, hdf5 };
 
   // Opens a `.npz` (AF2) or cpufold `.h5` file; the format is detected from the file's magic
-  // bytes. Throws WeightsError naming the file (and the entry) when it cannot be read.
+  // bytes. Throws WeightsError naming the file (and the entry) when it cannot be read, and
+  // naming the parameter, the count and the first index when any value is NaN or Inf.
   static WeightStore open(const std::filesystem::path& path);
 
   WeightStore(WeightStore&&) noexcept;

@@ -1,5 +1,7 @@
 #include "memory/tier.h"
 
+#include "memory/out_of_memory.h"
+
 #include <sys/mman.h>
 
 #include <cerrno>
@@ -45,8 +47,8 @@ void Tier::release(std::byte* data, std::size_t bytes) {
 std::byte* DramTier::map(std::size_t bytes) {
   void* p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (p == MAP_FAILED) {
-    throw BudgetError("cannot reserve " + std::to_string(bytes) +
-                      " bytes of DRAM: " + std::strerror(errno));
+    throw out_of_memory("cannot reserve " + std::to_string(bytes) + " bytes of DRAM (" +
+                        std::strerror(errno) + ")");
   }
   return static_cast<std::byte*>(p);
 }

@@ -3,9 +3,12 @@
 #include <exception>
 #include <filesystem>
 #include <iostream>
+#include <new>
 
+#include "evoformer/row_kernels.h"
 #include "io/text_safety.h"
 #include "memory/error.h"
+#include "memory/out_of_memory.h"
 
 namespace cpufold {
 
@@ -22,6 +25,7 @@ int run_cli(int argc, char** argv) {
   add_bench_command(app);
 
   try {
+    detail::row_kernel_choice();  // a bad CPUFOLD_ROW_KERNELS fails here, before any work
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
@@ -33,6 +37,10 @@ int run_cli(int argc, char** argv) {
     // message names it, and it is bad input, not a bug.
     std::cerr << "cpufold: error: " << text::safe_text(e.what()) << "\n";
     return InputError("").exit_code();
+  } catch (const std::bad_alloc&) {
+    const BudgetError e = out_of_memory("cpufold");
+    std::cerr << "cpufold: error: " << text::safe_text(e.what()) << "\n";
+    return e.exit_code();
   } catch (const std::exception& e) {
     std::cerr << "cpufold: internal error: " << text::safe_text(e.what()) << "\n";
     return InternalError("").exit_code();

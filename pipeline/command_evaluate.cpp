@@ -22,7 +22,8 @@ void add_evaluate_command(CLI::App& app) {
       "evaluate",
       "Run the model on processed AF2 features (HDF5, group inputs/ with the recycling dimension "
       "last, as in the reference files) and write the outputs/ datasets under the reference's "
-      "names. Compare with ../shared/tools/h5diff.py.");
+      "names. Compare with ../shared/tools/h5diff.py. Outputs holding NaN or Inf are not written "
+      "(exit 5; the --trace file still is).");
   cmd->add_option("--params", args->options.params, "AF2 parameters (.npz) or cpufold .h5")
       ->required();
   cmd->add_option("--features", args->options.features, "processed features (.h5)")->required();

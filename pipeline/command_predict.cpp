@@ -2,6 +2,7 @@
 // arguments, defaults and output file names.
 #include <omp.h>
 
+#include <algorithm>
 #include <iostream>
 #include <memory>
 #include <sstream>
@@ -100,9 +101,12 @@ EXIT STATUS
   2  bad input: some job failed (the others were still folded; the summary
      lists each failure) or a bad option or unreadable INPUT
   3  parameter file missing, unreadable or not matching --model-type
+  4  every job that failed ran out of memory (raise the limit or use
+     --chunk-size)
   5  internal error
   A job that fails for any reason of its own (bad record, MSA that does not
-  match, over the memory budget) fails alone and makes the status 2.
+  match, out of memory, NaN or Inf in its outputs) fails alone and makes the
+  status 2 (4 when every failure was memory). Parameters holding NaN or Inf stop the batch (3).
 
 EXAMPLE
   cpufold predict data/examples/proteins.fasta out --msa-dir msas --data ~/af2
@@ -259,6 +263,13 @@ void add_predict_command(CLI::App& app) {
     const PredictSummary summary = predict(o);
     // predict() has printed the summary (done, skipped, each failure) on progress and log.txt.
     const std::size_t failed = summary.count(JobOutcome::Status::failed);
+    const auto out_of_memory = std::count_if(summary.jobs.begin(), summary.jobs.end(),
+                                             [](const JobOutcome& j) { return j.out_of_memory; });
+    if (failed > 0 && static_cast<std::size_t>(out_of_memory) == failed) {
+      throw BudgetError(std::to_string(failed) + " of " + std::to_string(summary.jobs.size()) +
+                        " job(s) ran out of memory (listed above and in " +
+                        (o.output_dir / "log.txt").string() + ")");
+    }
     if (failed > 0) {
       throw InputError(std::to_string(failed) + " of " + std::to_string(summary.jobs.size()) +
                        " job(s) failed (listed above and in " +

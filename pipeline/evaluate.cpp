@@ -3,11 +3,14 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <utility>
+#include <vector>
 
 #include "io/feature_file.h"
 #include "io/hdf5_tensor_file.h"
 #include "io/model_config.h"
 #include "memory/peak_tracker.h"
+#include "pipeline/finite_outputs.h"
 #include "pipeline/hdf5_tracer.h"
 #include "pipeline/model_runner.h"
 #include "pipeline/prediction_h5.h"
@@ -72,6 +75,19 @@ EvaluateReport evaluate(const EvaluateOptions& o) {
     };
   }
   const Prediction p = runner.run(source, run);
+
+  // Refuse to write NaN or Inf: an outputs file is read as a result. The trace (if any) is
+  // still written, since it shows the first stage that went non-finite.
+  std::vector<NamedOutput> checked = prediction_tensors(p);
+  float max_pae = p.max_predicted_aligned_error, ptm = p.ptm_score;
+  if (p.has_pae) {
+    checked.push_back({"max_predicted_aligned_error", Tensor(&max_pae, DType::f32, Shape{})});
+    checked.push_back({"ptm_score", Tensor(&ptm, DType::f32, Shape{})});
+  }
+  if (!non_finite_outputs(checked).empty()) {
+    if (tracer) tracer->commit();
+    require_finite_outputs(checked, o.out.string());
+  }
 
   Hdf5TensorWriter out(o.out);
   write_prediction_outputs(out, p);

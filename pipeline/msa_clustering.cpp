@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "evoformer/row_kernels.h"
 #include "memory/error.h"
 #include "pipeline/hhblits_alphabet.h"
 #include "pipeline/msa_feat.h"
@@ -66,7 +67,7 @@ __attribute__((target("avx2"))) std::int64_t count_equal_avx2(const std::uint8_t
 
 CountEqual count_equal_kernel() {
 #if defined(__x86_64__)
-  return __builtin_cpu_supports("avx2") ? count_equal_avx2 : count_equal_sse2;
+  return detail::use_avx2() ? count_equal_avx2 : count_equal_sse2;
 #else
   return count_equal_generic;
 #endif

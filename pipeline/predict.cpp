@@ -7,6 +7,7 @@
 #include <fstream>
 #include <map>
 #include <memory>
+#include <new>
 #include <nlohmann/json.hpp>
 #include <set>
 
@@ -14,10 +15,12 @@
 #include "io/npy_writer.h"
 #include "io/text_safety.h"
 #include "memory/error.h"
+#include "memory/out_of_memory.h"
 #include "memory/peak_tracker.h"
 #include "pipeline/batch_progress.h"
 #include "pipeline/citations.h"
 #include "pipeline/feature_pipeline.h"
+#include "pipeline/finite_outputs.h"
 #include "pipeline/job_a3m.h"
 #include "pipeline/job_order.h"
 #include "pipeline/job_outputs.h"
@@ -250,9 +253,15 @@ class BatchRunner {
       outcome.message = located_in_input(job, e.what());
     } catch (const BudgetError& e) {
       outcome.message = located_in_input(job, e.what());
+      outcome.out_of_memory = true;
     } catch (const fs::filesystem_error& e) {
       // A path of this job the file system refuses fails the job, not the batch.
       outcome.message = located_in_input(job, e.what());
+    } catch (const NonFiniteOutputError& e) {
+      outcome.message = e.what();
+    } catch (const std::bad_alloc&) {
+      outcome.message = located_in_input(job, out_of_memory("folding this job").what());
+      outcome.out_of_memory = true;
     }
     outcome.message = text::safe_text(outcome.message);
     if (outcome.status == JobOutcome::Status::failed) {
@@ -369,6 +378,13 @@ class BatchRunner {
         loaded.runner->run(pipeline.source((o_.num_recycle + 1) * o_.num_ensemble), run);
     const double run_seconds = seconds_since(run_start);
     estimate_.finished(run_units, run_seconds);
+    float ptm = p.ptm_score;
+    const NamedOutput checked[] = {
+        {"atom positions", p.final_atom_positions},
+        {"pLDDT", p.plddt},
+        {"PAE", p.has_pae ? p.predicted_aligned_error : Tensor()},
+        {"pTM", p.has_pae ? Tensor(&ptm, DType::f32, Shape{}) : Tensor()}};
+    require_finite_outputs(checked, model + " seed " + seed_tag(seed));
 
     RenderedPrediction r =
         render_prediction(p, raw, job.name, model_type_name(o_.model_type), model_number, seed);

@@ -55,7 +55,8 @@ struct JobOutcome {
   enum class Status { done, skipped, failed };
   std::string name;
   Status status = Status::failed;
-  std::string message;  // why it failed or was skipped
+  std::string message;         // why it failed or was skipped
+  bool out_of_memory = false;  // failed for lack of memory (a BudgetError)
 };
 
 struct PredictSummary {

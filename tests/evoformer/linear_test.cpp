@@ -121,6 +121,43 @@ TEST(Linear, StridedInputOutputAndGate) {
   }
 }
 
+// The fallback for strided views oneDNN has no jit kernel for (row blocks copied to contiguous
+// staging buffers, unfused epilogue), forced so it runs on every ISA: every epilogue matches
+// the reference, over several blocks and a tail, within the scratch scratch_bytes() plans.
+TEST(Linear, StagedFallbackMatchesEveryEpilogueWithinPlannedScratch) {
+  detail::force_linear_staging(true);
+  const Case c{600, 20, 24};  // 256-row blocks: two and a tail
+  Weights p(c.c_in, c.c_out);
+  const Linear linear(p.w.view, p.b.view);
+  detail::force_linear_staging(false);
+  Buffer xs(Shape{c.rows, 50}), ys(Shape{c.rows, 64}, 5.f), gs(Shape{c.rows, 30});
+  fill_normal(xs.data, 43);
+  fill_normal(gs.data, 44);
+  const Tensor x = xs.view.slice(1, 10, 30), y = ys.view.slice(1, 16, 40),
+               g = gs.view.slice(1, 3, 27);
+  for (Activation act : {Activation::none, Activation::relu, Activation::sigmoid}) {
+    for (bool accumulate : {false, true}) {
+      for (bool gate : {false, true}) {
+        const auto y0 = gather(y);
+        const LinearEpilogue e{act, gate ? g : Tensor(), accumulate};
+        const std::size_t need = linear.scratch_bytes(c.rows, e);
+        Arena exact("exact", dram_tier(), need);
+        linear.forward(x, y, exact, e);
+        const std::string what = "staged act " + std::to_string(static_cast<int>(act)) +
+                                 (gate ? " gate" : "") + (accumulate ? " accumulate" : "");
+        expect_close(gather(y), reference_linear(x, p.w.data, &p.b.data, c.c_out, e, y0),
+                     kF32Matmul, what);
+        EXPECT_LE(exact.high_water(), need) << what;
+        EXPECT_GE(exact.high_water(), 256u * (20 + 24) * 4) << what << ": not staged";
+      }
+    }
+  }
+  for (std::size_t r = 0; r < static_cast<std::size_t>(c.rows); ++r) {
+    for (std::size_t col : {0, 15, 40, 63})
+      ASSERT_EQ(ys.data[r * 64 + col], 5.f) << r << "," << col;
+  }
+}
+
 TEST(Linear, MultiAxisWeightsAndLeadingAxes) {
   Arena arena = test_arena();
   // AF2's query_w [c_in, n_head, c_hidden] writes q [n_batch, n_query, n_head, c_hidden], and

@@ -5,9 +5,11 @@
 #include <gtest/gtest.h>
 #include <zip.h>
 
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <sstream>
 #include <string>
 #include <utility>
@@ -95,6 +97,46 @@ inline std::vector<ZipEntryBytes> read_zip(const std::filesystem::path& path) {
   }
   zip_discard(z);
   return out;
+}
+
+// Copies the AF2 .npz `from` to `to` with the float32 array in entry number `entry` (archive
+// order) changed: element i set to v for each {i, v} of `values`. Returns that array's key.
+inline std::string write_npz_with_values(const std::filesystem::path& from,
+                                         const std::filesystem::path& to, std::size_t entry,
+                                         const std::vector<std::pair<std::size_t, float>>& values) {
+  std::vector<ZipEntryBytes> entries = read_zip(from);
+  EXPECT_LT(entry, entries.size());
+  std::string& npy = entries.at(entry).bytes;
+  EXPECT_EQ(npy.compare(0, 6, "\x93NUMPY"), 0);
+  EXPECT_EQ(npy[6], 1) << "a version 1 .npy";
+  EXPECT_NE(npy.find("'<f4'"), std::string::npos) << "a float32 .npy";
+  const std::size_t header = 10 + static_cast<unsigned char>(npy[8]) +
+                             256 * static_cast<std::size_t>(static_cast<unsigned char>(npy[9]));
+  for (const auto& [index, value] : values) {
+    EXPECT_LE(header + 4 * (index + 1), npy.size());
+    std::memcpy(npy.data() + header + 4 * index, &value, 4);
+  }
+  write_zip(to, entries, /*deflate=*/true);
+  const std::string& name = entries[entry].name;
+  return name.substr(0, name.size() - 4);  // drop ".npy"
+}
+
+// The archive position of `key`'s entry in an .npz (fails the test when absent).
+inline std::size_t npz_entry_index(const std::filesystem::path& npz, const std::string& key) {
+  const std::vector<ZipEntryBytes> entries = read_zip(npz);
+  for (std::size_t i = 0; i < entries.size(); ++i)
+    if (entries[i].name == key + ".npy") return i;
+  ADD_FAILURE() << key << " is not in " << npz;
+  return entries.size();
+}
+
+// write_npz_with_values with a NaN at `nan_at` and +Inf at `inf_at`.
+inline std::string write_poisoned_npz(const std::filesystem::path& from,
+                                      const std::filesystem::path& to, std::size_t entry,
+                                      std::size_t nan_at, std::size_t inf_at) {
+  return write_npz_with_values(from, to, entry,
+                               {{nan_at, std::numeric_limits<float>::quiet_NaN()},
+                                {inf_at, std::numeric_limits<float>::infinity()}});
 }
 
 // One line of a reference `.keys.txt`: "key<TAB>[d0, d1]<TAB>float32".

@@ -2,10 +2,12 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <random>
 #include <thread>
 
 #include "io/convert_params.h"
+#include "io/hdf5_weights.h"
 #include "tests/io/params_test_helpers.h"
 
 namespace cpufold {
@@ -18,6 +20,7 @@ using testing::read_keys_txt;
 using testing::ScratchDir;
 using testing::tiny_params;
 using testing::write_file;
+using testing::write_poisoned_npz;
 using testing::write_zip;
 
 const std::string kPreprocess1d = std::string(kAf2Prefix) + "evoformer/preprocess_1d//weights";
@@ -181,6 +184,32 @@ TEST(WeightStoreTest, HdfStoreMatchesNpzStore) {
   EXPECT_EQ(h5.attributes().at("source_file"), "params_model_1_ptm.npz");
   const std::string msg = error_message([&] { h5.require("missing//key", Shape{1}); });
   EXPECT_TRUE(has(msg, (dir / "m1.h5").string()));
+}
+
+TEST(WeightStoreTest, NonFiniteNpzParameterIsRefusedNamingFileKeyCountAndIndex) {
+  const ScratchDir dir;
+  const auto path = dir / "params_model_1_ptm.npz";
+  const std::string key = write_poisoned_npz(tiny_params("model_1_ptm"), path, 0, 5, 3);
+  const std::string msg = error_message([&] { WeightStore::open(path); });
+  EXPECT_TRUE(has(msg, path.string()));
+  EXPECT_TRUE(has(msg, "'" + key + "'"));
+  // The .npy is Fortran order: file element 3 of the [22, 32] array is [3, 0].
+  EXPECT_TRUE(
+      has(msg, "f32[22, 32] holds 2 non-finite values (1 NaN, 1 Inf), the first at [3, 0]"));
+}
+
+TEST(WeightStoreTest, NonFiniteHdf5ParameterIsRefusedNamingFileKeyCountAndIndex) {
+  const ScratchDir dir;
+  std::vector<float> good(6, 0.5f), bad(12, 1.f);
+  bad[7] = -std::numeric_limits<float>::infinity();
+  const std::vector<NamedTensor> arrays = {
+      {"a//weights", Tensor(good.data(), DType::f32, Shape{2, 3})},
+      {"b//weights", Tensor(bad.data(), DType::f32, Shape{3, 4})}};
+  write_hdf5_weights(dir / "w.h5", arrays, {});
+  const std::string msg = error_message([&] { WeightStore::open(dir / "w.h5"); });
+  EXPECT_TRUE(has(msg, (dir / "w.h5").string()));
+  EXPECT_TRUE(has(msg, "'b//weights'"));
+  EXPECT_TRUE(has(msg, "1 non-finite value (0 NaN, 1 Inf), the first at [1, 3]"));
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include "io/model_config.h"
 #include "memory/tensor_copy.h"
 #include "structure/structure_module.h"
+#include "tests/io/params_test_helpers.h"
 #include "tests/support/parity.h"
 #include "tests/support/test_support.h"
 
@@ -49,8 +50,10 @@ class StructureModuleParity : public ::testing::TestWithParam<Case> {
 
   // Runs the module on every iteration's inputs with `chunk` IPA query rows per slice and
   // compares each output with the reference trace.
-  void check(std::int64_t chunk) {
-    const WeightStore store = WeightStore::open(params_path_);
+  // With `mutated` params (a weight of the angle resnet changed), the angle comparisons
+  // must fail instead: the |u|-scaled bound still catches a real bug.
+  void check(std::int64_t chunk, const std::filesystem::path& mutated = {}) {
+    const WeightStore store = WeightStore::open(mutated.empty() ? params_path_ : mutated);
     const ModelConfig config = ModelConfig::from_weights(store);
     const StructureModule module(store, config);
     const Hdf5TensorReader ref(ref_path_);
@@ -81,6 +84,15 @@ class StructureModuleParity : public ::testing::TestWithParam<Case> {
       EXPECT_LE(arena.high_water() - mark, module.scratch_bytes(n, chunk));
 
       const std::string base = "trace/structure_module" + k + "out/";
+      if (!mutated.empty()) {
+        EXPECT_FALSE(testing::normalized_angles_match_reference(
+            ref, base + "angles", base + "unnormalized_angles", out.angles,
+            testing::kTorsionAngleTolerance));
+        EXPECT_FALSE(testing::matches_reference(ref, base + "unnormalized_angles",
+                                                out.unnormalized_angles,
+                                                testing::kRepresentationTolerance));
+        continue;
+      }
       const auto expect = [&](const std::string& name, const Tensor& ours, testing::Tolerance tol) {
         const ::testing::AssertionResult r =
             testing::matches_reference(ref, base + name, ours, tol);
@@ -102,7 +114,13 @@ class StructureModuleParity : public ::testing::TestWithParam<Case> {
         std::cout << "  " << r.message() << "\n";
       }
       expect("unnormalized_angles", out.unnormalized_angles, testing::kRepresentationTolerance);
-      expect("angles", out.angles, testing::kRepresentationTolerance);
+      {
+        const ::testing::AssertionResult r = testing::normalized_angles_match_reference(
+            ref, base + "angles", base + "unnormalized_angles", out.angles,
+            testing::kTorsionAngleTolerance);
+        EXPECT_TRUE(r);
+        std::cout << "  " << r.message() << "\n";
+      }
       expect("states", out.states, testing::kRepresentationTolerance);
       expect("single", out.single, testing::kRepresentationTolerance);
       expect("sidechain_frames", out.sidechain_frames, testing::kAtomPositionTolerance);
@@ -119,6 +137,18 @@ TEST_P(StructureModuleParity, MatchesTraces) {
 
 TEST_P(StructureModuleParity, ChunkedIpaMatchesTraces) {
   check(5);
+}
+
+// One weight of the angle resnet's last block zeroed: the angles must no longer match.
+TEST_P(StructureModuleParity, MutatedAngleResnetWeightFailsTheAngleComparison) {
+  if (GetParam().full_width) GTEST_SKIP() << "the tiny cases show it";
+  const testing::ScratchDir dir;
+  const std::filesystem::path mutated = dir / "params.npz";
+  const std::string key = std::string(kAf2Prefix) +
+                          "structure_module/fold_iteration/rigid_sidechain/resblock2_1//weights";
+  testing::write_npz_with_values(params_path_, mutated, testing::npz_entry_index(params_path_, key),
+                                 {{5, 0.f}});
+  check(0, mutated);
 }
 
 INSTANTIATE_TEST_SUITE_P(Reference, StructureModuleParity, ::testing::ValuesIn(kCases),
