@@ -1,4 +1,5 @@
-// One error hierarchy for the whole program, caught once in main with distinct exit codes.
+// One error hierarchy for the whole program, caught once in main with distinct exit codes
+// (README's "Exit status"). Every error is one of the kinds below: there is no exit code 1.
 #pragma once
 
 #include <stdexcept>
@@ -9,7 +10,7 @@ namespace cpufold {
 class Error : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
-  virtual int exit_code() const { return 1; }
+  virtual int exit_code() const = 0;
 };
 
 // Something the user handed us is wrong: a file, a sequence, an option.

@@ -27,16 +27,30 @@ BatchLog::BatchLog(const std::filesystem::path& path,
   if (!out_) throw InputError(path.string() + ": cannot open the log for appending");
 }
 
-void BatchLog::say(const std::string& raw_line) {
-  // Lines quote input files, names and paths: one line of valid UTF-8, whatever they hold.
-  const std::string line = text::safe_text(raw_line);
-  if (progress_) progress_(line);
+namespace {
+
+std::string timestamp() {
   const std::time_t now = std::time(nullptr);
   std::tm local{};
   localtime_r(&now, &local);
   char stamp[32];
   std::strftime(stamp, sizeof stamp, "%Y-%m-%d %H:%M:%S ", &local);
-  out_ << stamp << line << "\n" << std::flush;
+  return stamp;
+}
+
+}  // namespace
+
+bool append_log_line(const std::filesystem::path& path, const std::string& line) {
+  std::ofstream out(path, std::ios::app);
+  out << timestamp() << text::safe_text(line) << "\n" << std::flush;
+  return static_cast<bool>(out);
+}
+
+void BatchLog::say(const std::string& raw_line) {
+  // Lines quote input files, names and paths: one line of valid UTF-8, whatever they hold.
+  const std::string line = text::safe_text(raw_line);
+  if (progress_) progress_(line);
+  out_ << timestamp() << line << "\n" << std::flush;
 }
 
 void TimeEstimate::finished(double units, double seconds) {

@@ -12,6 +12,10 @@ namespace cpufold {
 // "0:07", "12:34", "1:02:03".
 std::string clock_time(double seconds);
 
+// Appends "YYYY-MM-DD HH:MM:SS line" (made safe as in BatchLog::say) to the log at `path`;
+// false when it cannot be written.
+bool append_log_line(const std::filesystem::path& path, const std::string& line);
+
 // Every line goes to `progress` (stderr) and, with a timestamp, to log.txt, appended line by
 // line as ColabFold's log handler does: no rewrites for a long batch, and a kill loses
 // nothing already said.

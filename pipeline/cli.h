@@ -2,12 +2,23 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <exception>
+#include <iosfwd>
+#include <string>
 
 namespace cpufold {
 
-// Parses argv, runs the chosen subcommand, and maps errors to exit codes: input 2, weights 3,
-// budget 4, internal 5, command-line usage as CLI11 reports it.
+// The exit statuses of every command, as printed in each --help's EXIT STATUS section (README's
+// "Exit status" table says the same).
+extern const char* const kExitStatusHelp;
+
+// Parses argv, runs the chosen subcommand and returns the exit status: 0 success (and --help,
+// --version), 2 usage or input error, 3 weights, 4 memory, 5 internal error.
 int run_cli(int argc, char** argv);
+
+// Writes "COMMAND: error: ..." for an exception that ended a command and returns its exit
+// status: an Error's own code, 4 for std::bad_alloc, 5 for anything else.
+int report_failure(const std::string& command, const std::exception_ptr& error, std::ostream& err);
 
 // Each subcommand registers its options and a callback on the app.
 void add_info_command(CLI::App& app);

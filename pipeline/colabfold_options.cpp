@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "memory/error.h"
+#include "pipeline/option_checks.h"
 
 namespace cpufold {
 namespace {
@@ -241,27 +242,15 @@ void refuse_unsupported(const ColabfoldValues& values) {
 }
 
 MaxMsa parse_max_msa(const std::string& text) {
-  const auto bad = [&text]() {
-    return InputError("--max-msa is MAX_SEQ:MAX_EXTRA_SEQ, two whole numbers like 512:1024, not '" +
-                      text + "'");
-  };
   const std::size_t colon = text.find(':');
-  if (colon == std::string::npos) throw bad();
+  if (colon == std::string::npos) {
+    throw InputError("--max-msa: '" + text +
+                     "' is not MAX_SEQ:MAX_EXTRA_SEQ, two whole numbers like 512:1024");
+  }
+  const std::string option = "--max-msa '" + text + "'";
   MaxMsa m;
-  try {
-    std::size_t used = 0;
-    const std::string first = text.substr(0, colon), second = text.substr(colon + 1);
-    m.max_seq = std::stoll(first, &used);
-    if (used != first.size()) throw bad();
-    m.max_extra_seq = std::stoll(second, &used);
-    if (used != second.size()) throw bad();
-  } catch (const std::logic_error&) {
-    throw bad();
-  }
-  if (m.max_seq < 1 || m.max_extra_seq < 0) {
-    throw InputError("--max-msa " + text +
-                     ": MAX_SEQ must be >= 1 (the query row) and MAX_EXTRA_SEQ >= 0");
-  }
+  m.max_seq = parse_integer(option + " MAX_SEQ", text.substr(0, colon), 1, kMaxRows);
+  m.max_extra_seq = parse_integer(option + " MAX_EXTRA_SEQ", text.substr(colon + 1), 0, kMaxRows);
   return m;
 }
 

@@ -2,14 +2,13 @@
 // arguments, defaults and output file names.
 #include <omp.h>
 
-#include <algorithm>
 #include <iostream>
 #include <memory>
-#include <sstream>
 
 #include "memory/error.h"
 #include "pipeline/cli.h"
 #include "pipeline/colabfold_options.h"
+#include "pipeline/option_checks.h"
 #include "pipeline/predict.h"
 
 namespace cpufold {
@@ -96,41 +95,23 @@ COLABFOLD_BATCH OPTIONS
   complexes or relaxation settings are accepted and have no effect. README's
   table lists each option and its status.
 
-EXIT STATUS
-  0  every job done or skipped
-  2  bad input: some job failed (the others were still folded; the summary
-     lists each failure) or a bad option or unreadable INPUT
-  3  parameter file missing, unreadable or not matching --model-type
-  4  every job that failed ran out of memory (raise the limit or use
-     --chunk-size)
-  5  internal error
-  A job that fails for any reason of its own (bad record, MSA that does not
-  match, out of memory, NaN or Inf in its outputs) fails alone and makes the
-  status 2 (4 when every failure was memory). Parameters holding NaN or Inf stop the batch (3).
+)";
+
+// After the common EXIT STATUS table (kExitStatusHelp).
+constexpr const char* kPredictManualEnd =
+    R"(  A job that fails for a reason of its own (bad record, MSA that does not
+  match its query, out of memory, NaN or Inf in its outputs) fails alone: the
+  other jobs are folded, the summary and log.txt list each failure (--quiet
+  too), and the status is 2, or 4 when every failed job ran out of memory
+  (raise the limit or use --chunk-size). Parameters holding NaN or Inf stop
+  the batch (3). An error that stops the batch (options, parameters,
+  OUTPUT_DIR) is also appended to OUTPUT_DIR/log.txt when that directory
+  exists.
 
 EXAMPLE
   cpufold predict data/examples/proteins.fasta out --msa-dir msas --data ~/af2
   cpufold predict data/examples/tautomerase.a3m out --num-models 1 --num-recycle 1
 )";
-
-std::vector<int> parse_model_order(const std::string& text) {
-  std::vector<int> order;
-  std::stringstream in(text);
-  std::string item;
-  while (std::getline(in, item, ',')) {
-    try {
-      std::size_t used = 0;
-      order.push_back(std::stoi(item, &used));
-      if (used != item.size()) throw std::invalid_argument(item);
-    } catch (const std::exception&) {
-      throw InputError(
-          "--model-order is a comma-separated list of model numbers 1-5, like "
-          "1,2,3,4,5; '" +
-          item + "' is not a number");
-    }
-  }
-  return order;
-}
 
 }  // namespace
 
@@ -154,7 +135,7 @@ void add_predict_command(CLI::App& app) {
       "Fold every query of INPUT with AlphaFold2 and write ranked structures, scores and plots "
       "to OUTPUT_DIR, following colabfold_batch's conventions (same arguments, defaults and "
       "file names).");
-  cmd->footer(kPredictManual);
+  cmd->footer(std::string(kPredictManual) + kExitStatusHelp + kPredictManualEnd);
   cmd->add_option("INPUT", o.input, "FASTA, A3M, CSV/TSV file or a directory of them")->required();
   cmd->add_option("OUTPUT_DIR", o.output_dir, "results directory (created when missing)")
       ->required();
@@ -167,40 +148,50 @@ void add_predict_command(CLI::App& app) {
                   "$CPUFOLD_DATA, else ~/.cache/colabfold)");
   cmd->add_option("--num-models", o.num_models, "number of models to run, from --model-order")
       ->default_val(5)
-      ->check(CLI::Range(1, 5));
+      ->check(integer_in(1, 5));
   cmd->add_option("--model-order", args->model_order,
                   "AlphaFold2 models in the order they are tried (the first --num-models run)")
-      ->default_val("1,2,3,4,5");
+      ->default_val("1,2,3,4,5")
+      ->check(model_order_list());
   cmd->add_option("--model-type", args->model_type,
                   "auto (= alphafold2_ptm), alphafold2_ptm or alphafold2")
       ->default_val("auto");
   cmd->add_option("--num-recycle", o.num_recycle, "recycling iterations after the first pass")
-      ->default_val(3);
+      ->default_val(3)
+      ->check(integer_in(0, kMaxRecycles));
   cmd->add_option("--recycle-early-stop-tolerance", o.recycle_early_stop_tolerance,
                   "stop recycling once the CA-CA distances change by less than this (RMS, "
-                  "Angstrom); 0: off");
+                  "Angstrom); 0: off")
+      ->check(real_in(0, kMaxEarlyStopTolerance));
   cmd->add_option("--num-ensemble", o.num_ensemble,
                   "AF2 ensembling: trunk passes per recycle, each on its own MSA sample, "
                   "representations averaged (costs N times the trunk)")
-      ->default_val(1);
+      ->default_val(1)
+      ->check(integer_in(1, kMaxEnsemble));
   cmd->add_option("--num-seeds", o.num_seeds,
                   "seeds per model: random_seed .. random_seed + num_seeds - 1")
-      ->default_val(1);
+      ->default_val(1)
+      ->check(integer_in(1, kMaxSeeds));
   cmd->add_option("--random-seed", o.random_seed,
                   "seed of the MSA sampling and masking (reproducible on every machine)")
-      ->default_val(0);
+      ->default_val(0)
+      ->check(integer_in(0, kMaxRandomSeed));
   cmd->add_option("--rank", args->rank,
                   "rank predictions by auto (= plddt for monomers), plddt (mean pLDDT) or ptm")
       ->default_val("auto");
   cmd->add_option("--max-seq", args->max_seq,
                   "MSA cluster rows fed to the Evoformer (default: AF2's, 512 or 508 with "
-                  "template models)");
+                  "template models)")
+      ->check(integer_in(1, kMaxRows));
   cmd->add_option("--max-extra-seq", args->max_extra_seq,
-                  "extra MSA rows (default: AF2's, 5120 for models 1, 3, 4 and 1024 for 2, 5)");
-  cmd->add_option("--threads", o.threads, "OpenMP threads (default: all cores)");
+                  "extra MSA rows (default: AF2's, 5120 for models 1, 3, 4 and 1024 for 2, 5)")
+      ->check(integer_in(0, kMaxRows));
+  cmd->add_option("--threads", o.threads, "OpenMP threads (default: all cores)")
+      ->check(thread_count());
   cmd->add_option("--chunk-size", o.chunk_size,
                   "rows per attention / outer-product slice; bounds memory for long queries "
-                  "(default 0: no slicing)");
+                  "(default 0: no slicing)")
+      ->check(integer_in(0, kMaxRows));
   cmd->add_flag("--overwrite-existing-results", o.overwrite_existing_results,
                 "redo jobs whose JOB.done.txt exists (default: skip them)");
   cmd->add_option("--sort-queries-by", args->sort_queries_by,
@@ -213,7 +204,8 @@ void add_predict_command(CLI::App& app) {
                   "stop recycling, and skip the job's remaining models and seeds, once a "
                   "prediction's ranking score (mean pLDDT, or 100 x pTM with --rank ptm) "
                   "exceeds this")
-      ->default_val(100);
+      ->default_val(100)
+      ->check(real_in(0, 100));
   cmd->add_option("--jobname-prefix", o.jobname_prefix,
                   "name the jobs PREFIX_0, PREFIX_1, ... in run order instead of by their headers");
   cmd->add_flag("--save-all", o.save_all,
@@ -232,9 +224,19 @@ void add_predict_command(CLI::App& app) {
   cmd->add_flag("--zip", o.zip,
                 "put each job's files into JOB.result.zip and delete them (the zip marks the job "
                 "done)");
-  cmd->add_flag("--quiet", args->quiet, "no progress on stderr (log.txt still has it)");
+  cmd->add_flag("--quiet", args->quiet,
+                "no progress on stderr (log.txt still has it); failures are still reported");
   // Every other colabfold_batch option: accepted, or refused before any work.
   add_colabfold_options(*cmd, args->colabfold);
+  // Those without effect keep argparse's types (counts, finite numbers): what ColabFold
+  // refuses is refused here too.
+  for (const char* name : {"--max-template-hits", "--num-relax", "--relax-max-iterations",
+                           "--relax-max-outer-iterations", "--recompile-padding"}) {
+    cmd->get_option(name)->check(integer_in(0, kMaxIgnoredCount));
+  }
+  for (const char* name : {"--relax-tolerance", "--relax-stiffness"}) {
+    cmd->get_option(name)->check(real_in(0, kMaxIgnoredReal));
+  }
 
   cmd->callback([args] {
     PredictOptions& o = args->options;
@@ -251,7 +253,12 @@ void add_predict_command(CLI::App& app) {
     o.skip_plots = skip.plots;
     o.skip_pae_json = skip.pae_json;
     if (o.threads > 0) omp_set_num_threads(o.threads);
-    o.model_order = parse_model_order(args->model_order);
+    o.model_order = parse_model_order("--model-order", args->model_order);
+    if (o.random_seed > static_cast<std::uint64_t>(kMaxRandomSeed - (o.num_seeds - 1))) {
+      throw InputError("--random-seed " + std::to_string(o.random_seed) + " with --num-seeds " +
+                       std::to_string(o.num_seeds) + " runs seeds past " +
+                       std::to_string(kMaxRandomSeed) + ": lower one of them");
+    }
     o.model_type = parse_model_type(args->model_type);
     o.rank = parse_rank_by(args->rank);
     o.sort_queries_by = parse_query_order(args->sort_queries_by);
@@ -261,20 +268,20 @@ void add_predict_command(CLI::App& app) {
     if (!args->quiet) o.progress = [](const std::string& line) { std::cerr << line << "\n"; };
 
     const PredictSummary summary = predict(o);
-    // predict() has printed the summary (done, skipped, each failure) on progress and log.txt.
+    // predict() has printed the summary (done, skipped, each failure) on progress and log.txt;
+    // --quiet hides progress, never failures.
     const std::size_t failed = summary.count(JobOutcome::Status::failed);
-    const auto out_of_memory = std::count_if(summary.jobs.begin(), summary.jobs.end(),
-                                             [](const JobOutcome& j) { return j.out_of_memory; });
-    if (failed > 0 && static_cast<std::size_t>(out_of_memory) == failed) {
-      throw BudgetError(std::to_string(failed) + " of " + std::to_string(summary.jobs.size()) +
-                        " job(s) ran out of memory (listed above and in " +
-                        (o.output_dir / "log.txt").string() + ")");
+    if (failed == 0) return;
+    std::size_t memory_failures = 0;
+    for (const JobOutcome& job : summary.jobs) {
+      if (job.status != JobOutcome::Status::failed) continue;
+      if (args->quiet) std::cerr << "failed " << job.name << ": " << job.message << "\n";
+      if (job.out_of_memory) ++memory_failures;
     }
-    if (failed > 0) {
-      throw InputError(std::to_string(failed) + " of " + std::to_string(summary.jobs.size()) +
-                       " job(s) failed (listed above and in " +
-                       (o.output_dir / "log.txt").string() + ")");
-    }
+    const std::string of = std::to_string(failed) + " of " + std::to_string(summary.jobs.size());
+    const std::string where = " (listed above and in " + (o.output_dir / "log.txt").string() + ")";
+    if (memory_failures == failed) throw BudgetError(of + " job(s) ran out of memory" + where);
+    throw InputError(of + " job(s) failed" + where);
   });
 }
 

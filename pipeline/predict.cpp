@@ -512,7 +512,9 @@ std::size_t PredictSummary::count(JobOutcome::Status status) const {
       jobs.begin(), jobs.end(), [&](const JobOutcome& j) { return j.status == status; }));
 }
 
-PredictSummary predict(const PredictOptions& o) {
+namespace {
+
+PredictSummary run_batch(const PredictOptions& o) {
   check_options(o);
   // Parameters first: a missing file stops the batch before any work (and names the path).
   std::map<int, fs::path> params;
@@ -551,6 +553,21 @@ PredictSummary predict(const PredictOptions& o) {
   }
   if (!rank_note.empty()) jobs.warnings.push_back(rank_note);
   return runner.run(jobs.warnings);
+}
+
+}  // namespace
+
+PredictSummary predict(const PredictOptions& o) {
+  try {
+    return run_batch(o);
+  } catch (const std::exception& e) {
+    // A batch that stops leaves its reason beside the progress lines, not only on stderr.
+    std::error_code ec;
+    if (fs::is_directory(o.output_dir, ec)) {
+      append_log_line(o.output_dir / "log.txt", std::string("error: ") + e.what());
+    }
+    throw;
+  }
 }
 
 }  // namespace cpufold

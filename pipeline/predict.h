@@ -67,7 +67,8 @@ struct PredictSummary {
 // Runs the batch. A job whose input is bad (or whose MSA does not match its query, or that
 // does not fit the memory budget) fails alone, with its message in the summary, log.txt
 // and on `progress`; the others still run. Errors that concern the whole batch (options,
-// missing or bad parameter files, an unusable OUTPUT_DIR) throw.
+// missing or bad parameter files, an unusable OUTPUT_DIR) throw; when OUTPUT_DIR exists, the
+// error is appended to its log.txt first.
 PredictSummary predict(const PredictOptions& options);
 
 }  // namespace cpufold

@@ -117,7 +117,7 @@ TEST(PredictInputsE2eTest, PathOptionsTheFileSystemRefusesAreBadInputNotInternal
                                       (dir / too_long).string() + "'"}) {
     const auto r = run_cpufold("predict " + args);
     EXPECT_EQ(r.exit_code, 2) << args << "\n" << r.output;
-    EXPECT_TRUE(contains(r.output, "cpufold: error: ")) << r.output;
+    EXPECT_TRUE(contains(r.output, "cpufold predict: error: ")) << r.output;
     EXPECT_TRUE(contains(r.output, "File name too long")) << r.output;
     EXPECT_TRUE(contains(r.output, too_long)) << r.output;
   }

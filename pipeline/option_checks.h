@@ -1,0 +1,60 @@
+// Checks of the command line's numeric options, in one place: strict parsing (decimal only, no
+// trailing junk, no overflow, finite) and the valid range of each option with why.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace cpufold {
+
+// Every limit below is far beyond real use; each exists to turn a typo or a wrapped negative
+// into a message instead of a hang, a crash or a silently wrong run.
+
+// Recycling iterations: ColabFold's deepest preset uses 48; each one is a full model pass.
+inline constexpr std::int64_t kMaxRecycles = 1000;
+// Seeds per model: massive-sampling protocols run ~1200 per model; each is a full model run.
+inline constexpr std::int64_t kMaxSeeds = 10000;
+// AlphaFold2's run_alphafold draws seeds below sys.maxsize; seeds stay signed 64-bit values
+// so that config.json and file names read back the same in every language.
+inline constexpr std::int64_t kMaxRandomSeed = std::numeric_limits<std::int64_t>::max();
+// MSA rows, residues and chunk sizes: far beyond AF2's hit limits and query lengths, and small
+// enough that products such as rows x residues x channels x 4 bytes stay inside 64 bits (an
+// over-large run then fails on memory with exit 4 rather than on a wrapped size).
+inline constexpr std::int64_t kMaxRows = 1'000'000;
+// Å of RMS change of the CA-CA distances: any value above this stops at the first check for any
+// protein, so a larger one is a typo.
+inline constexpr double kMaxEarlyStopTolerance = 100;
+// Trunk passes per recycle with --num-ensemble: AF2's CASP14 setting was 8; each costs a trunk.
+inline constexpr std::int64_t kMaxEnsemble = 100;
+// colabfold_batch options that have no effect in cpufold (relaxation, padding, template hits):
+// only their type is checked, as ColabFold's argparse does, within these bounds.
+inline constexpr std::int64_t kMaxIgnoredCount = std::numeric_limits<std::int32_t>::max();
+inline constexpr double kMaxIgnoredReal = 1e9;
+// Timed repetitions of a benchmark.
+inline constexpr std::int64_t kMaxRepeat = 100'000;
+
+// OpenMP threads: 1 to 4 x the hardware threads (at least 4). More threads than hardware
+// threads only contend, and several kernels keep per-thread scratch (the triangle update holds
+// an n_res x n_res product per thread), so 10000 threads exhausted memory and 100000 crashed.
+int max_threads();
+std::string max_threads_reason();  // "4 x the 2 hardware threads of this machine"
+
+// Parsers: InputError naming the option, the value and the valid range.
+std::int64_t parse_integer(std::string_view option, std::string_view text, std::int64_t min,
+                           std::int64_t max, std::string_view why = {});
+double parse_real(std::string_view option, std::string_view text, double min, double max);
+// "1,2,3": distinct AlphaFold2 model numbers 1-5, at least one.
+std::vector<int> parse_model_order(std::string_view option, std::string_view text);
+
+// The same checks as CLI11 validators (the message then names the option). Integers are
+// rewritten in plain decimal, so CLI11's own conversion never reads "010" as octal.
+CLI::Validator integer_in(std::int64_t min, std::int64_t max, std::string why = {});
+CLI::Validator real_in(double min, double max);
+CLI::Validator thread_count();
+CLI::Validator model_order_list();
+
+}  // namespace cpufold
