@@ -95,10 +95,12 @@ int report_usage_error(CLI::App& app, const CLI::ParseError& e) {
   return InputError("").exit_code();
 }
 
-// Every command's --help ends with the exit statuses unless it wrote its own footer.
+// Every command's --help lists its commands as such and ends with the exit statuses (unless it
+// wrote its own footer).
 void add_exit_status_footers(CLI::App& app) {
   if (app.get_footer().empty()) app.footer(kExitStatusHelp);
   for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) {
+    sub->group("Commands");
     add_exit_status_footers(*sub);
   }
 }
@@ -137,7 +139,6 @@ int run_cli(int argc, char** argv) {
       "Loads real AlphaFold2 parameter files (.npz) or cpufold's memory-mapped HDF5 copies.",
       "cpufold"};
   app.get_formatter()->label("SUBCOMMAND", "COMMAND");
-  app.get_formatter()->label("Subcommands", "Commands");
   app.set_version_flag("--version", std::string("cpufold ") + CPUFOLD_VERSION);
   app.require_subcommand(1);
   add_info_command(app);

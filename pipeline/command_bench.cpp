@@ -98,14 +98,14 @@ void add_bench_features(CLI::App& bench) {
       "The AF2 feature pipeline on a random MSA: raw features (deduplication) once, then "
       "one recycling iteration's sampling, masking, clustering and msa_feat per repetition.");
   cmd->add_option("--n-res", args->n_res, "residues (default 1000)")
-      ->check(integer_in(1, kMaxRows));
+      ->transform(integer_in(1, kMaxRows));
   cmd->add_option("--n-msa", args->n_msa, "MSA rows, query included (default 10000)")
-      ->check(integer_in(1, kMaxRows));
+      ->transform(integer_in(1, kMaxRows));
   cmd->add_option("--model", args->model, "AF2 model whose sizes are used (default model_1)");
   cmd->add_option("--repeat", args->repeat, "iterations timed (default 2)")
-      ->check(integer_in(1, kMaxRepeat));
+      ->transform(integer_in(1, kMaxRepeat));
   cmd->add_option("--threads", args->threads, "OpenMP threads (default: all cores)")
-      ->check(thread_count());
+      ->transform(thread_count());
   cmd->callback([args] {
     if (args->threads > 0) omp_set_num_threads(args->threads);
     const std::vector<Msa> msas{random_msa(args->n_msa, args->n_res, 7)};
@@ -154,15 +154,15 @@ void add_bench_command(CLI::App& app) {
       "[n_res, n_res, c_z] with all-ones masks; prints wall time, GFLOP/s and memory.");
   block->add_option("--params", args->params, "AF2 parameters (.npz / .h5)")->required();
   block->add_option("--n-res", args->n_res, "residues (default 128)")
-      ->check(integer_in(1, kMaxRows));
+      ->transform(integer_in(1, kMaxRows));
   block->add_option("--n-seq", args->n_seq, "MSA rows (default 512)")
-      ->check(integer_in(1, kMaxRows));
+      ->transform(integer_in(1, kMaxRows));
   block->add_option("--chunk-size", args->chunk, "slice size (default 0: none)")
-      ->check(integer_in(0, kMaxRows));
+      ->transform(integer_in(0, kMaxRows));
   block->add_option("--repeat", args->repeat, "timed repetitions after one warm-up (default 1)")
-      ->check(integer_in(1, kMaxRepeat));
+      ->transform(integer_in(1, kMaxRepeat));
   block->add_option("--threads", args->threads, "OpenMP threads (default: all cores)")
-      ->check(thread_count());
+      ->transform(thread_count());
   add_bench_features(*bench);
   block->callback([args] {
     if (args->threads > 0) omp_set_num_threads(args->threads);

@@ -32,19 +32,19 @@ void add_evaluate_command(CLI::App& app) {
   cmd->add_option("--recycles", args->recycles,
                   "recycling iterations after the first pass (default: as many as the feature "
                   "file holds)")
-      ->check(integer_in(0, kMaxRecycles));
+      ->transform(integer_in(0, kMaxRecycles));
   cmd->add_option("--recycle-early-stop-tolerance", args->options.early_stop_tolerance,
                   "stop recycling once the CA-CA distance matrix changes by less than this "
                   "(RMS, Å) between iterations (default 0: off, as AF2 monomer)")
-      ->check(real_in(0, kMaxEarlyStopTolerance));
+      ->transform(real_in(0, kMaxEarlyStopTolerance));
   cmd->add_option("--chunk-size", args->options.chunk_size,
                   "rows per attention / outer-product slice; bounds transient memory "
                   "(default 0: no slicing)")
-      ->check(integer_in(0, kMaxRows));
+      ->transform(integer_in(0, kMaxRows));
   cmd->add_option("--trace", args->options.trace,
                   "also write named intermediates (the reference's trace/ names) to this .h5");
   cmd->add_option("--threads", args->threads, "OpenMP threads (default: all cores)")
-      ->check(thread_count());
+      ->transform(thread_count());
   cmd->add_flag("--quiet", args->quiet, "no progress messages on stderr");
   cmd->callback([args] {
     if (args->threads > 0) omp_set_num_threads(args->threads);

@@ -148,7 +148,7 @@ void add_predict_command(CLI::App& app) {
                   "$CPUFOLD_DATA, else ~/.cache/colabfold)");
   cmd->add_option("--num-models", o.num_models, "number of models to run, from --model-order")
       ->default_val(5)
-      ->check(integer_in(1, 5));
+      ->transform(integer_in(1, 5));
   cmd->add_option("--model-order", args->model_order,
                   "AlphaFold2 models in the order they are tried (the first --num-models run)")
       ->default_val("1,2,3,4,5")
@@ -158,40 +158,40 @@ void add_predict_command(CLI::App& app) {
       ->default_val("auto");
   cmd->add_option("--num-recycle", o.num_recycle, "recycling iterations after the first pass")
       ->default_val(3)
-      ->check(integer_in(0, kMaxRecycles));
+      ->transform(integer_in(0, kMaxRecycles));
   cmd->add_option("--recycle-early-stop-tolerance", o.recycle_early_stop_tolerance,
                   "stop recycling once the CA-CA distances change by less than this (RMS, "
                   "Angstrom); 0: off")
-      ->check(real_in(0, kMaxEarlyStopTolerance));
+      ->transform(real_in(0, kMaxEarlyStopTolerance));
   cmd->add_option("--num-ensemble", o.num_ensemble,
                   "AF2 ensembling: trunk passes per recycle, each on its own MSA sample, "
                   "representations averaged (costs N times the trunk)")
       ->default_val(1)
-      ->check(integer_in(1, kMaxEnsemble));
+      ->transform(integer_in(1, kMaxEnsemble));
   cmd->add_option("--num-seeds", o.num_seeds,
                   "seeds per model: random_seed .. random_seed + num_seeds - 1")
       ->default_val(1)
-      ->check(integer_in(1, kMaxSeeds));
+      ->transform(integer_in(1, kMaxSeeds));
   cmd->add_option("--random-seed", o.random_seed,
                   "seed of the MSA sampling and masking (reproducible on every machine)")
       ->default_val(0)
-      ->check(integer_in(0, kMaxRandomSeed));
+      ->transform(integer_in(0, kMaxRandomSeed));
   cmd->add_option("--rank", args->rank,
                   "rank predictions by auto (= plddt for monomers), plddt (mean pLDDT) or ptm")
       ->default_val("auto");
   cmd->add_option("--max-seq", args->max_seq,
                   "MSA cluster rows fed to the Evoformer (default: AF2's, 512 or 508 with "
                   "template models)")
-      ->check(integer_in(1, kMaxRows));
+      ->transform(integer_in(1, kMaxRows));
   cmd->add_option("--max-extra-seq", args->max_extra_seq,
                   "extra MSA rows (default: AF2's, 5120 for models 1, 3, 4 and 1024 for 2, 5)")
-      ->check(integer_in(0, kMaxRows));
+      ->transform(integer_in(0, kMaxRows));
   cmd->add_option("--threads", o.threads, "OpenMP threads (default: all cores)")
-      ->check(thread_count());
+      ->transform(thread_count());
   cmd->add_option("--chunk-size", o.chunk_size,
                   "rows per attention / outer-product slice; bounds memory for long queries "
                   "(default 0: no slicing)")
-      ->check(integer_in(0, kMaxRows));
+      ->transform(integer_in(0, kMaxRows));
   cmd->add_flag("--overwrite-existing-results", o.overwrite_existing_results,
                 "redo jobs whose JOB.done.txt exists (default: skip them)");
   cmd->add_option("--sort-queries-by", args->sort_queries_by,
@@ -205,7 +205,7 @@ void add_predict_command(CLI::App& app) {
                   "prediction's ranking score (mean pLDDT, or 100 x pTM with --rank ptm) "
                   "exceeds this")
       ->default_val(100)
-      ->check(real_in(0, 100));
+      ->transform(real_in(0, 100));
   cmd->add_option("--jobname-prefix", o.jobname_prefix,
                   "name the jobs PREFIX_0, PREFIX_1, ... in run order instead of by their headers");
   cmd->add_flag("--save-all", o.save_all,
@@ -232,10 +232,10 @@ void add_predict_command(CLI::App& app) {
   // refuses is refused here too.
   for (const char* name : {"--max-template-hits", "--num-relax", "--relax-max-iterations",
                            "--relax-max-outer-iterations", "--recompile-padding"}) {
-    cmd->get_option(name)->check(integer_in(0, kMaxIgnoredCount));
+    cmd->get_option(name)->transform(integer_in(0, kMaxIgnoredCount));
   }
   for (const char* name : {"--relax-tolerance", "--relax-stiffness"}) {
-    cmd->get_option(name)->check(real_in(0, kMaxIgnoredReal));
+    cmd->get_option(name)->transform(real_in(0, kMaxIgnoredReal));
   }
 
   cmd->callback([args] {

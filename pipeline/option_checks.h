@@ -50,8 +50,9 @@ double parse_real(std::string_view option, std::string_view text, double min, do
 // "1,2,3": distinct AlphaFold2 model numbers 1-5, at least one.
 std::vector<int> parse_model_order(std::string_view option, std::string_view text);
 
-// The same checks as CLI11 validators (the message then names the option). Integers are
-// rewritten in plain decimal, so CLI11's own conversion never reads "010" as octal.
+// The same checks as CLI11 validators (the message then names the option). Attach them with
+// Option::transform, not check(): they rewrite the value in plain decimal, so CLI11's own
+// conversion never reads "010" as octal 8.
 CLI::Validator integer_in(std::int64_t min, std::int64_t max, std::string why = {});
 CLI::Validator real_in(double min, double max);
 CLI::Validator thread_count();

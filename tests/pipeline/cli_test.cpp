@@ -81,7 +81,7 @@ TEST(CliErrors, ConvertingAnHdf5FileAgainIsAnInputError) {
 
 TEST(CliErrors, NoSubcommandIsAUsageError) {
   const auto r = run_cpufold("");
-  EXPECT_NE(r.exit_code, 0);
+  EXPECT_EQ(r.exit_code, 2);
   EXPECT_TRUE(contains(r.output, "info")) << r.output;
 }
 

@@ -127,5 +127,34 @@ TEST(PredictErrorsE2eTest, DuplicateJobNamesAndBadOptionsAreRefused) {
   EXPECT_TRUE(contains(order.output, "--model-order")) << order.output;
 }
 
+TEST(PredictErrorsE2eTest, QuietHidesProgressButNeverFailures) {
+  ScratchDir dir;
+  write_file(dir / "q.fasta", ">good\nMKTAYIAK\n>bad\nMKTA1K\n");
+  const auto r =
+      run_cpufold("predict '" + (dir / "q.fasta").string() + "' '" + (dir / "out").string() + "' " +
+                  testing::fast_predict_options("3") + " --quiet");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_FALSE(contains(r.output, "start, elapsed")) << "progress shown:\n" << r.output;
+  EXPECT_TRUE(contains(r.output, "failed bad: ")) << r.output;
+  EXPECT_TRUE(contains(r.output, "invalid character '1'")) << r.output;
+  EXPECT_TRUE(contains(r.output, "1 of 2 job(s) failed (listed above")) << r.output;
+}
+
+TEST(PredictErrorsE2eTest, FatalErrorIsAppendedToTheLog) {
+  ScratchDir dir;
+  fs::create_directories(dir / "data" / "params");
+  write_file(dir / "data" / "params" / "params_model_1_ptm.npz", "not a zip archive\n");
+  write_file(dir / "q.fasta", ">a\nMKTAYIAK\n");
+  const fs::path out = dir / "out";
+  const auto r =
+      run_cpufold("predict '" + (dir / "q.fasta").string() + "' '" + out.string() + "' --data '" +
+                  (dir / "data").string() + "' --num-models 1 --num-recycle 0 --threads 1");
+  EXPECT_EQ(r.exit_code, 3) << r.output;
+  const std::string log = testing::read_file(out / "log.txt");
+  EXPECT_TRUE(contains(log, "error: ")) << log;
+  EXPECT_TRUE(contains(log, "params_model_1_ptm.npz")) << log;
+  EXPECT_TRUE(contains(r.output, "params_model_1_ptm.npz")) << r.output;
+}
+
 }  // namespace
 }  // namespace cpufold
