@@ -14,8 +14,7 @@
 
 namespace cpufold {
 
-const char* const kExitStatusHelp = R"(
-EXIT STATUS (the same for every cpufold command)
+const char* const kExitStatusHelp = R"(EXIT STATUS (the same for every cpufold command)
   0  success (predict: every job done or skipped as already done); --help and
      --version
   2  usage or input error: unknown command or option, missing argument or
