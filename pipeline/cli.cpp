@@ -60,8 +60,14 @@ bool is_option(const std::string& arg) {
 
 // CLI11's message for a parse error, reworded where a new user would be puzzled.
 std::string usage_message(CLI::App& command, const CLI::ParseError& e) {
-  const std::vector<std::string> extra = command.remaining();
-  const std::string first = extra.empty() ? std::string() : extra.front();
+  // The first argument nothing took ("--" only ends the options).
+  std::string first;
+  for (const std::string& arg : command.remaining()) {
+    if (arg != "--") {
+      first = arg;
+      break;
+    }
+  }
   const bool wants_command =
       command.get_require_subcommand_min() > 0 && command.get_subcommands().empty();
   if (wants_command && dynamic_cast<const CLI::RequiredError*>(&e) != nullptr) {
@@ -74,6 +80,18 @@ std::string usage_message(CLI::App& command, const CLI::ParseError& e) {
     return "unexpected argument '" + first + "'";
   }
   const std::string what = e.what();
+  // CLI11: "Could not convert: --quiet = maybe" (a value for a flag, or an unchecked type).
+  const std::string unconverted = "Could not convert: ";
+  if (dynamic_cast<const CLI::ConversionError*>(&e) != nullptr && what.starts_with(unconverted)) {
+    const std::size_t equals = what.find(" = ");
+    const std::string name = what.substr(unconverted.size(), equals - unconverted.size());
+    const std::string value = equals == std::string::npos ? "" : what.substr(equals + 3);
+    const CLI::Option* option = command.get_option_no_throw(name);
+    if (option != nullptr && option->get_expected_max() == 0) {
+      return name + " is a flag and takes no value (given '" + value + "')";
+    }
+    return name + ": '" + value + "' is not a valid value";
+  }
   if (dynamic_cast<const CLI::ArgumentMismatch*>(&e) != nullptr) {
     const std::string name = what.substr(0, what.find(':'));
     if (const CLI::Option* option = command.get_option_no_throw(name)) {

@@ -42,6 +42,8 @@ TEST(CliExitStatusE2eTest, EveryUsageErrorExits2WithAPlainMessageAndAHint) {
       {"predict in out --bogus", {"unknown option '--bogus'", "cpufold predict --help"}},
       {"predict in out --threads", {"--threads needs a value"}},
       {"predict in out --threads 1 --threads 2", {"--threads was given more than once"}},
+      {"predict in out --quiet=maybe", {"--quiet is a flag and takes no value (given 'maybe')"}},
+      {"predict -- in out extra", {"unexpected argument 'extra'"}},
       {"bench", {"cpufold bench: error: a command is required", "evoformer-block, features"}},
       {"bench foo", {"unknown command 'foo'", "evoformer-block", "cpufold bench --help"}},
       {"bench features --n-res", {"--n-res needs a value"}},
