@@ -20,11 +20,13 @@ const char* const kExitStatusHelp = R"(EXIT STATUS (the same for every cpufold c
   2  usage or input error: unknown command or option, missing argument or
      value, option given twice, value out of range; unreadable or invalid
      input (predict: a job failed on its input; the other jobs were folded)
-  3  weights: parameter file missing, unreadable, corrupt or not the model
-     asked for
+  3  weights: parameter file missing, unreadable, corrupt, holding NaN or
+     Inf, or not the model asked for
   4  memory: an allocation failed or the run does not fit the memory budget
-     (predict: the failed jobs ran out of memory)
-  5  internal error: a bug in cpufold; please report it with the command line
+     (the message gives the limit and what to do; predict: every failed job
+     ran out of memory)
+  5  internal error: a bug in cpufold, please report it with the command
+     line; also evaluate outputs holding NaN or Inf (nothing is written)
   cpufold never exits with 1; a status above 128 means a signal killed it.
 )";
 

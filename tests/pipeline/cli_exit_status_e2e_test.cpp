@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/io/params_test_helpers.h"
 #include "tests/pipeline/predict_test_helpers.h"
 
 namespace cpufold {
@@ -159,7 +160,7 @@ TEST(CliExitStatusE2eTest, PredictExits4WhenEveryFailedJobRanOutOfMemory) {
                                     out.string() + "' " + testing::fast_predict_options("3")));
   EXPECT_EQ(r.exit_code, 4) << r.output;
   EXPECT_TRUE(contains(r.output, "failed long: ")) << r.output;
-  EXPECT_TRUE(contains(r.output, "1 of 2 job(s) failed")) << r.output;
+  EXPECT_TRUE(contains(r.output, "1 of 2 job(s) ran out of memory")) << r.output;
   EXPECT_TRUE(fs::exists(out / "short.done.txt")) << "the job that fits is still folded";
 
   // A bad-input failure in the same batch makes it a status 2.
@@ -168,6 +169,22 @@ TEST(CliExitStatusE2eTest, PredictExits4WhenEveryFailedJobRanOutOfMemory) {
       run_command(with_memory_limit("predict '" + (dir / "q.fasta").string() + "' '" +
                                     out.string() + "' " + testing::fast_predict_options("3")));
   EXPECT_EQ(mixed.exit_code, 2) << mixed.output;
+}
+
+// Finite weights whose activations overflow fp32 (every weight of entry 0, preprocess_1d, at
+// 3e38): evaluate refuses to write non-finite outputs, which only a bug or such weights make.
+TEST(CliExitStatusE2eTest, Exit5WhenEvaluateWouldWriteNonFiniteOutputs) {
+  testing::ScratchDir dir;
+  std::vector<std::pair<std::size_t, float>> huge;
+  for (std::size_t i = 0; i < 22 * 32; ++i) huge.emplace_back(i, 3e38f);
+  const fs::path params = dir / "params_model_1_ptm.npz";
+  testing::write_npz_with_values(tiny_params("model_1_ptm"), params, 0, huge);
+  const auto r = run_cpufold(
+      "evaluate --params '" + params.string() + "' --features '" +
+      (testing::test_data_dir() / "reference" / "model_1_ptm_r24_c8_e16_t2_rec3_s0.h5").string() +
+      "' --out '" + (dir / "o.h5").string() + "' --recycles 0 --threads 1");
+  EXPECT_EQ(r.exit_code, 5) << r.output;
+  EXPECT_TRUE(contains(r.output, "cpufold evaluate: internal error: ")) << r.output;
 }
 
 }  // namespace
