@@ -107,7 +107,7 @@ TEST(PredictInputsE2eTest, PathOptionsTheFileSystemRefusesAreBadInputNotInternal
   ScratchDir dir;
   write_file(dir / "q.fasta", ">q\nMKTAYIAK\n");
   const std::string too_long(300, 'n');  // one path component over NAME_MAX
-  const std::string fasta = "'" + (dir / "q.fasta").string() + "' ";
+  const std::string fasta = std::string("'").append((dir / "q.fasta").string()).append("' ");
   const std::string fast = "--model-order 1 --num-models 1 --num-recycle 0 --threads 1";
   const std::string data = " --data '" + testing::test_data_dir().string() + "'";
   for (const std::string& args : {fasta + "'" + (dir / "out").string() + "' --msa-dir '" +
