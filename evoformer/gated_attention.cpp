@@ -2,8 +2,8 @@
 
 #include <algorithm>
 
-#include "evoformer/concat_linear.h"
-#include "evoformer/msa_layout.h"
+#include "ops/concat_linear.h"
+#include "ops/tensor_checks.h"
 
 namespace cpufold {
 
@@ -57,13 +57,8 @@ std::size_t GatedAttention::scratch_bytes(std::int64_t n_batch, std::int64_t n_s
   const std::int64_t rows = n_batch * n_seq, hc = dims_.n_head * dims_.c_hidden;
   if (rows == 0) return 0;
   std::size_t fixed = f32_bytes(rows * 3 * hc) + f32_bytes(rows * hc) + f32_bytes(rows * hc);
-  LinearEpilogue gate;
-  gate.activation = Activation::sigmoid;
-  // Linear::scratch_bytes only asks whether a gate is present; this view is never read.
-  float unused = 0.f;
-  gate.multiply = Tensor(&unused, DType::f32, Shape{rows, hc});
-  LinearEpilogue out;
-  out.accumulate = accumulate;
+  const EpilogueKind gate{.activation = Activation::sigmoid, .gated = true};
+  const EpilogueKind out{.accumulate = accumulate};
   const std::size_t inner =
       std::max({qkv_.scratch_bytes(rows), attention_scratch_bytes(n_seq),
                 gating_.scratch_bytes(rows, gate), output_.scratch_bytes(rows, out)});

@@ -7,12 +7,12 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "evoformer/attention.h"
-#include "evoformer/linear.h"
-#include "evoformer/param_scope.h"
 #include "io/model_config.h"
 #include "memory/arena.h"
 #include "memory/tensor.h"
+#include "ops/attention.h"
+#include "ops/linear.h"
+#include "ops/param_scope.h"
 
 namespace cpufold {
 

@@ -6,10 +6,10 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "evoformer/linear.h"
-#include "evoformer/param_scope.h"
 #include "evoformer/relative_position.h"
-#include "evoformer/run_context.h"
+#include "ops/linear.h"
+#include "ops/param_scope.h"
+#include "ops/run_context.h"
 
 namespace cpufold {
 

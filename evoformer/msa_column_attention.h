@@ -6,10 +6,10 @@
 #include <cstdint>
 
 #include "evoformer/gated_attention.h"
-#include "evoformer/layer_norm.h"
-#include "evoformer/param_scope.h"
-#include "evoformer/run_context.h"
 #include "io/model_config.h"
+#include "ops/layer_norm.h"
+#include "ops/param_scope.h"
+#include "ops/run_context.h"
 
 namespace cpufold {
 

@@ -2,11 +2,13 @@
 
 #include <algorithm>
 
-#include "evoformer/concat_linear.h"
-#include "evoformer/global_attention.h"
 #include "evoformer/msa_layout.h"
-#include "evoformer/row_kernels.h"
 #include "memory/tensor_copy.h"
+#include "ops/concat_linear.h"
+#include "ops/global_attention.h"
+#include "ops/row_chunks.h"
+#include "ops/row_kernels.h"
+#include "ops/tensor_checks.h"
 
 namespace cpufold {
 
@@ -93,8 +95,7 @@ std::size_t MsaColumnGlobalAttention::scratch_bytes(std::int64_t n_seq, std::int
   for (std::int64_t nj : {cols, n_res % cols}) {
     if (nj == 0) continue;
     const std::int64_t rows = nj * n_seq;
-    LinearEpilogue sigmoid;
-    sigmoid.activation = Activation::sigmoid;
+    const EpilogueKind sigmoid{.activation = Activation::sigmoid};
     const std::size_t inner =
         std::max({query_.scratch_bytes(nj), kv_.scratch_bytes(rows),
                   global_attention_scratch_bytes(n_head, n_seq),

@@ -3,18 +3,10 @@
 #include <cstring>
 #include <string>
 
-#include "evoformer/row_kernels.h"
+#include "ops/row_kernels.h"
+#include "ops/tensor_checks.h"
 
 namespace cpufold::detail {
-
-void check_f32(const Tensor& t, const Shape& dims, const char* what) {
-  if (t.dtype() != DType::f32 || !(t.shape() == dims) ||
-      (t.rank() > 0 && t.dim(-1) > 1 && t.stride(-1) != 1)) {
-    throw InternalError(std::string(what) + " must be f32" + dims.str() +
-                        " with a unit-stride last axis, got " + t.describe() + " strides " +
-                        t.strides().str());
-  }
-}
 
 void gather_columns(const Tensor& src, std::int64_t j0, const Tensor& dst) {
   if (src.rank() != 3 || dst.rank() != 3) {

@@ -1,19 +1,13 @@
-// Layout helpers shared by the MSA-side modules: chunk loops, column gathers of an MSA-like
-// [rows, cols, c] tensor into a contiguous transposed buffer and the matching scatter-add,
-// and mask -> additive attention bias. Internal to evoformer/.
+// Layout helpers shared by the MSA-side modules: column gathers of an MSA-like [rows, cols, c]
+// tensor into a contiguous transposed buffer and the matching scatter-add, and mask -> additive
+// attention bias.
 #pragma once
 
-#include <algorithm>
 #include <cstdint>
 
 #include "memory/tensor.h"
 
 namespace cpufold::detail {
-
-// Rows handled per step of a chunked loop over n rows: chunk <= 0 means all of them.
-inline std::int64_t chunk_rows(std::int64_t n, std::int64_t chunk) {
-  return chunk <= 0 ? std::max<std::int64_t>(n, 1) : std::min(chunk, std::max<std::int64_t>(n, 1));
-}
 
 // dst[j, s, :] = src[s, j0 + j, :] for j < dst.dim(0), s < src.dim(0).
 // src: [n_row, n_col, c] f32, unit-stride last axis; dst: [n_j, n_row, c] f32 contiguous.
@@ -26,8 +20,5 @@ void add_columns(const Tensor& src, const Tensor& dst, std::int64_t j0);
 // dst = inf * (mask - 1) elementwise: 0 where mask is 1, -inf where it is 0 (AF2's attention
 // mask bias). mask, dst: rank-2 f32 of equal shape, any strides (mask may be a transposed view).
 void mask_to_bias(const Tensor& mask, float inf, const Tensor& dst);
-
-// Throws InternalError naming `what` unless t is f32 with shape `dims` and a unit-stride last axis.
-void check_f32(const Tensor& t, const Shape& dims, const char* what);
 
 }  // namespace cpufold::detail

@@ -3,6 +3,8 @@
 #include <algorithm>
 
 #include "evoformer/msa_layout.h"
+#include "ops/row_chunks.h"
+#include "ops/tensor_checks.h"
 
 namespace cpufold {
 

@@ -7,11 +7,11 @@
 #include <cstdint>
 
 #include "evoformer/gated_attention.h"
-#include "evoformer/layer_norm.h"
-#include "evoformer/linear.h"
-#include "evoformer/param_scope.h"
-#include "evoformer/run_context.h"
 #include "io/model_config.h"
+#include "ops/layer_norm.h"
+#include "ops/linear.h"
+#include "ops/param_scope.h"
+#include "ops/run_context.h"
 
 namespace cpufold {
 

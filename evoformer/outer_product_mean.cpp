@@ -4,9 +4,10 @@
 #include <cstring>
 #include <string>
 
-#include "evoformer/gemm.h"
-#include "evoformer/msa_layout.h"
-#include "evoformer/row_view.h"
+#include "ops/gemm.h"
+#include "ops/row_chunks.h"
+#include "ops/row_view.h"
+#include "ops/tensor_checks.h"
 
 namespace cpufold {
 

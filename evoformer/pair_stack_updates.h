@@ -4,11 +4,11 @@
 // (AF2's and OpenFold's monomer order, tri_mul_first = False).
 #pragma once
 
-#include "evoformer/param_scope.h"
-#include "evoformer/run_context.h"
 #include "evoformer/transition.h"
 #include "evoformer/triangle_attention.h"
 #include "evoformer/triangle_multiplication.h"
+#include "ops/param_scope.h"
+#include "ops/run_context.h"
 
 namespace cpufold {
 

@@ -7,9 +7,9 @@
 #include <vector>
 
 #include "evoformer/embedder_support.h"
-#include "evoformer/layer_norm.h"
-#include "evoformer/param_scope.h"
-#include "evoformer/run_context.h"
+#include "ops/layer_norm.h"
+#include "ops/param_scope.h"
+#include "ops/run_context.h"
 
 namespace cpufold {
 

@@ -3,8 +3,8 @@
 #include <string>
 
 #include "evoformer/embedder_support.h"
-#include "evoformer/parallel_rows.h"
-#include "evoformer/row_view.h"
+#include "ops/parallel_rows.h"
+#include "ops/row_view.h"
 
 namespace cpufold {
 

@@ -6,8 +6,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "evoformer/param_scope.h"
-#include "evoformer/run_context.h"
+#include "ops/param_scope.h"
+#include "ops/run_context.h"
 
 namespace cpufold {
 

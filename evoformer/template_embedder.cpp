@@ -4,9 +4,9 @@
 #include <string>
 #include <vector>
 
-#include "evoformer/activations.h"
 #include "evoformer/embedder_support.h"
-#include "evoformer/row_view.h"
+#include "ops/activations.h"
+#include "ops/row_view.h"
 
 namespace cpufold {
 

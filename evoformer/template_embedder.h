@@ -8,9 +8,6 @@
 #include <cstdint>
 #include <vector>
 
-#include "evoformer/layer_norm.h"
-#include "evoformer/param_scope.h"
-#include "evoformer/run_context.h"
 #include "evoformer/template_pair_block.h"
 #include "evoformer/template_pair_features.h"
 #include "evoformer/template_pointwise_attention.h"
@@ -18,6 +15,9 @@
 #include "evoformer/trunk_inputs.h"
 #include "io/model_config.h"
 #include "io/weight_store.h"
+#include "ops/layer_norm.h"
+#include "ops/param_scope.h"
+#include "ops/run_context.h"
 
 namespace cpufold {
 

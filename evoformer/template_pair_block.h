@@ -6,10 +6,10 @@
 #include <cstdint>
 
 #include "evoformer/pair_stack_updates.h"
-#include "evoformer/param_scope.h"
-#include "evoformer/run_context.h"
 #include "io/model_config.h"
 #include "memory/tensor.h"
+#include "ops/param_scope.h"
+#include "ops/run_context.h"
 
 namespace cpufold {
 

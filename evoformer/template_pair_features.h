@@ -19,9 +19,9 @@
 #include <vector>
 
 #include "evoformer/embedder_support.h"
-#include "evoformer/param_scope.h"
-#include "evoformer/run_context.h"
 #include "evoformer/trunk_inputs.h"
+#include "ops/param_scope.h"
+#include "ops/run_context.h"
 
 namespace cpufold {
 

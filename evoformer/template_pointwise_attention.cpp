@@ -4,10 +4,10 @@
 #include <cmath>
 #include <string>
 
-#include "evoformer/concat_linear.h"
 #include "evoformer/embedder_support.h"
-#include "evoformer/parallel_rows.h"
-#include "evoformer/row_view.h"
+#include "ops/concat_linear.h"
+#include "ops/parallel_rows.h"
+#include "ops/row_view.h"
 
 namespace cpufold {
 
@@ -44,9 +44,7 @@ std::size_t TemplatePointwiseAttention::scratch_bytes(std::int64_t n_templ, std:
   bytes += f32_bytes(rows * hc);                 // o
   bytes += f32_bytes(rows * n_head_ * n_templ);  // p
   std::size_t linear = std::max(query_.scratch_bytes(rows), kv_.scratch_bytes(rows));
-  LinearEpilogue epilogue;
-  epilogue.accumulate = accumulate;
-  linear = std::max(linear, output_.scratch_bytes(rows, epilogue));
+  linear = std::max(linear, output_.scratch_bytes(rows, {.accumulate = accumulate}));
   return bytes + linear;
 }
 

@@ -32,8 +32,7 @@ TemplateSingleEmbedding::TemplateSingleEmbedding(const ParamScope& scope, std::i
 
 std::size_t TemplateSingleEmbedding::scratch_bytes(std::int64_t n_templ, std::int64_t n_res) const {
   const std::int64_t rows = n_templ * n_res;
-  LinearEpilogue relu;
-  relu.activation = Activation::relu;
+  const EpilogueKind relu{.activation = Activation::relu};
   return align_up(static_cast<std::size_t>(rows) * sizeof(std::int64_t)) + f32_bytes(rows * c_in_) +
          f32_bytes(rows * c_m_) +
          std::max(embedding_.scratch_bytes(rows, relu), projection_.scratch_bytes(rows));

@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <string>
 
-#include "evoformer/msa_layout.h"
-#include "evoformer/row_view.h"
+#include "ops/row_chunks.h"
+#include "ops/row_view.h"
 
 namespace cpufold {
 
@@ -95,10 +95,8 @@ std::size_t Transition::scratch_bytes(std::int64_t n_first, std::int64_t n_rest,
   for (std::int64_t na : {step, n_first % step}) {
     if (na == 0) continue;
     const std::int64_t rows = na * n_rest;
-    LinearEpilogue relu;
-    relu.activation = Activation::relu;
-    LinearEpilogue accumulate;
-    accumulate.accumulate = true;
+    const EpilogueKind relu{.activation = Activation::relu};
+    const EpilogueKind accumulate{.accumulate = true};
     std::size_t inner = std::max(transition1_.scratch_bytes(rows, relu),
                                  transition2_.scratch_bytes(rows, accumulate));
     if (masked) inner = std::max(inner, transition2_.scratch_bytes(rows));

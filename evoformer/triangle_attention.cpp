@@ -4,9 +4,9 @@
 #include <cstring>
 #include <string>
 
-#include "evoformer/attention.h"
-#include "evoformer/row_kernels.h"
-#include "evoformer/row_view.h"
+#include "ops/attention.h"
+#include "ops/row_kernels.h"
+#include "ops/row_view.h"
 
 namespace cpufold {
 namespace {

@@ -8,10 +8,10 @@
 #include <string>
 #include <vector>
 
-#include "evoformer/concat_linear.h"
-#include "evoformer/gemm.h"
-#include "evoformer/row_kernels.h"
-#include "evoformer/row_view.h"
+#include "ops/concat_linear.h"
+#include "ops/gemm.h"
+#include "ops/row_kernels.h"
+#include "ops/row_view.h"
 
 namespace cpufold {
 namespace {
@@ -192,12 +192,8 @@ std::size_t TriangleMultiplication::scratch_bytes(std::int64_t n_res) const {
   const std::size_t fixed = f32_bytes(2 * c_ * channel_stride(n2)) + f32_bytes(rows * c_z_) +
                             f32_bytes(rows * 4 * c_) + f32_bytes(rows * c_z_);
   // Linear scratch depends on the row count: the full block and the last, shorter one.
-  static float dummy = 0.f;
-  LinearEpilogue sigmoid;
-  sigmoid.activation = Activation::sigmoid;
-  LinearEpilogue residual;
-  residual.multiply = Tensor(&dummy, DType::f32, Shape{1, c_z_});
-  residual.accumulate = true;
+  const EpilogueKind sigmoid{.activation = Activation::sigmoid};
+  const EpilogueKind residual{.gated = true, .accumulate = true};
   std::size_t inner = f32_bytes(omp_get_max_threads() * n2);
   for (const std::int64_t r : {rows, n2 % rows}) {
     if (r == 0) continue;

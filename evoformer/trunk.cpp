@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <cstring>
 
-#include "evoformer/activations.h"
 #include "evoformer/template_embedder.h"
 #include "memory/tensor_copy.h"
+#include "ops/activations.h"
 
 namespace cpufold {
 namespace {

@@ -7,10 +7,10 @@
 #include <string_view>
 #include <vector>
 
-#include "evoformer/row_kernels.h"
 #include "io/text_safety.h"
 #include "memory/error.h"
 #include "memory/out_of_memory.h"
+#include "ops/row_kernels.h"
 
 namespace cpufold {
 

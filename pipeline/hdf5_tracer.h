@@ -4,8 +4,8 @@
 
 #include <filesystem>
 
-#include "evoformer/run_context.h"
 #include "io/hdf5_tensor_file.h"
+#include "ops/run_context.h"
 
 namespace cpufold {
 

@@ -2,8 +2,8 @@
 
 #include <algorithm>
 
-#include "evoformer/row_kernels.h"
 #include "memory/error.h"
+#include "ops/row_kernels.h"
 #include "pipeline/hhblits_alphabet.h"
 #include "pipeline/msa_feat.h"
 

@@ -4,8 +4,8 @@
 #include <cmath>
 #include <string>
 
-#include "evoformer/activations.h"
 #include "memory/tensor_copy.h"
+#include "ops/activations.h"
 
 namespace cpufold {
 namespace {
@@ -90,10 +90,8 @@ void AngleResnet::forward(const Tensor& s, const Tensor& initial, const Tensor& 
 }
 
 std::size_t AngleResnet::scratch_bytes(std::int64_t n_res) const {
-  LinearEpilogue accumulate;
-  accumulate.accumulate = true;
-  LinearEpilogue relu;
-  relu.activation = Activation::relu;
+  const EpilogueKind accumulate{.accumulate = true};
+  const EpilogueKind relu{.activation = Activation::relu};
   std::size_t linears = std::max({input_projection_.scratch_bytes(n_res, accumulate),
                                   input_projection_1_.scratch_bytes(n_res),
                                   unnormalized_angles_.scratch_bytes(n_res)});

@@ -7,10 +7,10 @@
 #include <cstdint>
 #include <vector>
 
-#include "evoformer/linear.h"
-#include "evoformer/param_scope.h"
 #include "memory/arena.h"
 #include "memory/tensor.h"
+#include "ops/linear.h"
+#include "ops/param_scope.h"
 
 namespace cpufold {
 

@@ -5,10 +5,10 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "evoformer/linear.h"
-#include "evoformer/param_scope.h"
 #include "memory/arena.h"
 #include "memory/tensor.h"
+#include "ops/linear.h"
+#include "ops/param_scope.h"
 
 namespace cpufold {
 

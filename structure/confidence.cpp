@@ -4,9 +4,9 @@
 #include <cmath>
 #include <string>
 
-#include "evoformer/parallel_rows.h"
-#include "evoformer/row_view.h"
-#include "evoformer/softmax.h"
+#include "ops/parallel_rows.h"
+#include "ops/row_view.h"
+#include "ops/softmax.h"
 
 namespace cpufold {
 namespace {

@@ -1,6 +1,6 @@
 #include "structure/distogram_head.h"
 
-#include "evoformer/parallel_rows.h"
+#include "ops/parallel_rows.h"
 #include "structure/head_checks.h"
 
 namespace cpufold {

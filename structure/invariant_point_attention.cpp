@@ -4,9 +4,10 @@
 #include <cmath>
 #include <string>
 
-#include "evoformer/msa_layout.h"
-#include "evoformer/softmax.h"
 #include "memory/tensor_copy.h"
+#include "ops/row_chunks.h"
+#include "ops/softmax.h"
+#include "ops/tensor_checks.h"
 
 namespace cpufold {
 namespace {
@@ -260,16 +261,15 @@ std::size_t InvariantPointAttention::scratch_bytes(std::int64_t n_res, std::int6
       std::max({q_scalar_.scratch_bytes(n_res), kv_scalar_.scratch_bytes(n_res),
                 q_point_local_.scratch_bytes(n_res), kv_point_local_.scratch_bytes(n_res)});
   const std::int64_t rows = detail::chunk_rows(n_res, chunk);
-  LinearEpilogue epilogue;
-  epilogue.accumulate = accumulate;
   std::size_t step = 0;
   for (std::int64_t ni : {rows, n_res % rows}) {
     if (ni == 0) continue;
     const std::size_t buffers = (pair_norm ? f32_bytes(ni * n_res * c_z_) : 0) +
                                 f32_bytes(ni * n_res * n_head) + f32_bytes(ni * n_head * n_res) +
                                 f32_bytes(ni * n_head * val_cols) + f32_bytes(ni * c_concat());
-    const std::size_t linear = std::max(attention_2d_.scratch_bytes(ni * n_res),
-                                        output_projection_.scratch_bytes(ni, epilogue));
+    const std::size_t linear =
+        std::max(attention_2d_.scratch_bytes(ni * n_res),
+                 output_projection_.scratch_bytes(ni, {.accumulate = accumulate}));
     step = std::max(step, buffers + linear);
   }
   return persistent + std::max(projections, step);

@@ -9,10 +9,10 @@
 #include <span>
 #include <vector>
 
-#include "evoformer/layer_norm.h"
-#include "evoformer/linear.h"
-#include "evoformer/param_scope.h"
-#include "evoformer/run_context.h"
+#include "ops/layer_norm.h"
+#include "ops/linear.h"
+#include "ops/param_scope.h"
+#include "ops/run_context.h"
 #include "structure/rigid.h"
 
 namespace cpufold {

@@ -5,9 +5,9 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "evoformer/linear.h"
-#include "evoformer/param_scope.h"
-#include "evoformer/run_context.h"
+#include "ops/linear.h"
+#include "ops/param_scope.h"
+#include "ops/run_context.h"
 #include "structure/confidence.h"
 
 namespace cpufold {

@@ -56,8 +56,8 @@ void PredictedLddtHead::forward(const Tensor& single, const Tensor& logits, cons
 
 std::size_t PredictedLddtHead::scratch_bytes(std::int64_t n_res) const {
   const std::size_t linears =
-      std::max({act_0_.scratch_bytes(n_res, relu_epilogue()),
-                act_1_.scratch_bytes(n_res, relu_epilogue()), logits_.scratch_bytes(n_res)});
+      std::max({act_0_.scratch_bytes(n_res, relu_epilogue().kind()),
+                act_1_.scratch_bytes(n_res, relu_epilogue().kind()), logits_.scratch_bytes(n_res)});
   return f32_bytes(n_res * c_s_) + 2 * f32_bytes(n_res * c_hidden_) + linears;
 }
 

@@ -5,10 +5,10 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "evoformer/layer_norm.h"
-#include "evoformer/linear.h"
-#include "evoformer/param_scope.h"
-#include "evoformer/run_context.h"
+#include "ops/layer_norm.h"
+#include "ops/linear.h"
+#include "ops/param_scope.h"
+#include "ops/run_context.h"
 
 namespace cpufold {
 

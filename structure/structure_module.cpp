@@ -4,8 +4,8 @@
 #include <string>
 #include <vector>
 
-#include "evoformer/param_scope.h"
 #include "memory/tensor_copy.h"
+#include "ops/param_scope.h"
 #include "structure/atom_builder.h"
 #include "structure/residue_constants.h"
 #include "structure/rigid.h"
@@ -199,10 +199,8 @@ void StructureModule::forward(const Tensor& single, const Tensor& pair, const Te
 }
 
 std::size_t StructureModule::scratch_bytes(std::int64_t n_res, std::int64_t chunk) const {
-  LinearEpilogue relu;
-  relu.activation = Activation::relu;
-  LinearEpilogue accumulate;
-  accumulate.accumulate = true;
+  const EpilogueKind relu{.activation = Activation::relu};
+  const EpilogueKind accumulate{.accumulate = true};
   const std::size_t persistent =
       4 * f32_bytes(n_res * c_s_) + f32_bytes(n_res * c_resnet_) + f32_bytes(n_res * 7);
   const std::size_t step = std::max(

@@ -6,13 +6,13 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "evoformer/layer_norm.h"
-#include "evoformer/linear.h"
-#include "evoformer/run_context.h"
 #include "io/model_config.h"
 #include "io/weight_store.h"
 #include "memory/arena.h"
 #include "memory/tensor.h"
+#include "ops/layer_norm.h"
+#include "ops/linear.h"
+#include "ops/run_context.h"
 #include "structure/angle_resnet.h"
 #include "structure/backbone_update.h"
 #include "structure/invariant_point_attention.h"

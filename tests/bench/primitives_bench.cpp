@@ -10,11 +10,11 @@
 #include <random>
 #include <vector>
 
-#include "evoformer/attention.h"
-#include "evoformer/dnnl_context.h"
-#include "evoformer/layer_norm.h"
-#include "evoformer/linear.h"
-#include "evoformer/softmax.h"
+#include "ops/attention.h"
+#include "ops/dnnl_context.h"
+#include "ops/layer_norm.h"
+#include "ops/linear.h"
+#include "ops/softmax.h"
 
 namespace cpufold {
 namespace {

@@ -11,12 +11,12 @@
 #include <ostream>
 #include <string>
 
-#include "evoformer/run_context.h"
 #include "io/feature_file.h"
 #include "io/hdf5_tensor_file.h"
 #include "io/model_config.h"
 #include "io/weight_store.h"
 #include "memory/arena.h"
+#include "ops/run_context.h"
 #include "tests/support/parity.h"
 #include "tests/support/reference_cases.h"
 #include "tests/support/test_support.h"

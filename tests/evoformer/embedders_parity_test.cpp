@@ -8,9 +8,9 @@
 #include "embedder_parity_util.h"
 #include "evoformer/extra_msa_embedder.h"
 #include "evoformer/input_embedder.h"
-#include "evoformer/param_scope.h"
 #include "evoformer/recycling_embedder.h"
 #include "evoformer/relative_position.h"
+#include "ops/param_scope.h"
 
 namespace cpufold::testing {
 namespace {

@@ -17,10 +17,10 @@
 #include "evoformer/msa_column_global_attention.h"
 #include "evoformer/msa_row_attention_with_pair_bias.h"
 #include "evoformer/outer_product_mean.h"
-#include "evoformer/param_scope.h"
 #include "evoformer/transition.h"
 #include "io/model_config.h"
 #include "io/weight_store.h"
+#include "ops/param_scope.h"
 #include "tests/evoformer/triangle_test_util.h"
 #include "tests/support/parity.h"
 

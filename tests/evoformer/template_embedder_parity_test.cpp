@@ -10,15 +10,15 @@
 #include <vector>
 
 #include "embedder_parity_util.h"
-#include "evoformer/layer_norm.h"
-#include "evoformer/linear.h"
-#include "evoformer/param_scope.h"
 #include "evoformer/template_embedder.h"
 #include "evoformer/template_pair_features.h"
 #include "evoformer/template_pointwise_attention.h"
 #include "evoformer/template_single_embedding.h"
 #include "evoformer/trunk_inputs.h"
 #include "memory/tensor_copy.h"
+#include "ops/layer_norm.h"
+#include "ops/linear.h"
+#include "ops/param_scope.h"
 
 namespace cpufold::testing {
 namespace {

@@ -6,11 +6,11 @@
 #include <string>
 #include <vector>
 
-#include "evoformer/param_scope.h"
 #include "evoformer/template_pair_block.h"
 #include "io/feature_file.h"
 #include "io/model_config.h"
 #include "io/weight_store.h"
+#include "ops/param_scope.h"
 #include "tests/evoformer/triangle_test_util.h"
 #include "tests/support/parity.h"
 

@@ -7,11 +7,11 @@
 #include <string>
 #include <vector>
 
-#include "evoformer/param_scope.h"
 #include "evoformer/triangle_attention.h"
 #include "evoformer/triangle_multiplication.h"
 #include "io/model_config.h"
 #include "io/weight_store.h"
+#include "ops/param_scope.h"
 #include "tests/evoformer/triangle_test_util.h"
 #include "tests/support/parity.h"
 #include "tests/support/reference_cases.h"

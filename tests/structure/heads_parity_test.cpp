@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "evoformer/param_scope.h"
 #include "io/model_config.h"
 #include "io/weight_store.h"
+#include "ops/param_scope.h"
 #include "structure/distogram_head.h"
 #include "structure/experimentally_resolved_head.h"
 #include "structure/masked_msa_head.h"

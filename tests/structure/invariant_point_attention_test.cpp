@@ -7,8 +7,8 @@
 #include <random>
 #include <vector>
 
-#include "evoformer/param_scope.h"
 #include "io/model_config.h"
+#include "ops/param_scope.h"
 #include "structure/invariant_point_attention.h"
 #include "structure/rigid.h"
 #include "tests/support/parity.h"

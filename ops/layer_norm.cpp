@@ -3,11 +3,11 @@
 // c = 128 and 384, oneDNN ~25% ahead at c = 64 and ours ~25% ahead at c = 256, both close to
 // memory-bound. The row kernel needs no primitive per shape and handles strided rows and
 // in-place use directly, so it stays.
-#include "evoformer/layer_norm.h"
+#include "ops/layer_norm.h"
 
-#include "evoformer/parallel_rows.h"
-#include "evoformer/row_kernels.h"
-#include "evoformer/row_view.h"
+#include "ops/parallel_rows.h"
+#include "ops/row_kernels.h"
+#include "ops/row_view.h"
 
 namespace cpufold {
 namespace {

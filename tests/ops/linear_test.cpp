@@ -1,8 +1,8 @@
-#include "evoformer/linear.h"
+#include "ops/linear.h"
 
 #include <gtest/gtest.h>
 
-#include "evoformer_test_util.h"
+#include "tests/evoformer/evoformer_test_util.h"
 
 namespace cpufold::testing {
 namespace {
@@ -140,7 +140,7 @@ TEST(Linear, StagedFallbackMatchesEveryEpilogueWithinPlannedScratch) {
       for (bool gate : {false, true}) {
         const auto y0 = gather(y);
         const LinearEpilogue e{act, gate ? g : Tensor(), accumulate};
-        const std::size_t need = linear.scratch_bytes(c.rows, e);
+        const std::size_t need = linear.scratch_bytes(c.rows, e.kind());
         Arena exact("exact", dram_tier(), need);
         linear.forward(x, y, exact, e);
         const std::string what = "staged act " + std::to_string(static_cast<int>(act)) +
@@ -213,12 +213,32 @@ TEST(Linear, ScratchBytesCoverWhatForwardTakes) {
   for (const LinearEpilogue& e :
        {LinearEpilogue{}, LinearEpilogue{Activation::none, Tensor(), true},
         LinearEpilogue{Activation::sigmoid, g.view, true}}) {
-    const std::size_t need = linear.scratch_bytes(300, e);
+    const std::size_t need = linear.scratch_bytes(300, e.kind());
     Arena exact("exact", dram_tier(), std::max<std::size_t>(need, 64));
     EXPECT_NO_THROW(linear.forward(x.view, y.view, exact, e));
     EXPECT_LE(exact.high_water(), std::max<std::size_t>(need, 64));
   }
-  EXPECT_GE(linear.scratch_bytes(300, {Activation::sigmoid, g.view, true}), 300u * 96 * 4);
+  EXPECT_GE(linear.scratch_bytes(300, {Activation::sigmoid, /*gated=*/true, true}), 300u * 96 * 4);
+}
+
+// A module plans its gated projection before the gate is computed: the kind alone (no forged
+// gate tensor) must cover what forward() with the real gate takes, strided or not.
+TEST(Linear, ScratchBytesPlanAGateFromItsKindAlone) {
+  Weights p(64, 96);
+  const Linear linear(p.w.view, p.b.view);
+  Buffer x(Shape{300, 64}), y(Shape{300, 128}), g(Shape{300, 96});
+  fill_normal(x.data, 45);
+  fill_normal(g.data, 46);
+  const EpilogueKind kind{.activation = Activation::sigmoid, .gated = true, .accumulate = true};
+  const std::size_t need = linear.scratch_bytes(300, kind);
+  EXPECT_GE(need, 300u * 96 * 4) << "a gated accumulate stages its rows in a [rows, c_out] buffer";
+  for (const Tensor& out : {y.view.slice(1, 0, 96), y.view.slice(1, 32, 128)}) {
+    const LinearEpilogue e{Activation::sigmoid, g.view, true};
+    EXPECT_EQ(e.kind().gated, true);
+    Arena exact("exact", dram_tier(), need);
+    EXPECT_NO_THROW(linear.forward(x.view, out, exact, e));
+    EXPECT_LE(exact.high_water(), need);
+  }
 }
 
 TEST(Linear, Bf16WeightsAreConvertedOnce) {

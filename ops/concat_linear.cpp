@@ -1,4 +1,4 @@
-#include "evoformer/concat_linear.h"
+#include "ops/concat_linear.h"
 
 #include <algorithm>
 #include <string>

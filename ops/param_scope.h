@@ -7,9 +7,9 @@
 #include <string>
 #include <string_view>
 
-#include "evoformer/layer_norm.h"
-#include "evoformer/linear.h"
 #include "io/weight_store.h"
+#include "ops/layer_norm.h"
+#include "ops/linear.h"
 
 namespace cpufold {
 

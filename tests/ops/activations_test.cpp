@@ -1,8 +1,8 @@
-#include "evoformer/activations.h"
+#include "ops/activations.h"
 
 #include <gtest/gtest.h>
 
-#include "evoformer_test_util.h"
+#include "tests/evoformer/evoformer_test_util.h"
 
 namespace cpufold::testing {
 namespace {

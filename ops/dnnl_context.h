@@ -1,5 +1,5 @@
-// DnnlContext: the process's one oneDNN CPU engine and stream. Every primitive in evoformer/
-// runs on it; oneDNN's own OpenMP pool does the threading.
+// DnnlContext: the process's one oneDNN CPU engine and stream. Every primitive in ops/ runs
+// on it; oneDNN's own OpenMP pool does the threading.
 #pragma once
 
 #include <oneapi/dnnl/dnnl.hpp>

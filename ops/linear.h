@@ -5,19 +5,29 @@
 #include <cstdint>
 #include <memory>
 
-#include "evoformer/activations.h"
 #include "memory/arena.h"
 #include "memory/tensor.h"
+#include "ops/activations.h"
 
 namespace cpufold {
 
 // What happens to x·W + b before it lands in y, in this order:
 //   t = activation(x·W + b);  t *= multiply (if given);  y = t, or y += t when accumulating.
 // AF2's gate is {sigmoid, multiply = attention output}; a residual update is {accumulate}.
+// What an epilogue does, without its tensors: all that planning (scratch_bytes) depends on, so
+// a module can plan a gated projection before the gate exists.
+struct EpilogueKind {
+  Activation activation = Activation::none;
+  bool gated = false;       // a `multiply` tensor will be given
+  bool accumulate = false;  // y += t
+};
+
 struct LinearEpilogue {
   Activation activation = Activation::none;
-  Tensor multiply;          // optional, [..., c_out axes] like y; must not overlap y
+  Tensor multiply;          // the gate, [..., c_out axes] like y; must not overlap y; empty: none
   bool accumulate = false;  // y += t (residual add) instead of y = t
+
+  EpilogueKind kind() const { return {activation, !multiply.empty(), accumulate}; }
 };
 
 class Linear {
@@ -43,10 +53,10 @@ class Linear {
   void forward(const Tensor& x, const Tensor& y, Arena& scratch,
                const LinearEpilogue& epilogue = {}) const;
 
-  // Scratch bytes forward() takes for `rows` rows with `epilogue`, contiguous or strided: the
-  // larger of the direct plan and the staged fallback (contiguous copies of row blocks and an
-  // unfused epilogue) that strided views take when oneDNN has no jit kernel for them.
-  std::size_t scratch_bytes(std::int64_t rows, const LinearEpilogue& epilogue = {}) const;
+  // Scratch bytes forward() takes for `rows` rows with an epilogue of this kind, contiguous or
+  // strided: the larger of the direct plan and the staged fallback (contiguous copies of row
+  // blocks and an unfused epilogue) that strided views take when oneDNN has no jit kernel.
+  std::size_t scratch_bytes(std::int64_t rows, const EpilogueKind& kind = {}) const;
 
   std::int64_t c_in() const;
   std::int64_t c_out() const;

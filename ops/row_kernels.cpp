@@ -1,4 +1,4 @@
-#include "evoformer/row_kernels.h"
+#include "ops/row_kernels.h"
 
 #include <cstdlib>
 #include <string>

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "evoformer/row_kernels.h"
+#include "ops/row_kernels.h"
 
 namespace cpufold::detail {
 namespace {

@@ -1,4 +1,4 @@
-#include "evoformer/gemm.h"
+#include "ops/gemm.h"
 
 #include <oneapi/dnnl/dnnl.h>
 

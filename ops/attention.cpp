@@ -1,4 +1,4 @@
-#include "evoformer/attention.h"
+#include "ops/attention.h"
 
 #include <omp.h>
 
@@ -7,8 +7,8 @@
 #include <cmath>
 #include <string>
 
-#include "evoformer/gemm.h"
-#include "evoformer/row_kernels.h"
+#include "ops/gemm.h"
+#include "ops/row_kernels.h"
 
 namespace cpufold {
 namespace {

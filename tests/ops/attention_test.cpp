@@ -1,9 +1,9 @@
-#include "evoformer/attention.h"
+#include "ops/attention.h"
 
 #include <gtest/gtest.h>
 #include <omp.h>
 
-#include "evoformer_test_util.h"
+#include "tests/evoformer/evoformer_test_util.h"
 
 namespace cpufold::testing {
 namespace {

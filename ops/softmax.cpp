@@ -1,8 +1,8 @@
-#include "evoformer/softmax.h"
+#include "ops/softmax.h"
 
-#include "evoformer/parallel_rows.h"
-#include "evoformer/row_kernels.h"
-#include "evoformer/row_view.h"
+#include "ops/parallel_rows.h"
+#include "ops/row_kernels.h"
+#include "ops/row_view.h"
 
 namespace cpufold {
 

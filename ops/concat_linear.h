@@ -5,8 +5,8 @@
 
 #include <vector>
 
-#include "evoformer/linear.h"
 #include "memory/tensor.h"
+#include "ops/linear.h"
 
 namespace cpufold {
 

@@ -1,9 +1,9 @@
-#include "evoformer/softmax.h"
+#include "ops/softmax.h"
 
 #include <gtest/gtest.h>
 
-#include "evoformer/row_kernels.h"
-#include "evoformer_test_util.h"
+#include "ops/row_kernels.h"
+#include "tests/evoformer/evoformer_test_util.h"
 
 namespace cpufold::testing {
 namespace {

@@ -1,4 +1,4 @@
-#include "evoformer/param_scope.h"
+#include "ops/param_scope.h"
 
 namespace cpufold {
 

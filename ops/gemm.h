@@ -1,6 +1,5 @@
 // Row-major single-precision GEMM on oneDNN's jit sgemm, for small per-tile products inside
 // our own parallel loops (called inside an OpenMP region it runs on the calling thread).
-// Internal to evoformer/.
 #pragma once
 
 #include <cstdint>

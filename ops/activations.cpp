@@ -1,8 +1,8 @@
-#include "evoformer/activations.h"
+#include "ops/activations.h"
 
-#include "evoformer/parallel_rows.h"
-#include "evoformer/row_kernels.h"
-#include "evoformer/row_view.h"
+#include "ops/parallel_rows.h"
+#include "ops/row_kernels.h"
+#include "ops/row_view.h"
 
 namespace cpufold {
 namespace {

@@ -1,4 +1,4 @@
-#include "evoformer/row_view.h"
+#include "ops/row_view.h"
 
 #include <string>
 

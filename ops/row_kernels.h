@@ -2,7 +2,8 @@
 // activations and Linear's unfused epilogues. Two implementations with the same contract:
 // AVX2+FMA intrinsics (compiled with a target attribute, so the build needs no -march flag)
 // and portable C++; the table is picked once from the running CPU.
-// Internal to evoformer/; callers use the Tensor-level functions.
+// Modules use the Tensor-level functions (softmax.h, layer_norm.h, activations.h); the
+// table is for loops that fuse several of these steps per row.
 #pragma once
 
 #include <cstdint>

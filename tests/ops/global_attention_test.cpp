@@ -1,8 +1,8 @@
-#include "evoformer/global_attention.h"
+#include "ops/global_attention.h"
 
 #include <gtest/gtest.h>
 
-#include "evoformer_test_util.h"
+#include "tests/evoformer/evoformer_test_util.h"
 
 namespace cpufold::testing {
 namespace {

@@ -5,7 +5,7 @@
 
 #include <cmath>
 
-#include "evoformer/row_kernels.h"
+#include "ops/row_kernels.h"
 
 #define CPUFOLD_AVX2 __attribute__((target("avx2,fma")))
 

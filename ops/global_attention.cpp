@@ -1,4 +1,4 @@
-#include "evoformer/global_attention.h"
+#include "ops/global_attention.h"
 
 #include <omp.h>
 
@@ -6,8 +6,8 @@
 #include <cmath>
 #include <string>
 
-#include "evoformer/gemm.h"
-#include "evoformer/row_kernels.h"
+#include "ops/gemm.h"
+#include "ops/row_kernels.h"
 
 namespace cpufold {
 namespace {

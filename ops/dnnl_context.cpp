@@ -1,4 +1,4 @@
-#include "evoformer/dnnl_context.h"
+#include "ops/dnnl_context.h"
 
 #include <omp.h>
 #include <pthread.h>

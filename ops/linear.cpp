@@ -1,4 +1,4 @@
-#include "evoformer/linear.h"
+#include "ops/linear.h"
 
 #include <algorithm>
 #include <atomic>
@@ -8,10 +8,10 @@
 #include <unordered_map>
 #include <vector>
 
-#include "evoformer/dnnl_context.h"
-#include "evoformer/parallel_rows.h"
-#include "evoformer/row_kernels.h"
-#include "evoformer/row_view.h"
+#include "ops/dnnl_context.h"
+#include "ops/parallel_rows.h"
+#include "ops/row_kernels.h"
+#include "ops/row_view.h"
 
 namespace cpufold {
 namespace {
@@ -324,16 +324,10 @@ bool Linear::has_bias() const {
   return impl_->bias.get(true) != nullptr;
 }
 
-std::size_t Linear::scratch_bytes(std::int64_t rows, const LinearEpilogue& epilogue) const {
+std::size_t Linear::scratch_bytes(std::int64_t rows, const EpilogueKind& kind) const {
   if (rows == 0) return 0;
-  const bool multiply = !epilogue.multiply.empty();
-  const PlanKey key{rows,
-                    c_in(),
-                    c_out(),
-                    multiply ? c_out() : 0,
-                    epilogue.activation,
-                    multiply,
-                    epilogue.accumulate};
+  const PlanKey key{
+      rows, c_in(), c_out(), kind.gated ? c_out() : 0, kind.activation, kind.gated, kind.accumulate};
   std::lock_guard lock(impl_->mutex);
   // forward() may be handed strided views of these rows, which on some ISAs take the staged
   // path: plan for whichever of the two takes more.
