@@ -61,6 +61,23 @@ TriangleMultiplication::TriangleMultiplication(const ParamScope& scope, std::int
       center_layer_norm_((scope / "center_layer_norm").layer_norm(c_hidden)),
       output_projection_((scope / "output_projection").linear({c_hidden, c_z})) {}
 
+struct TriangleMultiplication::Workspace {
+  std::int64_t n = 0, n2 = 0;  // residues, pairs (rows of z)
+  std::int64_t rows = 0;       // pairs per block
+  std::int64_t cs = 0;         // elements between channels of a and b
+  RowView mask;                // pair_mask
+  // a and b channel-major (channels 0..c-1 a, c..2c-1 b, cs apart), so each channel is a
+  // plain n_res x n_res matrix for the triangle product. They are the module's memory:
+  // 2·c·n_res² floats. A chunked variant would keep only a slab of a (rows i0..i1 for outgoing
+  // edges, columns i0..i1 for incoming ones) next to all of b, and produce p[i0:i1, :, :] per
+  // slab.
+  float* a = nullptr;
+  float* b = nullptr;
+  // Block buffers: LayerNorm(z) rows, then [a_proj | b_proj | a_gate | b_gate] rows (whose
+  // first c columns later hold LayerNorm(p) rows), and the output gate.
+  Tensor x, proj, gate;
+};
+
 void TriangleMultiplication::forward(const Tensor& z, const Tensor& pair_mask,
                                      const RunContext& ctx) const {
   const std::int64_t n = z.rank() == 3 ? z.dim(0) : -1;
@@ -71,36 +88,39 @@ void TriangleMultiplication::forward(const Tensor& z, const Tensor& pair_mask,
   }
   if (n == 0) return;
   const RowView zr = row_view(z, "TriangleMultiplication z");
-  const RowView mr = row_view(pair_mask, "TriangleMultiplication pair_mask");
+  Workspace w;
+  w.mask = row_view(pair_mask, "TriangleMultiplication pair_mask");
   const Tensor z_rows(zr.data, DType::f32, Shape{zr.rows, c_z_}, Shape{zr.ld, 1});
 
-  const std::int64_t c = c_, c_z = c_z_, n2 = n * n;
-  const std::int64_t rows = block_rows(n2);
-  const auto& kern = detail::row_kernels();
   Arena& arena = ctx.arena();
   ArenaScope scope(arena);
+  w.n = n;
+  w.n2 = n * n;
+  w.rows = block_rows(w.n2);
+  w.cs = channel_stride(w.n2);
+  w.a = arena.allocate(DType::f32, Shape{2 * c_, w.cs}).data_as<float>();
+  w.b = w.a + c_ * w.cs;
+  w.x = arena.allocate(DType::f32, Shape{w.rows, c_z_});
+  w.proj = arena.allocate(DType::f32, Shape{w.rows, 4 * c_});
+  w.gate = arena.allocate(DType::f32, Shape{w.rows, c_z_});
 
-  // a and b channel-major (channels 0..c-1 a, c..2c-1 b, channel_stride apart), so each
-  // channel is a plain n_res x n_res matrix for the triangle product. They are the module's
-  // memory: 2·c·n_res² floats. A chunked variant would keep only a slab of a (rows i0..i1 for
-  // outgoing edges, columns i0..i1 for incoming ones) next to all of b, and produce
-  // p[i0:i1, :, :] per slab.
-  const std::int64_t cs = channel_stride(n2);
-  float* const a_data = arena.allocate(DType::f32, Shape{2 * c, cs}).data_as<float>();
-  float* const b_data = a_data + c * cs;
-  // Block buffers: LayerNorm(z) rows, then [a_proj | b_proj | a_gate | b_gate] rows (whose
-  // first c columns later hold LayerNorm(p) rows), and the output gate.
-  const Tensor x = arena.allocate(DType::f32, Shape{rows, c_z});
-  const Tensor proj = arena.allocate(DType::f32, Shape{rows, 4 * c});
-  const Tensor gate = arena.allocate(DType::f32, Shape{rows, c_z});
-  float* const t = proj.data_as<float>();
+  project_edges(z_rows, w, arena);
+  triangle_products(w, arena);
+  gated_output(z_rows, w, arena);
+}
 
+void TriangleMultiplication::project_edges(const Tensor& z_rows, const Workspace& w,
+                                           Arena& arena) const {
+  const std::int64_t c = c_, n = w.n, n2 = w.n2, rows = w.rows, cs = w.cs;
+  const auto& kern = detail::row_kernels();
+  const RowView& mr = w.mask;
+  float* const t = w.proj.data_as<float>();
   // a = sigmoid(a_gate) ⊙ a_proj ⊙ mask, b likewise, transposed into channel-major.
   for (std::int64_t r0 = 0; r0 < n2; r0 += rows) {
     const std::int64_t nr = std::min(rows, n2 - r0);
-    const Tensor xb = x.slice(0, 0, nr);
+    const Tensor xb = w.x.slice(0, 0, nr);
     layer_norm_input_.forward(z_rows.slice(0, r0, r0 + nr), xb);
-    projections_.forward(xb, proj.slice(0, 0, nr), arena);
+    projections_.forward(xb, w.proj.slice(0, 0, nr), arena);
     const std::int64_t n_tiles = (nr + kTileRows - 1) / kTileRows;
 #pragma omp parallel for schedule(static)
     for (std::int64_t tile = 0; tile < n_tiles; ++tile) {
@@ -117,7 +137,7 @@ void TriangleMultiplication::forward(const Tensor& z, const Tensor& pair_mask,
       }
       for (std::int64_t ch0 = 0; ch0 < 2 * c; ch0 += kChannelBlock) {
         const std::int64_t nc = std::min(kChannelBlock, 2 * c - ch0);
-        float* dst = a_data + ch0 * cs + r0;
+        float* dst = w.a + ch0 * cs + r0;
         for (std::int64_t i = i0; i < i1; ++i) {
           const float* src = t + i * 4 * c + ch0;
           for (std::int64_t k = 0; k < nc; ++k) dst[k * cs + i] = src[k];
@@ -125,39 +145,44 @@ void TriangleMultiplication::forward(const Tensor& z, const Tensor& pair_mask,
       }
     }
   }
+}
 
+void TriangleMultiplication::triangle_products(const Workspace& w, Arena& arena) const {
+  const std::int64_t c = c_, n = w.n, n2 = w.n2, cs = w.cs;
   // p[:, :, ch] = a_ch · b_chᵀ (outgoing) or a_chᵀ · b_ch (incoming): one single-threaded GEMM
   // per channel, channels spread over the threads, so a product does not depend on the thread
   // count. Each product lands in its thread's buffer and then replaces a_ch.
-  {
-    ArenaScope product_scope(arena);
-    const int n_threads = omp_get_max_threads();
-    float* const products = arena.allocate(DType::f32, Shape{n_threads, n, n}).data_as<float>();
-    const bool outgoing = direction_ == Direction::outgoing;
-    std::atomic<bool> failed = false;
+  ArenaScope product_scope(arena);
+  const int n_threads = omp_get_max_threads();
+  float* const products = arena.allocate(DType::f32, Shape{n_threads, n, n}).data_as<float>();
+  const bool outgoing = direction_ == Direction::outgoing;
+  std::atomic<bool> failed = false;
 #pragma omp parallel for schedule(dynamic, 1) num_threads(n_threads)
-    for (std::int64_t ch = 0; ch < c; ++ch) {
-      float* p = products + omp_get_thread_num() * n2;
-      float* a = a_data + ch * cs;
-      const float* b = b_data + ch * cs;
-      if (!detail::sgemm(!outgoing, outgoing, n, n, n, 1.f, a, n, b, n, 0.f, p, n)) {
-        failed.store(true, std::memory_order_relaxed);
-        continue;
-      }
-      std::memcpy(a, p, static_cast<std::size_t>(n2) * sizeof(float));
+  for (std::int64_t ch = 0; ch < c; ++ch) {
+    float* p = products + omp_get_thread_num() * n2;
+    float* a = w.a + ch * cs;
+    const float* b = w.b + ch * cs;
+    if (!detail::sgemm(!outgoing, outgoing, n, n, n, 1.f, a, n, b, n, 0.f, p, n)) {
+      failed.store(true, std::memory_order_relaxed);
+      continue;
     }
-    if (failed) {
-      throw InternalError("TriangleMultiplication: oneDNN sgemm rejected an " + std::to_string(n) +
-                          " x " + std::to_string(n) + " product");
-    }
+    std::memcpy(a, p, static_cast<std::size_t>(n2) * sizeof(float));
   }
+  if (failed) {
+    throw InternalError("TriangleMultiplication: oneDNN sgemm rejected an " + std::to_string(n) +
+                        " x " + std::to_string(n) + " product");
+  }
+}
 
-  // z += sigmoid(LayerNorm(z)·W_g + b_g) ⊙ (LayerNorm(p)·W_o + b_o), block by block. A block
-  // of z is read (for the gate) before it is written, and no other block reads it.
+void TriangleMultiplication::gated_output(const Tensor& z_rows, const Workspace& w,
+                                          Arena& arena) const {
+  const std::int64_t c = c_, n2 = w.n2, rows = w.rows, cs = w.cs;
+  float* const t = w.proj.data_as<float>();
+  // A block of z is read (for the gate) before it is written, and no other block reads it.
   for (std::int64_t r0 = 0; r0 < n2; r0 += rows) {
     const std::int64_t nr = std::min(rows, n2 - r0);
-    const Tensor zb = z_rows.slice(0, r0, r0 + nr), xb = x.slice(0, 0, nr);
-    const Tensor gb = gate.slice(0, 0, nr);
+    const Tensor zb = z_rows.slice(0, r0, r0 + nr), xb = w.x.slice(0, 0, nr);
+    const Tensor gb = w.gate.slice(0, 0, nr);
     layer_norm_input_.forward(zb, xb);
     LinearEpilogue sigmoid;
     sigmoid.activation = Activation::sigmoid;
@@ -170,7 +195,7 @@ void TriangleMultiplication::forward(const Tensor& z, const Tensor& pair_mask,
       const std::int64_t i0 = tile * kTileRows, i1 = std::min(nr, i0 + kTileRows);
       for (std::int64_t ch0 = 0; ch0 < c; ch0 += kChannelBlock) {
         const std::int64_t nc = std::min(kChannelBlock, c - ch0);
-        const float* src = a_data + ch0 * cs + r0;
+        const float* src = w.a + ch0 * cs + r0;
         for (std::int64_t i = i0; i < i1; ++i) {
           float* dst = t + i * c + ch0;
           for (std::int64_t k = 0; k < nc; ++k) dst[k] = src[k * cs + i];

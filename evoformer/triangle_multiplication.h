@@ -51,6 +51,16 @@ class TriangleMultiplication {
   Direction direction() const { return direction_; }
 
  private:
+  // The channel-major a and b and the row-block buffers of one forward() call.
+  struct Workspace;
+  // Alg. 11/12 lines 1-2: a, b = sigmoid(LayerNorm(z)·W_g + b_g) ⊙ (LayerNorm(z)·W_p + b_p) ⊙
+  // mask, block by block, stored channel-major in w.
+  void project_edges(const Tensor& z_rows, const Workspace& w, Arena& arena) const;
+  // Line 4: the triangle products, one n_res x n_res GEMM per channel, each replacing a_ch.
+  void triangle_products(const Workspace& w, Arena& arena) const;
+  // Lines 3 and 5: z += sigmoid(LayerNorm(z)·W_g + b_g) ⊙ (LayerNorm(p)·W_o + b_o), block by block.
+  void gated_output(const Tensor& z_rows, const Workspace& w, Arena& arena) const;
+
   std::int64_t c_z_, c_;
   Direction direction_;
   LayerNorm layer_norm_input_;
