@@ -49,6 +49,26 @@ std::int64_t InvariantPointAttention::c_concat() const {
   return dims_.n_head * (dims_.c_hidden + 4 * dims_.n_v_points + c_z_);
 }
 
+struct InvariantPointAttention::Projections {
+  std::int64_t n = 0;         // residues
+  std::int64_t key_rows = 0;  // per head: c scalar channels then the key points' x, y, z
+  std::int64_t val_cols = 0;  // per head and residue: c scalar channels then value points
+  float* q = nullptr;         // [n, n_head, c]
+  float* q_points = nullptr;  // [n, n_head, 3·P_qk], global, point-major
+  float* keys = nullptr;      // [n_head, key_rows, n]
+  float* vals = nullptr;      // [n_head, n, val_cols]
+  float* mask = nullptr;      // [n]
+};
+
+struct InvariantPointAttention::QuerySlice {
+  std::int64_t i0 = 0, ni = 0;  // query rows [i0, i0 + ni)
+  const float* pair = nullptr;  // [ni, n, c_z], normalised when a pair norm is given
+  const float* bias = nullptr;  // [ni, n, n_head]
+  Tensor logits;                // [ni, n_head, n], the attention weights after the softmax
+  float* gathered = nullptr;    // [ni, n_head, val_cols]
+  Tensor feats;                 // [ni, c_concat]
+};
+
 void InvariantPointAttention::forward(const Tensor& s, const Tensor& z, const LayerNorm* pair_norm,
                                       std::span<const Rigid> frames, const Tensor& mask,
                                       const Tensor& dst, bool accumulate,
@@ -69,180 +89,225 @@ void InvariantPointAttention::forward(const Tensor& s, const Tensor& z, const La
   }
   if (n == 0) return;
 
-  const std::int64_t n_head = dims_.n_head, c = dims_.c_hidden;
-  const std::int64_t p_qk = dims_.n_qk_points, p_v = dims_.n_v_points, p_kv = p_qk + p_v;
-  // Key rows per head: c scalar channels then the key points' global x, y, z (point-major).
-  const std::int64_t key_rows = c + 3 * p_qk;
-  // Value row per head and residue: c scalar channels then the value points' global x, y, z.
-  const std::int64_t val_cols = c + 3 * p_v;
   Arena& arena = ctx.arena();
   ArenaScope scope(arena);
+  const Projections p = project(s, frames, mask, arena);
+  const std::int64_t rows = detail::chunk_rows(n, ctx.chunk);
+  for (std::int64_t i0 = 0; i0 < n; i0 += rows) {
+    ArenaScope chunk_scope(arena);
+    const QuerySlice q = begin_slice(z, pair_norm, i0, std::min(rows, n - i0), arena);
+    attention_weights(p, q);
+    attend(p, q);
+    output_features(frames, q);
+    // Line 11: the output projection.
+    LinearEpilogue epilogue;
+    epilogue.accumulate = accumulate;
+    output_projection_.forward(q.feats, dst.slice(0, i0, i0 + q.ni), arena, epilogue);
+  }
+}
 
-  // Per-residue projections in the layouts the attention loops read.
+InvariantPointAttention::Projections InvariantPointAttention::project(const Tensor& s,
+                                                                      std::span<const Rigid> frames,
+                                                                      const Tensor& mask,
+                                                                      Arena& arena) const {
+  const std::int64_t n = s.dim(0);
+  const std::int64_t n_head = dims_.n_head, c = dims_.c_hidden;
+  const std::int64_t p_qk = dims_.n_qk_points, p_v = dims_.n_v_points, p_kv = p_qk + p_v;
+  const std::int64_t key_rows = c + 3 * p_qk;
+  const std::int64_t val_cols = c + 3 * p_v;
+
+  // Allocated in the caller's scope: they live for every slice of query rows.
   const Tensor q_buf = arena.allocate(DType::f32, Shape{n, n_head, c});
   const Tensor q_points_buf = arena.allocate(DType::f32, Shape{n, n_head, 3 * p_qk});
   const Tensor keys_buf = arena.allocate(DType::f32, Shape{n_head, key_rows, n});
   const Tensor vals_buf = arena.allocate(DType::f32, Shape{n_head, n, val_cols});
   const Tensor mask_buf = arena.allocate(DType::f32, Shape{n});
-  float* const q = q_buf.data_as<float>();
-  float* const q_points = q_points_buf.data_as<float>();
-  float* const keys = keys_buf.data_as<float>();
-  float* const vals = vals_buf.data_as<float>();
-  float* const m = mask_buf.data_as<float>();
+  const Projections out{n,
+                        key_rows,
+                        val_cols,
+                        q_buf.data_as<float>(),
+                        q_points_buf.data_as<float>(),
+                        keys_buf.data_as<float>(),
+                        vals_buf.data_as<float>(),
+                        mask_buf.data_as<float>()};
+  float* const q_points = out.q_points;
+  float* const keys = out.keys;
+  float* const vals = out.vals;
   copy_tensor(mask, mask_buf);
-  {
-    ArenaScope proj_scope(arena);
-    const Tensor kv = arena.allocate(DType::f32, Shape{n, 2 * n_head * c});
-    const Tensor qp = arena.allocate(DType::f32, Shape{n, 3 * n_head * p_qk});
-    const Tensor kvp = arena.allocate(DType::f32, Shape{n, 3 * n_head * p_kv});
-    q_scalar_.forward(s, q_buf.reshape(Shape{n, n_head * c}), arena);
-    kv_scalar_.forward(s, kv, arena);
-    q_point_local_.forward(s, qp, arena);
-    kv_point_local_.forward(s, kvp, arena);
-    const float* kvs = kv.data_as<float>();
-    const float* qpl = qp.data_as<float>();
-    const float* kvpl = kvp.data_as<float>();
+
+  ArenaScope proj_scope(arena);
+  const Tensor kv = arena.allocate(DType::f32, Shape{n, 2 * n_head * c});
+  const Tensor qp = arena.allocate(DType::f32, Shape{n, 3 * n_head * p_qk});
+  const Tensor kvp = arena.allocate(DType::f32, Shape{n, 3 * n_head * p_kv});
+  q_scalar_.forward(s, q_buf.reshape(Shape{n, n_head * c}), arena);
+  kv_scalar_.forward(s, kv, arena);
+  q_point_local_.forward(s, qp, arena);
+  kv_point_local_.forward(s, kvp, arena);
+  const float* kvs = kv.data_as<float>();
+  const float* qpl = qp.data_as<float>();
+  const float* kvpl = kvp.data_as<float>();
 #pragma omp parallel for schedule(static) if (n * n_head * key_rows >= (1 << 14))
-    for (std::int64_t j = 0; j < n; ++j) {
-      const Rigid& frame = frames[static_cast<std::size_t>(j)];
-      for (std::int64_t h = 0; h < n_head; ++h) {
-        const float* kv_row = kvs + (j * n_head + h) * 2 * c;  // per head: c keys, c values
-        for (std::int64_t cc = 0; cc < c; ++cc) {
-          keys[(h * key_rows + cc) * n + j] = kv_row[cc];
-          vals[(h * n + j) * val_cols + cc] = kv_row[c + cc];
-        }
-        // Local points: the x, y, z blocks of the last axis, each [n_head, points].
-        for (std::int64_t p = 0; p < p_qk; ++p) {
-          const float* src = qpl + j * 3 * n_head * p_qk + h * p_qk + p;
-          const Rigid::Vec3 g =
-              frame.apply(Rigid::Vec3(src[0], src[n_head * p_qk], src[2 * n_head * p_qk]));
-          float* dstp = q_points + (j * n_head + h) * 3 * p_qk + 3 * p;
-          for (int d = 0; d < 3; ++d) dstp[d] = g[d];
-        }
-        for (std::int64_t p = 0; p < p_kv; ++p) {
-          const float* src = kvpl + j * 3 * n_head * p_kv + h * p_kv + p;
-          const Rigid::Vec3 g =
-              frame.apply(Rigid::Vec3(src[0], src[n_head * p_kv], src[2 * n_head * p_kv]));
-          for (int d = 0; d < 3; ++d) {
-            if (p < p_qk) {
-              keys[(h * key_rows + c + 3 * p + d) * n + j] = g[d];
-            } else {
-              vals[(h * n + j) * val_cols + c + 3 * (p - p_qk) + d] = g[d];
-            }
+  for (std::int64_t j = 0; j < n; ++j) {
+    const Rigid& frame = frames[static_cast<std::size_t>(j)];
+    for (std::int64_t h = 0; h < n_head; ++h) {
+      const float* kv_row = kvs + (j * n_head + h) * 2 * c;  // per head: c keys, c values
+      for (std::int64_t cc = 0; cc < c; ++cc) {
+        keys[(h * key_rows + cc) * n + j] = kv_row[cc];
+        vals[(h * n + j) * val_cols + cc] = kv_row[c + cc];
+      }
+      // Local points: the x, y, z blocks of the last axis, each [n_head, points].
+      for (std::int64_t p = 0; p < p_qk; ++p) {
+        const float* src = qpl + j * 3 * n_head * p_qk + h * p_qk + p;
+        const Rigid::Vec3 g =
+            frame.apply(Rigid::Vec3(src[0], src[n_head * p_qk], src[2 * n_head * p_qk]));
+        float* dstp = q_points + (j * n_head + h) * 3 * p_qk + 3 * p;
+        for (int d = 0; d < 3; ++d) dstp[d] = g[d];
+      }
+      for (std::int64_t p = 0; p < p_kv; ++p) {
+        const float* src = kvpl + j * 3 * n_head * p_kv + h * p_kv + p;
+        const Rigid::Vec3 g =
+            frame.apply(Rigid::Vec3(src[0], src[n_head * p_kv], src[2 * n_head * p_kv]));
+        for (int d = 0; d < 3; ++d) {
+          if (p < p_qk) {
+            keys[(h * key_rows + c + 3 * p + d) * n + j] = g[d];
+          } else {
+            vals[(h * n + j) * val_cols + c + 3 * (p - p_qk) + d] = g[d];
           }
         }
       }
     }
   }
+  return out;
+}
 
+InvariantPointAttention::QuerySlice InvariantPointAttention::begin_slice(const Tensor& z,
+                                                                         const LayerNorm* pair_norm,
+                                                                         std::int64_t i0,
+                                                                         std::int64_t ni,
+                                                                         Arena& arena) const {
+  const std::int64_t n = z.dim(0), n_head = dims_.n_head;
+  const std::int64_t val_cols = dims_.c_hidden + 3 * dims_.n_v_points;
+  QuerySlice q;
+  q.i0 = i0;
+  q.ni = ni;
+  Tensor z_rows = z.slice(0, i0, i0 + ni);
+  if (pair_norm != nullptr) {
+    const Tensor zn = arena.allocate(DType::f32, Shape{ni, n, c_z_});
+    pair_norm->forward(z_rows, zn);
+    z_rows = zn;
+  }
+  q.pair = pair_norm != nullptr ? z_rows.data_as<float>() : z.data_as<float>() + i0 * n * c_z_;
+  const Tensor bias_buf = arena.allocate(DType::f32, Shape{ni, n, n_head});
+  attention_2d_.forward(z_rows, bias_buf, arena);
+  q.bias = bias_buf.data_as<float>();
+  q.logits = arena.allocate(DType::f32, Shape{ni, n_head, n});
+  q.gathered = arena.allocate(DType::f32, Shape{ni, n_head, val_cols}).data_as<float>();
+  q.feats = arena.allocate(DType::f32, Shape{ni, c_concat()});
+  return q;
+}
+
+void InvariantPointAttention::attention_weights(const Projections& pr, const QuerySlice& q) const {
+  const std::int64_t n = pr.n, n_head = dims_.n_head, c = dims_.c_hidden;
+  const std::int64_t p_qk = dims_.n_qk_points, key_rows = pr.key_rows;
+  const std::int64_t i0 = q.i0, ni = q.ni;
   const float scalar_weight = static_cast<float>(std::sqrt(1.0 / (3.0 * c)));
   const float bias_weight = static_cast<float>(std::sqrt(1.0 / 3.0));
+  const float* const bias = q.bias;
+  const float* const m = pr.mask;
+  float* const logits = q.logits.data_as<float>();
+
+  // Logits (Alg. 22 line 7): w_L·(q·k/sqrt(c) + b - γ·w_C/2·Σ|T_i q - T_j k|²), w_L = 1/sqrt(3),
+  // plus the mask bias; computed in OpenFold's order of operations.
+#pragma omp parallel for schedule(static) if (ni * n_head * n * key_rows >= (1 << 16))
+  for (std::int64_t ih = 0; ih < ni * n_head; ++ih) {
+    const std::int64_t ii = ih / n_head, h = ih % n_head, i = i0 + ii;
+    const float* qi = pr.q + (i * n_head + h) * c;
+    const float* qpi = pr.q_points + (i * n_head + h) * 3 * p_qk;
+    const float* kh = pr.keys + h * key_rows * n;
+    const float w_point = point_weights_[static_cast<std::size_t>(h)];
+    const float mi = m[i];
+    float* l = logits + ih * n;
+    for (std::int64_t j0 = 0; j0 < n; j0 += kKeyBlock) {
+      const std::int64_t nj = std::min(kKeyBlock, n - j0);
+      float qk[kKeyBlock] = {}, pt[kKeyBlock] = {};
+      for (std::int64_t cc = 0; cc < c; ++cc) {
+        const float qv = qi[cc];
+        const float* kr = kh + cc * n + j0;
+        for (std::int64_t jj = 0; jj < nj; ++jj) qk[jj] += qv * kr[jj];
+      }
+      for (std::int64_t p = 0; p < p_qk; ++p) {
+        const float qx = qpi[3 * p], qy = qpi[3 * p + 1], qz = qpi[3 * p + 2];
+        const float* kx = kh + (c + 3 * p) * n + j0;
+        const float* ky = kx + n;
+        const float* kz = ky + n;
+        for (std::int64_t jj = 0; jj < nj; ++jj) {
+          const float dx = qx - kx[jj], dy = qy - ky[jj], dz = qz - kz[jj];
+          pt[jj] += (dx * dx + dy * dy + dz * dz) * w_point;
+        }
+      }
+      for (std::int64_t jj = 0; jj < nj; ++jj) {
+        const std::int64_t j = j0 + jj;
+        float a = qk[jj] * scalar_weight + bias_weight * bias[(ii * n + j) * n_head + h];
+        a += pt[jj] * -0.5f;
+        l[j] = a + kInf * (mi * m[j] - 1.f);
+      }
+    }
+  }
+  softmax_inplace(q.logits);
+}
+
+void InvariantPointAttention::attend(const Projections& pr, const QuerySlice& q) const {
+  const std::int64_t n = pr.n, n_head = dims_.n_head, val_cols = pr.val_cols, ni = q.ni;
   const std::int64_t c_cat = c_concat();
+  const std::int64_t off_pair = n_head * (dims_.c_hidden + 4 * dims_.n_v_points);
+  const float* const logits = q.logits.data_as<float>();
+  float* const feats = q.feats.data_as<float>();
+
+  // Attention-weighted values, global value points and pair rows (Alg. 22 lines 8-10). The
+  // pair rows land in their place in the output features; the rest still needs frame changes.
+#pragma omp parallel for schedule(static) if (ni * n_head * n * (val_cols + c_z_) >= (1 << 16))
+  for (std::int64_t ih = 0; ih < ni * n_head; ++ih) {
+    const std::int64_t ii = ih / n_head, h = ih % n_head;
+    const float* a = logits + ih * n;
+    float* acc = q.gathered + ih * val_cols;
+    float* pair_acc = feats + ii * c_cat + off_pair + h * c_z_;
+    std::fill(acc, acc + val_cols, 0.f);
+    std::fill(pair_acc, pair_acc + c_z_, 0.f);
+    for (std::int64_t j = 0; j < n; ++j) {
+      const float w = a[j];
+      const float* v = pr.vals + (h * n + j) * val_cols;
+      for (std::int64_t k = 0; k < val_cols; ++k) acc[k] += w * v[k];
+      const float* zj = q.pair + (ii * n + j) * c_z_;
+      for (std::int64_t k = 0; k < c_z_; ++k) pair_acc[k] += w * zj[k];
+    }
+  }
+}
+
+void InvariantPointAttention::output_features(std::span<const Rigid> frames,
+                                              const QuerySlice& q) const {
+  const std::int64_t n_head = dims_.n_head, c = dims_.c_hidden, p_v = dims_.n_v_points;
+  const std::int64_t val_cols = c + 3 * p_v, c_cat = c_concat();
   // Offsets of the output groups in the concatenation (AF2's order).
   const std::int64_t off_points = n_head * c;  // x block, then y, then z
   const std::int64_t off_norms = off_points + 3 * n_head * p_v;
-  const std::int64_t off_pair = off_norms + n_head * p_v;
-  const float* const zp = z.data_as<float>();
+  float* const feats = q.feats.data_as<float>();
 
-  const std::int64_t rows = detail::chunk_rows(n, ctx.chunk);
-  for (std::int64_t i0 = 0; i0 < n; i0 += rows) {
-    const std::int64_t ni = std::min(rows, n - i0);
-    ArenaScope chunk_scope(arena);
-    Tensor z_rows = z.slice(0, i0, i0 + ni);
-    if (pair_norm != nullptr) {
-      const Tensor zn = arena.allocate(DType::f32, Shape{ni, n, c_z_});
-      pair_norm->forward(z_rows, zn);
-      z_rows = zn;
-    }
-    const float* const zr = pair_norm != nullptr ? z_rows.data_as<float>() : zp + i0 * n * c_z_;
-    const Tensor bias_buf = arena.allocate(DType::f32, Shape{ni, n, n_head});
-    attention_2d_.forward(z_rows, bias_buf, arena);
-    const Tensor logits_buf = arena.allocate(DType::f32, Shape{ni, n_head, n});
-    const Tensor gathered_buf = arena.allocate(DType::f32, Shape{ni, n_head, val_cols});
-    const Tensor feats_buf = arena.allocate(DType::f32, Shape{ni, c_cat});
-    const float* const bias = bias_buf.data_as<float>();
-    float* const logits = logits_buf.data_as<float>();
-    float* const gathered = gathered_buf.data_as<float>();
-    float* const feats = feats_buf.data_as<float>();
-
-    // Logits (Alg. 22 line 7): w_L·(q·k/sqrt(c) + b - γ·w_C/2·Σ|T_i q - T_j k|²), w_L = 1/sqrt(3),
-    // plus the mask bias; computed in OpenFold's order of operations.
-#pragma omp parallel for schedule(static) if (ni * n_head * n * key_rows >= (1 << 16))
-    for (std::int64_t ih = 0; ih < ni * n_head; ++ih) {
-      const std::int64_t ii = ih / n_head, h = ih % n_head, i = i0 + ii;
-      const float* qi = q + (i * n_head + h) * c;
-      const float* qpi = q_points + (i * n_head + h) * 3 * p_qk;
-      const float* kh = keys + h * key_rows * n;
-      const float w_point = point_weights_[static_cast<std::size_t>(h)];
-      const float mi = m[i];
-      float* l = logits + ih * n;
-      for (std::int64_t j0 = 0; j0 < n; j0 += kKeyBlock) {
-        const std::int64_t nj = std::min(kKeyBlock, n - j0);
-        float qk[kKeyBlock] = {}, pt[kKeyBlock] = {};
-        for (std::int64_t cc = 0; cc < c; ++cc) {
-          const float qv = qi[cc];
-          const float* kr = kh + cc * n + j0;
-          for (std::int64_t jj = 0; jj < nj; ++jj) qk[jj] += qv * kr[jj];
-        }
-        for (std::int64_t p = 0; p < p_qk; ++p) {
-          const float qx = qpi[3 * p], qy = qpi[3 * p + 1], qz = qpi[3 * p + 2];
-          const float* kx = kh + (c + 3 * p) * n + j0;
-          const float* ky = kx + n;
-          const float* kz = ky + n;
-          for (std::int64_t jj = 0; jj < nj; ++jj) {
-            const float dx = qx - kx[jj], dy = qy - ky[jj], dz = qz - kz[jj];
-            pt[jj] += (dx * dx + dy * dy + dz * dz) * w_point;
-          }
-        }
-        for (std::int64_t jj = 0; jj < nj; ++jj) {
-          const std::int64_t j = j0 + jj;
-          float a = qk[jj] * scalar_weight + bias_weight * bias[(ii * n + j) * n_head + h];
-          a += pt[jj] * -0.5f;
-          l[j] = a + kInf * (mi * m[j] - 1.f);
-        }
+  // Scalar outputs, points back in the local frame and their norms (Alg. 22 line 10-11).
+  for (std::int64_t ii = 0; ii < q.ni; ++ii) {
+    const Rigid& frame = frames[static_cast<std::size_t>(q.i0 + ii)];
+    float* f = feats + ii * c_cat;
+    for (std::int64_t h = 0; h < n_head; ++h) {
+      const float* acc = q.gathered + (ii * n_head + h) * val_cols;
+      std::copy(acc, acc + c, f + h * c);
+      for (std::int64_t p = 0; p < p_v; ++p) {
+        const float* g = acc + c + 3 * p;
+        const Rigid::Vec3 local = frame.apply_inverse(Rigid::Vec3(g[0], g[1], g[2]));
+        const std::int64_t hp = h * p_v + p;
+        for (int d = 0; d < 3; ++d) f[off_points + d * n_head * p_v + hp] = local[d];
+        f[off_norms + hp] =
+            std::sqrt(local[0] * local[0] + local[1] * local[1] + local[2] * local[2] + kEps);
       }
     }
-    softmax_inplace(logits_buf);
-
-    // Attention-weighted values, global value points and pair rows (Alg. 22 lines 8-10).
-#pragma omp parallel for schedule(static) if (ni * n_head * n * (val_cols + c_z_) >= (1 << 16))
-    for (std::int64_t ih = 0; ih < ni * n_head; ++ih) {
-      const std::int64_t ii = ih / n_head, h = ih % n_head;
-      const float* a = logits + ih * n;
-      float* acc = gathered + ih * val_cols;
-      float* pair_acc = feats + ii * c_cat + off_pair + h * c_z_;
-      std::fill(acc, acc + val_cols, 0.f);
-      std::fill(pair_acc, pair_acc + c_z_, 0.f);
-      for (std::int64_t j = 0; j < n; ++j) {
-        const float w = a[j];
-        const float* v = vals + (h * n + j) * val_cols;
-        for (std::int64_t k = 0; k < val_cols; ++k) acc[k] += w * v[k];
-        const float* zj = zr + (ii * n + j) * c_z_;
-        for (std::int64_t k = 0; k < c_z_; ++k) pair_acc[k] += w * zj[k];
-      }
-    }
-
-    // Scalar outputs, points back in the local frame and their norms (Alg. 22 line 10-11).
-    for (std::int64_t ii = 0; ii < ni; ++ii) {
-      const Rigid& frame = frames[static_cast<std::size_t>(i0 + ii)];
-      float* f = feats + ii * c_cat;
-      for (std::int64_t h = 0; h < n_head; ++h) {
-        const float* acc = gathered + (ii * n_head + h) * val_cols;
-        std::copy(acc, acc + c, f + h * c);
-        for (std::int64_t p = 0; p < p_v; ++p) {
-          const float* g = acc + c + 3 * p;
-          const Rigid::Vec3 local = frame.apply_inverse(Rigid::Vec3(g[0], g[1], g[2]));
-          const std::int64_t hp = h * p_v + p;
-          for (int d = 0; d < 3; ++d) f[off_points + d * n_head * p_v + hp] = local[d];
-          f[off_norms + hp] =
-              std::sqrt(local[0] * local[0] + local[1] * local[1] + local[2] * local[2] + kEps);
-        }
-      }
-    }
-
-    LinearEpilogue epilogue;
-    epilogue.accumulate = accumulate;
-    output_projection_.forward(feats_buf, dst.slice(0, i0, i0 + ni), arena, epilogue);
   }
 }
 

@@ -64,6 +64,26 @@ class InvariantPointAttention {
   std::int64_t c_concat() const;
 
  private:
+  // Alg. 22 lines 1-3 for every residue: scalar queries, keys and values, and query, key and
+  // value points placed in the global frame, in the layouts the attention loops read.
+  struct Projections;
+  // The transients of one slice of query rows: pair rows, pair bias, logits, outputs.
+  struct QuerySlice;
+
+  Projections project(const Tensor& s, std::span<const Rigid> frames, const Tensor& mask,
+                      Arena& arena) const;
+  // Line 4 for query rows [i0, i0 + ni): b = LinearNoBias(z) on the (normalised) pair rows,
+  // and the slice's other buffers.
+  QuerySlice begin_slice(const Tensor& z, const LayerNorm* pair_norm, std::int64_t i0,
+                         std::int64_t ni, Arena& arena) const;
+  // Line 7: the attention weights (logits, then the softmax over keys).
+  void attention_weights(const Projections& p, const QuerySlice& q) const;
+  // Lines 8-10: attention-weighted pair rows, scalar values and global value points.
+  void attend(const Projections& p, const QuerySlice& q) const;
+  // Lines 10-11: the output features, value points back in each query's local frame and their
+  // norms, in AF2's concatenation order.
+  void output_features(std::span<const Rigid> frames, const QuerySlice& q) const;
+
   std::int64_t c_s_, c_z_;
   IpaDims dims_;
   Linear q_scalar_;                   // [c_s] -> [H·c]
