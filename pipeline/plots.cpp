@@ -3,11 +3,11 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <cstdlib>
+#include <functional>
+#include <numbers>
 
-#include "io/png_image.h"
-#include "pipeline/bitmap_font.h"
 #include "pipeline/output_values.h"
+#include "pipeline/plot_canvas.h"
 
 namespace cpufold {
 namespace {
@@ -16,48 +16,10 @@ constexpr Rgb kWhite{255, 255, 255};
 constexpr Rgb kBlack{0, 0, 0};
 constexpr Rgb kGrid{225, 225, 225};
 constexpr Rgb kText{30, 30, 30};
-constexpr int kScale = 2;  // font scale for labels: 10x14-pixel glyphs
-constexpr int kTextHeight = kGlyphHeight * kScale;
+constexpr Rgb kLegendFrame{160, 160, 160};
 
-// ---- drawing primitives -------------------------------------------------------------------
-
-// A line `thickness` pixels wide (Bresenham, each step stamps a square).
-void draw_line(RgbImage& img, int x0, int y0, int x1, int y1, Rgb c, int thickness) {
-  const int dx = std::abs(x1 - x0), dy = -std::abs(y1 - y0);
-  const int sx = x0 < x1 ? 1 : -1, sy = y0 < y1 ? 1 : -1;
-  const int lo = -(thickness - 1) / 2, hi = thickness / 2;
-  for (int err = dx + dy;;) {
-    img.fill_rect(x0 + lo, y0 + lo, x0 + hi + 1, y0 + hi + 1, c);
-    if (x0 == x1 && y0 == y1) break;
-    const int e2 = 2 * err;
-    if (e2 >= dy) err += dy, x0 += sx;
-    if (e2 <= dx) err += dx, y0 += sy;
-  }
-}
-
-void draw_frame(RgbImage& img, int x0, int y0, int x1, int y1, Rgb c) {
-  draw_line(img, x0, y0, x1, y0, c, 1);
-  draw_line(img, x0, y1, x1, y1, c, 1);
-  draw_line(img, x0, y0, x0, y1, c, 1);
-  draw_line(img, x1, y0, x1, y1, c, 1);
-}
-
-Rgb mix(Rgb a, Rgb b, double t) {  // a at t = 0, b at t = 1
-  const auto ch = [t](int u, int v) {
-    return static_cast<std::uint8_t>(std::lround(u + (v - u) * std::clamp(t, 0.0, 1.0)));
-  };
-  return {ch(a.r, b.r), ch(a.g, b.g), ch(a.b, b.b)};
-}
-
-// Text at `scale` if it fits in `max_width`, else at smaller scales, else cut with "...".
-void draw_fitted_text(RgbImage& img, int centre_x, int y, std::string text, int max_width, Rgb c,
-                      int scale) {
-  while (scale > 1 && text_width(text, scale) > max_width) --scale;
-  while (text.size() > 3 && text_width(text, scale) > max_width) {
-    text = text.substr(0, text.size() - 4) + "...";
-  }
-  draw_text(img, centre_x - text_width(text, scale) / 2, y, text, c, scale);
-}
+// Font sizes in pixels.
+constexpr double kTitleSize = 20, kLabelSize = 15, kTickSize = 13, kSmallSize = 11.5;
 
 std::string format_number(double v) {
   char buf[32];
@@ -84,6 +46,43 @@ std::vector<double> ticks(double lo, double hi, int max_ticks, bool integers) {
   return out;
 }
 
+// ---- axes shared by the plots -------------------------------------------------------------
+
+// The title centred over the plot area, kept inside the image whatever its length.
+void draw_title(Canvas& img, double centre_x, const std::string& title) {
+  const double half = std::min(centre_x, img.width() - centre_x);
+  img.fitted_text(centre_x, 24, title, 2 * half - 20, kTitleSize, kText);
+}
+
+// A tick left of a y axis at pixel column `axis_x`, its value to its left.
+void y_tick(Canvas& img, int axis_x, int y, double value) {
+  img.hline(axis_x - 5, axis_x - 1, y, kBlack);
+  img.text(axis_x - 8, y + 0.5, format_number(value), kTickSize, kText, Anchor::end);
+}
+
+// A tick below an x axis at pixel row `axis_y`, its value below it.
+void x_tick(Canvas& img, int x, int axis_y, double value) {
+  img.vline(x, axis_y + 1, axis_y + 5, kBlack);
+  img.text(x + 0.5, axis_y + 16, format_number(value), kTickSize, kText, Anchor::centre);
+}
+
+// A vertical colour bar over pixel rows [top, bottom), `colour(t)` from t = 0 at the bottom to
+// 1 at the top, ticked in values 0..max_value, `label` reading upwards on its right.
+void colour_bar(Canvas& img, int x, int top, int bottom, const std::function<Rgb(double)>& colour,
+                double max_value, const std::string& label, double label_size) {
+  const int h = bottom - top;
+  for (int y = 0; y < h; ++y) {
+    img.fill_rect(x, bottom - 1 - y, x + 20, bottom - y, colour(static_cast<double>(y) / (h - 1)));
+  }
+  img.frame(x - 1, top - 1, x + 20, bottom, kBlack);
+  for (double v : ticks(0, max_value, 6, false)) {
+    const int y = bottom - 1 - static_cast<int>(std::lround(v / max_value * (h - 1)));
+    img.hline(x + 21, x + 24, y, kBlack);
+    img.text(x + 28, y + 0.5, format_number(v), kTickSize, kText);
+  }
+  img.text_up(x + 86, (top + bottom) / 2.0, label, label_size, kText);
+}
+
 // ---- pLDDT plot ---------------------------------------------------------------------------
 
 struct Band {
@@ -103,6 +102,15 @@ constexpr Rgb kCurveColours[] = {{31, 119, 180},  {255, 127, 14}, {44, 160, 44},
                                  {148, 103, 189}, {140, 86, 75},  {227, 119, 194}, {127, 127, 127},
                                  {188, 189, 34},  {23, 190, 207}};
 
+Rgb curve_colour(std::size_t k) {
+  return kCurveColours[k % std::size(kCurveColours)];
+}
+
+std::size_t count_non_finite(std::span<const float> v) {
+  return static_cast<std::size_t>(
+      std::count_if(v.begin(), v.end(), [](float x) { return !std::isfinite(x); }));
+}
+
 }  // namespace
 
 std::string plddt_plot_png(const std::string& title, std::span<const PlddtCurve> curves) {
@@ -112,70 +120,72 @@ std::string plddt_plot_png(const std::string& title, std::span<const PlddtCurve>
   if (n == 0) throw InternalError("pLDDT plot: empty pLDDT vectors");
 
   constexpr int kWidth = 800, kHeight = 500;
-  RgbImage img(kWidth, kHeight, kWhite);
+  Canvas img(kWidth, kHeight, kWhite);
   const int left = 70, right = kWidth - 110, top = 50, bottom = kHeight - 60;
 
-  // x: residue 1..n (a single residue sits in the middle); y: pLDDT 0..100.
+  // x: residue 1..n (a single residue sits in the middle); y: pLDDT 0..100. Whole pixels for
+  // ticks and bands; curves run through pixel centres.
   const double x_lo = n == 1 ? 0.5 : 1.0, x_hi = n == 1 ? 1.5 : static_cast<double>(n);
-  const auto px = [&](double residue) {
-    return left + static_cast<int>(std::lround((residue - x_lo) / (x_hi - x_lo) * (right - left)));
-  };
-  const auto py = [&](double v) {
-    return bottom -
-           static_cast<int>(std::lround(std::clamp(v, 0.0, 100.0) / 100.0 * (bottom - top)));
-  };
+  const auto fx = [&](double residue) { return (residue - x_lo) / (x_hi - x_lo) * (right - left); };
+  const auto fy = [&](double v) { return std::clamp(v, 0.0, 100.0) / 100.0 * (bottom - top); };
+  const auto px = [&](double residue) { return left + static_cast<int>(std::lround(fx(residue))); };
+  const auto py = [&](double v) { return bottom - static_cast<int>(std::lround(fy(v))); };
 
   // Confidence bands, pale, labelled in the right margin.
   for (const Band& b : kBands) {
     img.fill_rect(left, py(b.hi), right + 1, py(b.lo) + 1, mix(kWhite, b.colour, 0.22));
     img.fill_rect(right + 1, py(b.hi), right + 7, py(b.lo) + 1, b.colour);
-    draw_text(img, right + 12, (py(b.hi) + py(b.lo)) / 2 - kGlyphHeight / 2, b.label, kText, 1);
+    img.text(right + 12, (py(b.hi) + py(b.lo) + 1) / 2.0, b.label, kSmallSize, kText);
   }
   for (double v : ticks(0, 100, 5, false)) {
-    draw_line(img, left, py(v), right, py(v), kGrid, 1);
-    const std::string label = format_number(v);
-    draw_text(img, left - 8 - text_width(label, kScale), py(v) - kTextHeight / 2, label, kText,
-              kScale);
-    draw_line(img, left - 5, py(v), left, py(v), kBlack, 1);
+    img.hline(left, right, py(v), kGrid);
+    y_tick(img, left, py(v), v);
   }
-  for (double v : ticks(x_lo, x_hi, 8, true)) {
-    const std::string label = format_number(v);
-    draw_line(img, px(v), bottom, px(v), bottom + 5, kBlack, 1);
-    draw_text(img, px(v) - text_width(label, kScale) / 2, bottom + 9, label, kText, kScale);
-  }
+  for (double v : ticks(x_lo, x_hi, 8, true)) x_tick(img, px(v), bottom, v);
 
-  // Curves: a 2-pixel polyline; a dot for a single residue.
-  for (std::size_t k = 0; k < curves.size(); ++k) {
-    const Rgb colour = kCurveColours[k % std::size(kCurveColours)];
+  // Curves, the last rank first so that rank 1 lies on top of any curve it coincides with.
+  // A value that is not finite leaves a gap; a single residue is a dot.
+  std::vector<Point> run;
+  for (std::size_t k = curves.size(); k-- > 0;) {
     const std::span<const float> v = curves[k].plddt;
-    for (std::size_t i = 0; i < v.size(); ++i) {
-      const int x = px(static_cast<double>(i + 1)), y = py(v[i]);
-      if (i > 0) draw_line(img, px(static_cast<double>(i)), py(v[i - 1]), x, y, colour, 2);
-      if (v.size() == 1) img.fill_rect(x - 3, y - 3, x + 4, y + 4, colour);
+    const double width = v.size() == 1 ? 7.0 : 2.0;
+    run.clear();
+    for (std::size_t i = 0; i <= v.size(); ++i) {
+      if (i < v.size() && std::isfinite(v[i])) {
+        run.push_back({left + 0.5 + fx(static_cast<double>(i + 1)), bottom + 0.5 - fy(v[i])});
+      } else {
+        img.polyline(run, curve_colour(k), width);
+        run.clear();
+      }
     }
   }
-  draw_frame(img, left, top, right, bottom, kBlack);
+  img.frame(left, top, right, bottom, kBlack);
 
-  // Legend, bottom left inside the plot: one line per model.
-  const int row_h = kGlyphHeight + 6;
-  int legend_w = 0;
-  for (const PlddtCurve& c : curves) legend_w = std::max(legend_w, text_width(c.label, 1));
-  const int lx = left + 8, ly = bottom - 8 - row_h * static_cast<int>(curves.size()) - 4;
-  img.fill_rect(lx, ly, lx + legend_w + 36, bottom - 8, kWhite);
-  draw_frame(img, lx, ly, lx + legend_w + 36, bottom - 8, {160, 160, 160});
-  for (std::size_t k = 0; k < curves.size(); ++k) {
-    const int y = ly + 5 + row_h * static_cast<int>(k);
-    draw_line(img, lx + 6, y + kGlyphHeight / 2, lx + 26, y + kGlyphHeight / 2,
-              kCurveColours[k % std::size(kCurveColours)], 2);
-    draw_text(img, lx + 32, y, curves[k].label, kText, 1);
+  // Legend, bottom left inside the plot: one line per model, rank 1 first.
+  std::vector<std::string> labels;
+  double label_w = 0;
+  for (const PlddtCurve& c : curves) {
+    const std::size_t missing = count_non_finite(c.plddt);
+    labels.push_back(missing == 0 ? c.label
+                                  : c.label + " (" + std::to_string(missing) + " not finite)");
+    label_w = std::max(label_w, img.text_width(labels.back(), kSmallSize));
+  }
+  const int row_h = 18, rows = static_cast<int>(curves.size());
+  const int lx = left + 8, lr = lx + static_cast<int>(std::ceil(label_w)) + 42;
+  const int ly = bottom - 8 - row_h * rows - 8;
+  img.fill_rect(lx, ly, lr, bottom - 8, kWhite);
+  img.frame(lx, ly, lr, bottom - 8, kLegendFrame);
+  for (int k = 0; k < rows; ++k) {
+    const double y = ly + 4 + row_h * (k + 0.5);
+    const Point sample[] = {{lx + 8.0, y}, {lx + 28.0, y}};
+    img.polyline(sample, curve_colour(static_cast<std::size_t>(k)), 2.0);
+    img.text(lx + 34, y, labels[static_cast<std::size_t>(k)], kSmallSize, kText);
   }
 
-  draw_fitted_text(img, (left + right) / 2, 14, title, kWidth - 20, kText, 3);
-  draw_text(img, (left + right) / 2 - text_width("Residue", kScale) / 2, kHeight - 24, "Residue",
-            kText, kScale);
-  draw_text_up(img, 12, (top + bottom) / 2 + text_width("pLDDT", kScale) / 2, "pLDDT", kText,
-               kScale);
-  return encode_png(img);
+  draw_title(img, (left + right) / 2.0, title);
+  img.text((left + right) / 2.0, kHeight - 18, "Residue", kLabelSize, kText, Anchor::centre);
+  img.text_up(20, (top + bottom) / 2.0, "pLDDT", kLabelSize, kText);
+  return img.png();
 }
 
 namespace {
@@ -193,18 +203,23 @@ Rgb pae_colour(double t) {
   return mix(kStops[i], kStops[i + 1], s - i);
 }
 
+// A cell whose error is NaN or infinite: a neutral grey that is on no part of the green scale,
+// so that a broken prediction cannot pass for a confident one.
+constexpr Rgb kNotFinite{150, 150, 150};
+
 constexpr int kHeatmap = 340;  // heatmap side in pixels, whatever n is
 constexpr int kPanel = 450;    // panel width per model
 
-// The heatmap of an n x n matrix into a kHeatmap-square at (x0, y0): every pixel shows the
-// mean of the residue block it covers (n > kHeatmap: averaging down; n <= kHeatmap: each
-// residue a block of pixels).
-void draw_heatmap(RgbImage& img, int x0, int y0, const std::vector<float>& m, std::int64_t n,
-                  double max_pae) {
+// The heatmap of an n x n matrix as kHeatmap x kHeatmap pixels: every pixel shows the mean of
+// the residue block it covers (n > kHeatmap: averaging down; n <= kHeatmap: each residue a
+// block of pixels); a block holding any non-finite value is kNotFinite. Counts those pixels.
+std::vector<Rgb> heatmap_pixels(const std::vector<float>& m, std::int64_t n, double max_pae,
+                                std::int64_t& not_finite) {
   const auto block = [&](int p) {
     const std::int64_t b = p * n / kHeatmap, e = (p + 1) * n / kHeatmap;
     return std::pair<std::int64_t, std::int64_t>{b, std::max(e, b + 1)};
   };
+  std::vector<Rgb> pixels(static_cast<std::size_t>(kHeatmap) * kHeatmap);
   for (int py = 0; py < kHeatmap; ++py) {
     const auto [rb, re] = block(py);
     for (int px = 0; px < kHeatmap; ++px) {
@@ -213,10 +228,13 @@ void draw_heatmap(RgbImage& img, int x0, int y0, const std::vector<float>& m, st
       for (std::int64_t i = rb; i < re; ++i) {
         for (std::int64_t j = cb; j < ce; ++j) sum += m[static_cast<std::size_t>(i * n + j)];
       }
-      img.set(x0 + px, y0 + py,
-              pae_colour(sum / static_cast<double>((re - rb) * (ce - cb)) / max_pae));
+      const double mean = sum / static_cast<double>((re - rb) * (ce - cb));
+      not_finite += !std::isfinite(mean);
+      pixels[static_cast<std::size_t>(py) * kHeatmap + px] =
+          std::isfinite(mean) ? pae_colour(mean / max_pae) : kNotFinite;
     }
   }
+  return pixels;
 }
 
 }  // namespace
@@ -224,14 +242,20 @@ void draw_heatmap(RgbImage& img, int x0, int y0, const std::vector<float>& m, st
 std::string pae_plot_png(const std::string& title, std::span<const PaeMatrix> matrices) {
   if (matrices.empty()) throw InternalError("PAE plot: no matrices");
   double max_pae = 0;
-  for (const PaeMatrix& m : matrices) max_pae = std::max(max_pae, static_cast<double>(m.max_pae));
-  if (!(max_pae > 0)) throw InternalError("PAE plot: max_pae must be positive");
+  for (const PaeMatrix& m : matrices) {
+    if (!(std::isfinite(m.max_pae) && m.max_pae > 0)) {
+      throw InternalError("PAE plot: max_pae of " + m.label + " is " + format_number(m.max_pae) +
+                          ", not a positive number");
+    }
+    max_pae = std::max(max_pae, static_cast<double>(m.max_pae));
+  }
 
   const int panels = static_cast<int>(matrices.size());
   const int bar_w = 130, width = panels * kPanel + bar_w, height = kPanel + 50;
-  RgbImage img(width, height, kWhite);
+  Canvas img(width, height, kWhite);
   const int top = 80;  // heatmap top edge, below the title and panel label
 
+  std::int64_t not_finite = 0;
   for (int k = 0; k < panels; ++k) {
     const PaeMatrix& pm = matrices[static_cast<std::size_t>(k)];
     if (pm.pae.rank() != 2 || pm.pae.dim(0) != pm.pae.dim(1) || pm.pae.dim(0) == 0) {
@@ -241,47 +265,36 @@ std::string pae_plot_png(const std::string& title, std::span<const PaeMatrix> ma
     const std::int64_t n = pm.pae.dim(0);
     const std::vector<float> m = f32_values(pm.pae, Shape{n, n}, "PAE of " + pm.label);
     const int x0 = k * kPanel + 80;
-    draw_heatmap(img, x0, top, m, n, max_pae);
-    draw_frame(img, x0 - 1, top - 1, x0 + kHeatmap, top + kHeatmap, kBlack);
-    draw_fitted_text(img, x0 + kHeatmap / 2, top - 24, pm.label, kPanel - 20, kText, kScale);
+    img.put_pixels(x0, top, kHeatmap, kHeatmap, heatmap_pixels(m, n, max_pae, not_finite));
+    img.frame(x0 - 1, top - 1, x0 + kHeatmap, top + kHeatmap, kBlack);
+    img.fitted_text(x0 + kHeatmap / 2.0, top - 16, pm.label, kPanel - 20, kLabelSize, kText);
 
     // Residue ticks on both axes, at the centre of the residue's pixels.
     const auto pos = [&](double residue) {
       return static_cast<int>(std::lround((residue - 0.5) / static_cast<double>(n) * kHeatmap));
     };
     for (double v : ticks(1, static_cast<double>(n), 5, true)) {
-      const std::string label = format_number(v);
-      draw_line(img, x0 + pos(v), top + kHeatmap, x0 + pos(v), top + kHeatmap + 4, kBlack, 1);
-      draw_text(img, x0 + pos(v) - text_width(label, kScale) / 2, top + kHeatmap + 7, label, kText,
-                kScale);
-      draw_line(img, x0 - 5, top + pos(v), x0 - 1, top + pos(v), kBlack, 1);
-      draw_text(img, x0 - 8 - text_width(label, kScale), top + pos(v) - kTextHeight / 2, label,
-                kText, kScale);
+      x_tick(img, x0 + pos(v), top + kHeatmap, v);
+      y_tick(img, x0, top + pos(v), v);
     }
-    draw_text(img, x0 + kHeatmap / 2 - text_width("Scored residue", kScale) / 2,
-              top + kHeatmap + 27, "Scored residue", kText, kScale);
-    draw_text_up(img, x0 - 76, top + kHeatmap / 2 + text_width("Aligned residue", kScale) / 2,
-                 "Aligned residue", kText, kScale);
+    img.text(x0 + kHeatmap / 2.0, top + kHeatmap + 36, "Scored residue", kLabelSize, kText,
+             Anchor::centre);
+    img.text_up(x0 - 64, top + kHeatmap / 2.0, "Aligned residue", kLabelSize, kText);
   }
 
   // Colour bar: 0 (dark green) at the bottom to max_pae (white) at the top.
-  const int bx = panels * kPanel + 10, bar_h = kHeatmap;
-  for (int y = 0; y < bar_h; ++y) {
-    img.fill_rect(bx, top + y, bx + 20, top + y + 1,
-                  pae_colour(1.0 - static_cast<double>(y) / (bar_h - 1)));
+  const int bx = panels * kPanel + 10;
+  colour_bar(img, bx, top, top + kHeatmap, pae_colour, max_pae, "Expected position error (Å)",
+             kLabelSize);
+  if (not_finite > 0) {  // what the grey means, only where it appears
+    const int y = top + kHeatmap + 14;
+    img.fill_rect(bx, y, bx + 20, y + 14, kNotFinite);
+    img.frame(bx - 1, y - 1, bx + 20, y + 14, kBlack);
+    img.text(bx + 26, y + 7, "not finite", kSmallSize, kText);
   }
-  draw_frame(img, bx - 1, top - 1, bx + 20, top + bar_h, kBlack);
-  for (double v : ticks(0, max_pae, 6, false)) {
-    const int y = top + bar_h - 1 - static_cast<int>(std::lround(v / max_pae * (bar_h - 1)));
-    draw_line(img, bx + 20, y, bx + 24, y, kBlack, 1);
-    draw_text(img, bx + 28, y - kTextHeight / 2, format_number(v), kText, kScale);
-  }
-  const char* bar_label = "Expected position error (Å)";
-  draw_text_up(img, bx + 80, top + bar_h / 2 + text_width(bar_label, kScale) / 2, bar_label, kText,
-               kScale);
 
-  draw_fitted_text(img, width / 2, 14, title, width - 20, kText, 3);
-  return encode_png(img);
+  draw_title(img, width / 2.0, title);
+  return img.png();
 }
 
 namespace {
@@ -296,7 +309,8 @@ Rgb rainbow_r(double v) {
   const auto ch = [](double c) {
     return static_cast<std::uint8_t>(std::lround(255.0 * std::clamp(c, 0.0, 1.0)));
   };
-  return {ch(std::abs(2 * x - 0.5)), ch(std::sin(M_PI * x)), ch(std::cos(M_PI * x / 2))};
+  const double pi = std::numbers::pi;
+  return {ch(std::abs(2 * x - 0.5)), ch(std::sin(pi * x)), ch(std::cos(pi * x / 2))};
 }
 
 }  // namespace
@@ -326,76 +340,51 @@ std::string coverage_plot_png(const std::string& title, std::span<const std::int
   });
 
   constexpr int kWidth = 800, kHeight = 500;
-  RgbImage img(kWidth, kHeight, kWhite);
+  Canvas img(kWidth, kHeight, kWhite);
   const int left = 80, right = kWidth - 150, top = 50, bottom = kHeight - 60;
   const int w = right - left, h = bottom - top;
   // Nearest sampling, as imshow(interpolation='nearest'): pixel column -> residue, pixel row
-  // (from the bottom) -> sorted MSA row.
+  // (from the bottom) -> sorted MSA row; gaps stay white.
+  std::vector<Rgb> pixels(static_cast<std::size_t>(w) * h, kWhite);
   for (int py = 0; py < h; ++py) {
     const std::int64_t k =
         std::min<std::int64_t>((static_cast<std::int64_t>(py) * n_rows) / h, n_rows - 1);
     const std::int64_t r = order[static_cast<std::size_t>(k)];
     const Rgb colour = rainbow_r(identity[static_cast<std::size_t>(r)]);
+    Rgb* line = &pixels[static_cast<std::size_t>(h - 1 - py) * w];
     for (int px = 0; px < w; ++px) {
       const std::int64_t i = (static_cast<std::int64_t>(px) * n_res) / w;
-      if (msa[static_cast<std::size_t>(r * n_res + i)] != kGapId) {
-        img.set(left + px, bottom - 1 - py, colour);
-      }
+      if (msa[static_cast<std::size_t>(r * n_res + i)] != kGapId) line[px] = colour;
     }
   }
-  // Coverage curve in the rows' scale, at each residue's centre.
-  const auto cx = [&](double residue_centre) {
-    return left + static_cast<int>(std::lround(residue_centre / static_cast<double>(n_res) * w));
+  img.put_pixels(left, top, w, h, pixels);
+
+  // Coverage curve in the rows' scale, at each residue's centre (across the plot for one).
+  const auto fx = [&](double residue_centre) {
+    return left + residue_centre / static_cast<double>(n_res) * w;
   };
-  const auto cy = [&](double rows) {
-    return bottom - static_cast<int>(std::lround(rows / static_cast<double>(n_rows) * h));
-  };
+  const auto fy = [&](double rows) { return bottom - rows / static_cast<double>(n_rows) * h; };
+  std::vector<Point> curve;
   for (std::int64_t i = 0; i < n_res; ++i) {
-    const int x = cx(static_cast<double>(i) + 0.5);
-    const int y = cy(static_cast<double>(coverage[static_cast<std::size_t>(i)]));
-    if (i > 0) {
-      draw_line(img, cx(static_cast<double>(i) - 0.5),
-                cy(static_cast<double>(coverage[static_cast<std::size_t>(i - 1)])), x, y, kBlack,
-                2);
-    } else if (n_res == 1) {
-      draw_line(img, left, y, right, y, kBlack, 2);
-    }
+    curve.push_back({fx(static_cast<double>(i) + 0.5),
+                     fy(static_cast<double>(coverage[static_cast<std::size_t>(i)]))});
   }
-  draw_frame(img, left, top, right, bottom, kBlack);
+  if (n_res == 1) curve = {{fx(0), curve[0].y}, {fx(1), curve[0].y}};
+  img.polyline(curve, kBlack, 2.0);
+  img.frame(left, top, right, bottom, kBlack);
   for (double v : ticks(0, static_cast<double>(n_res), 8, true)) {
-    const std::string label = format_number(v);
-    draw_line(img, cx(v), bottom, cx(v), bottom + 5, kBlack, 1);
-    draw_text(img, cx(v) - text_width(label, kScale) / 2, bottom + 9, label, kText, kScale);
+    x_tick(img, static_cast<int>(std::lround(fx(v))), bottom, v);
   }
   for (double v : ticks(0, static_cast<double>(n_rows), 5, true)) {
-    const std::string label = format_number(v);
-    draw_line(img, left - 5, cy(v), left, cy(v), kBlack, 1);
-    draw_text(img, left - 8 - text_width(label, kScale), cy(v) - kTextHeight / 2, label, kText,
-              kScale);
+    y_tick(img, left, static_cast<int>(std::lround(fy(v))), v);
   }
   // Colour bar: identity 0 at the bottom, 1 at the top.
-  const int bx = right + 20;
-  for (int y = 0; y < h; ++y) {
-    img.fill_rect(bx, bottom - 1 - y, bx + 20, bottom - y,
-                  rainbow_r(static_cast<double>(y) / (h - 1)));
-  }
-  draw_frame(img, bx - 1, top - 1, bx + 20, bottom, kBlack);
-  for (double v : ticks(0, 1, 5, false)) {
-    const int y = bottom - 1 - static_cast<int>(std::lround(v * (h - 1)));
-    draw_line(img, bx + 20, y, bx + 24, y, kBlack, 1);
-    draw_text(img, bx + 28, y - kTextHeight / 2, format_number(v), kText, kScale);
-  }
-  const char* bar_label = "Sequence identity to query";
-  draw_text_up(img, bx + 80, (top + bottom) / 2 + text_width(bar_label, 1) / 2, bar_label, kText,
-               1);
+  colour_bar(img, right + 20, top, bottom, rainbow_r, 1.0, "Sequence identity to query", kTickSize);
 
-  draw_fitted_text(img, (left + right) / 2, 14, "Sequence coverage: " + title, kWidth - 20, kText,
-                   3);
-  draw_text(img, (left + right) / 2 - text_width("Positions", kScale) / 2, kHeight - 24,
-            "Positions", kText, kScale);
-  draw_text_up(img, 12, (top + bottom) / 2 + text_width("Sequences", kScale) / 2, "Sequences",
-               kText, kScale);
-  return encode_png(img);
+  draw_title(img, (left + right) / 2.0, "Sequence coverage: " + title);
+  img.text((left + right) / 2.0, kHeight - 18, "Positions", kLabelSize, kText, Anchor::centre);
+  img.text_up(20, (top + bottom) / 2.0, "Sequences", kLabelSize, kText);
+  return img.png();
 }
 
 }  // namespace cpufold

@@ -1,4 +1,4 @@
-// Plots a person can look at, as PNG bytes (drawn here, encoded with libpng).
+// Plots a person can look at, as PNG bytes (drawn and encoded with cairo, see plot_canvas.h).
 #pragma once
 
 #include <cstdint>
@@ -16,11 +16,13 @@ struct PlddtCurve {
 };
 
 // {job}_plddt.png: pLDDT per residue (y 0-100, x residue 1..n), one coloured line per
-// model with a legend, and AF2's confidence bands shaded.
+// model with a legend, and AF2's confidence bands shaded. Rank 1 (the first curve) is drawn
+// on top; a value that is not finite leaves a gap, counted in the legend.
 std::string plddt_plot_png(const std::string& title, std::span<const PlddtCurve> curves);
 
 // {job}_pae.png: one PAE heatmap per model side by side ([n,n] f32, 0..max_pae, the
-// AlphaFold DB green-white colour scale) with axis ticks and a colour bar.
+// AlphaFold DB green-white colour scale) with axis ticks and a colour bar. Non-finite errors
+// are grey, off the scale, with a "not finite" key under the bar.
 struct PaeMatrix {
   std::string label;
   Tensor pae;  // f32 [n_res, n_res]

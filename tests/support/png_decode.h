@@ -1,6 +1,7 @@
-// Decoding PNG bytes back to pixels with libpng's simplified API, to check what cpufold wrote.
+// Reading PNG bytes back to pixels with cairo's PNG reader, to check what cpufold wrote.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -12,7 +13,8 @@ struct DecodedPng {
   std::vector<std::uint8_t> rgb;  // [height, width, 3]
 };
 
-// Fails the calling test (and returns an empty image) when libpng cannot read the bytes.
+// Fails the calling test (and returns an empty image) when cairo cannot read the bytes or
+// the image is not opaque 8-bit RGB(A).
 DecodedPng decode_png(const std::string& bytes);
 
 // Number of distinct colours in the image.
