@@ -1,6 +1,5 @@
 // Shared by the triangle-module and template-pair-block tests: reference datasets as owned f32
-// buffers, the reference file and parameter names per preset, and an arena sized by a module's
-// own scratch estimate.
+// buffers and an arena sized by a module's own scratch estimate.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -35,13 +34,6 @@ struct OwnedTensor {
   OwnedTensor(const OwnedTensor&) = delete;
   OwnedTensor& operator=(const OwnedTensor&) = delete;
 };
-
-// The single-recycle reference file of a preset ("model_1_ptm" has 2 templates, "model_3_ptm"
-// none); both exist tiny and full width.
-inline std::string reference_file(const std::string& preset) {
-  return preset == "model_1_ptm" ? "model_1_ptm_r24_c8_e16_t2_rec1_s0.h5"
-                                 : "model_3_ptm_r24_c8_e16_t0_rec1_s0.h5";
-}
 
 // An arena of exactly `bytes` (plus one alignment unit so an empty request still works): a
 // module whose scratch estimate is short throws BudgetError.
