@@ -50,6 +50,20 @@ inline constexpr Tolerance kExactTolerance{0, 0};
 // bug in the angle resnet still fails through u (tests/structure, MutatedAngleResnet...).
 inline constexpr Tolerance kTorsionAngleTolerance = kRepresentationTolerance;
 
+// Primitives against a double-precision re-computation in the test (the unit tests of linear,
+// layer_norm, softmax, activations, attention), |ours - double| <= atol + rtol·|double|:
+// - elementwise ops and row reductions (softmax, LayerNorm, activations, masked mean): a few
+//   fp32 operations per element on values of order 1, so a few ulp;
+inline constexpr Tolerance kF32Elementwise{1e-6, 1e-6};
+// - contractions (Linear, attention): each output sums tens to hundreds of fp32 products in an
+//   order oneDNN's blocking chooses, and the rounding error grows with the length of the sum.
+inline constexpr Tolerance kF32Matmul{1e-5, 1e-5};
+// Chunked vs unchunked attention: the same arithmetic per row, only sliced differently, so
+// nothing beyond rounding (the attention test also requires bitwise equality). Tighter than
+// kChunkInvarianceTolerance, which also covers modules whose Linear layers run with other row
+// counts (oneDNN may then block a GEMM differently) and other thread counts.
+inline constexpr Tolerance kF32SameMath{1e-6, 1e-6};
+
 // Passes when |ours - ref| <= atol + rtol·|ref| everywhere; on failure the message names
 // `what`, the worst index, both values, and the max and mean |Δ|.
 ::testing::AssertionResult matches_reference(const std::string& what, const Tensor& ours,
