@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <memory>
+#include <type_traits>
 #include <vector>
 
 #include "evoformer/triangle_attention.h"
@@ -13,58 +14,51 @@
 namespace cpufold::testing {
 namespace {
 
-// A triangle multiplication step (ctx.chunk is not used by the module: one unchunked run).
-BlockStep tri_mul_step(const char* name, const char* input, const char* update, const char* state,
-                       const char* module, TriangleMultiplication::Direction direction) {
+// A triangle step: `Module` built from block 0's `module` scope with c_z, its width or dims
+// (`options` of the config) and its direction or node; it updates z under the pair mask.
+template <typename Module, typename Options, typename Kind>
+BlockStep triangle_step(const char* name, const char* input, const char* update, const char* state,
+                        const char* module, Options ModelConfig::*options, Kind kind) {
   return {name,
           input,
           input,
           update,
           state,
           {0},
-          [module, direction](const ParamScope& block, const ModelConfig& cfg) {
-            const auto tri_mul = std::make_shared<const TriangleMultiplication>(
-                block / module, cfg.c_z, cfg.c_hidden_tri_mul, direction);
-            return StepModule{
-                [tri_mul](const StepInputs& in, std::int64_t) {
-                  return tri_mul->scratch_bytes(in.n_res);
-                },
-                [tri_mul](const StepInputs& in, const Tensor& z, const RunContext& ctx) {
-                  tri_mul->forward(z, in.pair_mask, ctx);
-                }};
-          }};
-}
-
-BlockStep tri_att_step(const char* name, const char* input, const char* update, const char* state,
-                       const char* module, TriangleAttention::Node node) {
-  return {name,
-          input,
-          input,
-          update,
-          state,
-          {0},
-          [module, node](const ParamScope& block, const ModelConfig& cfg) {
-            const auto tri_att = std::make_shared<const TriangleAttention>(
-                block / module, cfg.c_z, cfg.triangle_attention, node);
-            return StepModule{
-                [tri_att](const StepInputs& in, std::int64_t chunk) {
-                  return tri_att->scratch_bytes(in.n_res, chunk);
-                },
-                [tri_att](const StepInputs& in, const Tensor& z, const RunContext& ctx) {
-                  tri_att->forward(z, in.pair_mask, ctx);
-                }};
+          [module, options, kind](const ParamScope& block, const ModelConfig& cfg) {
+            const auto tri =
+                std::make_shared<const Module>(block / module, cfg.c_z, cfg.*options, kind);
+            return StepModule{[tri](const StepInputs& in, std::int64_t chunk) {
+                                // The multiplication has no chunked path: ctx.chunk is not used.
+                                if constexpr (std::is_same_v<Module, TriangleMultiplication>) {
+                                  return tri->scratch_bytes(in.n_res);
+                                } else {
+                                  return tri->scratch_bytes(in.n_res, chunk);
+                                }
+                              },
+                              [tri](const StepInputs& in, const Tensor& z, const RunContext& ctx) {
+                                tri->forward(z, in.pair_mask, ctx);
+                              }};
           }};
 }
 
 const std::vector<BlockStep> kTriangleSteps = {
-    tri_mul_step("TriMulOutgoing", "z_04", "upd_05_triangle_multiplication_outgoing", "z_05",
-                 "triangle_multiplication_outgoing", TriangleMultiplication::Direction::outgoing),
-    tri_mul_step("TriMulIncoming", "z_05", "upd_06_triangle_multiplication_incoming", "z_06",
-                 "triangle_multiplication_incoming", TriangleMultiplication::Direction::incoming),
-    tri_att_step("TriAttStarting", "z_06", "upd_07_triangle_attention_starting_node", "z_07",
-                 "triangle_attention_starting_node", TriangleAttention::Node::starting),
-    tri_att_step("TriAttEnding", "z_07", "upd_08_triangle_attention_ending_node", "z_08",
-                 "triangle_attention_ending_node", TriangleAttention::Node::ending),
+    triangle_step<TriangleMultiplication>(
+        "TriMulOutgoing", "z_04", "upd_05_triangle_multiplication_outgoing", "z_05",
+        "triangle_multiplication_outgoing", &ModelConfig::c_hidden_tri_mul,
+        TriangleMultiplication::Direction::outgoing),
+    triangle_step<TriangleMultiplication>(
+        "TriMulIncoming", "z_05", "upd_06_triangle_multiplication_incoming", "z_06",
+        "triangle_multiplication_incoming", &ModelConfig::c_hidden_tri_mul,
+        TriangleMultiplication::Direction::incoming),
+    triangle_step<TriangleAttention>(
+        "TriAttStarting", "z_06", "upd_07_triangle_attention_starting_node", "z_07",
+        "triangle_attention_starting_node", &ModelConfig::triangle_attention,
+        TriangleAttention::Node::starting),
+    triangle_step<TriangleAttention>(
+        "TriAttEnding", "z_07", "upd_08_triangle_attention_ending_node", "z_08",
+        "triangle_attention_ending_node", &ModelConfig::triangle_attention,
+        TriangleAttention::Node::ending),
 };
 
 class TriangleModuleParity : public Block0StepParity {};
