@@ -20,7 +20,6 @@
 #include "io/hdf5_tensor_file.h"
 #include "io/model_config.h"
 #include "io/weight_store.h"
-#include "tests/evoformer/triangle_test_util.h"
 #include "tests/support/parity.h"
 #include "tests/support/reference_cases.h"
 

@@ -17,7 +17,6 @@
 #include "io/model_config.h"
 #include "io/weight_store.h"
 #include "memory/tensor_copy.h"
-#include "tests/evoformer/triangle_test_util.h"
 #include "tests/support/parity.h"
 
 namespace cpufold::testing {

@@ -15,7 +15,6 @@
 #include "structure/masked_msa_head.h"
 #include "structure/predicted_aligned_error_head.h"
 #include "structure/predicted_lddt_head.h"
-#include "tests/evoformer/triangle_test_util.h"
 #include "tests/support/parity.h"
 #include "tests/support/reference_cases.h"
 

@@ -4,12 +4,15 @@
 
 #include <gtest/gtest.h>
 
+#include <cstddef>
 #include <filesystem>
 #include <string>
 #include <vector>
 
 #include "io/hdf5_tensor_file.h"
+#include "memory/arena.h"
 #include "memory/tensor.h"
+#include "memory/tier.h"
 
 namespace cpufold::testing {
 
@@ -87,6 +90,29 @@ double normalized_angle_allowed(Tolerance tol, double ref, double ref_norm);
 // Same, reading the reference dataset `name` from `file`.
 ::testing::AssertionResult matches_reference(const Hdf5TensorReader& file, const std::string& name,
                                              const Tensor& ours, Tolerance tol);
+
+// EXPECTs matches_reference (at the representation tolerance unless told) and prints the max /
+// mean |Δ| on success too.
+void expect_matches(const Hdf5TensorReader& file, const std::string& name, const Tensor& ours,
+                    Tolerance tol = kRepresentationTolerance);
+
+// A reference dataset (or a zero-filled shape) in memory this object owns; `view` is the
+// contiguous f32 tensor.
+struct OwnedTensor {
+  std::vector<float> data;
+  Tensor view;
+
+  OwnedTensor(const Hdf5TensorReader& file, const std::string& name);
+  explicit OwnedTensor(const Shape& shape, float fill = 0.f);
+  OwnedTensor(const OwnedTensor&) = delete;
+  OwnedTensor& operator=(const OwnedTensor&) = delete;
+};
+
+// An arena of exactly `bytes` (plus one alignment unit so an empty request still works): a
+// module whose scratch estimate is short throws BudgetError.
+inline Arena sized_arena(std::size_t bytes) {
+  return Arena("scratch", dram_tier(), bytes + Tier::kAlignment);
+}
 
 // The tiny reference files shipped in tests/data/reference/ (e.g.
 // "model_1_ptm_r24_c8_e16_t2_rec1_s0.h5"), and the full-width ones from CPUFOLD_REFERENCE_DIR
