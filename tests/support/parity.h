@@ -1,5 +1,6 @@
-// Parity checks against the reference implementation's outputs: one tolerance table and an
-// elementwise comparison that reports the worst element with both values.
+// Parity checks against the reference implementation's outputs: the tests' shared tolerance table,
+// an elementwise comparison that reports the worst element with both values, reference
+// datasets held in memory and arenas sized exactly to a module's scratch estimate.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -16,7 +17,8 @@
 
 namespace cpufold::testing {
 
-// Tolerances from ../shared/reference/README.md (fp32). Never loosen one to pass a test.
+// Tolerances from ../shared/reference/README.md (fp32) unless said otherwise. Never loosen one to
+// pass a test.
 struct Tolerance {
   double atol;
   double rtol;
@@ -58,8 +60,9 @@ inline constexpr Tolerance kTorsionAngleTolerance = kRepresentationTolerance;
 // - elementwise ops and row reductions (softmax, LayerNorm, activations, masked mean): a few
 //   fp32 operations per element on values of order 1, so a few ulp;
 inline constexpr Tolerance kF32Elementwise{1e-6, 1e-6};
-// - contractions (Linear, attention): each output sums tens to hundreds of fp32 products in an
-//   order oneDNN's blocking chooses, and the rounding error grows with the length of the sum.
+// - contractions (Linear, attention): each output sums up to ~1000 fp32 products (256 inputs,
+//   1000 keys in the tests) in an order oneDNN's blocking chooses; the rounding error grows
+//   with the length of the sum.
 inline constexpr Tolerance kF32Matmul{1e-5, 1e-5};
 // Chunked vs unchunked attention: the same arithmetic per row, only sliced differently, so
 // nothing beyond rounding (the attention test also requires bitwise equality). Tighter than
