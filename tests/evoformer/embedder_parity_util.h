@@ -71,12 +71,10 @@ class ReferenceFixture : public ::testing::TestWithParam<ReferenceCase> {
     return matches_reference(*ref_, name, ours, tol);
   }
 
-  // EXPECTs a match and prints the max / mean |Δ| either way.
+  // EXPECTs a match and prints the max / mean |Δ| on success too.
   void expect_matches(const std::string& name, const Tensor& ours,
                       Tolerance tol = kRepresentationTolerance) {
-    const ::testing::AssertionResult r = matches(name, ours, tol);
-    EXPECT_TRUE(r);
-    if (r) std::cout << "[  parity  ] " << r.message() << "\n";
+    testing::expect_matches(*ref_, name, ours, tol);
   }
 
   std::string trace(const std::string& module, std::int64_t call, const std::string& name) {

@@ -21,7 +21,6 @@
 #include "io/model_config.h"
 #include "io/weight_store.h"
 #include "ops/param_scope.h"
-#include "tests/evoformer/triangle_test_util.h"
 #include "tests/support/parity.h"
 
 namespace cpufold::testing {

@@ -389,17 +389,10 @@ TEST_P(TemplateEmbedderParity, ScratchStaysWithinPrediction) {
   }
 }
 
-// The files with templates.
-std::vector<ReferenceCase> template_cases() {
-  std::vector<ReferenceCase> out;
-  for (const ReferenceCase& c : all_cases())
-    if (std::string(c.preset) == "model_1_ptm") out.push_back(c);
-  return out;
-}
-INSTANTIATE_TEST_SUITE_P(Reference, TemplateParity, ::testing::ValuesIn(template_cases()),
-                         reference_case_name);
-INSTANTIATE_TEST_SUITE_P(Reference, TemplateEmbedderParity, ::testing::ValuesIn(template_cases()),
-                         reference_case_name);
+INSTANTIATE_TEST_SUITE_P(Reference, TemplateParity,
+                         ::testing::ValuesIn(with_templates(all_cases())), reference_case_name);
+INSTANTIATE_TEST_SUITE_P(Reference, TemplateEmbedderParity,
+                         ::testing::ValuesIn(with_templates(all_cases())), reference_case_name);
 
 }  // namespace
 }  // namespace cpufold::testing

@@ -3,6 +3,7 @@
 // own, with the pair mask built from seq_mask as AF2 / OpenFold build it.
 #include <gtest/gtest.h>
 
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -11,8 +12,8 @@
 #include "io/model_config.h"
 #include "io/weight_store.h"
 #include "ops/param_scope.h"
-#include "tests/evoformer/triangle_test_util.h"
 #include "tests/support/parity.h"
+#include "tests/support/reference_cases.h"
 
 namespace cpufold::testing {
 namespace {
@@ -22,14 +23,18 @@ constexpr char kStack[] =
     "__layer_stack_no_state";
 
 struct Case {
-  bool full_width;
+  ReferenceCase ref;
   int call;            // recycling iteration
   std::int64_t chunk;  // ctx.chunk
 };
 
+void PrintTo(const Case& c, std::ostream* os) {
+  PrintTo(c.ref, os);
+  *os << " call " << c.call << " chunk " << c.chunk;
+}
+
 std::string case_name(const ::testing::TestParamInfo<Case>& info) {
-  return std::string(info.param.full_width ? "full" : "tiny") + "_call" +
-         std::to_string(info.param.call) + "_chunk" +
+  return testing::case_name(info.param.ref) + "_call" + std::to_string(info.param.call) + "_chunk" +
          (info.param.chunk > 0 ? std::to_string(info.param.chunk) : std::string("all"));
 }
 
@@ -37,21 +42,11 @@ class TemplatePairBlockParity : public ::testing::TestWithParam<Case> {};
 
 TEST_P(TemplatePairBlockParity, MatchesReferenceTrace) {
   const Case& c = GetParam();
-  const std::string file = reference_file("model_1_ptm");
-  std::filesystem::path ref_path, params_path;
-  if (c.full_width) {
-    ref_path = full_width_reference(file);
-    params_path = full_width_params("model_1_ptm");
-    if (ref_path.empty() || params_path.empty()) {
-      if (HasFailure()) return;
-      GTEST_SKIP() << "CPUFOLD_REFERENCE_DIR is not set";
-    }
-  } else {
-    ref_path = tiny_reference(file);
-    params_path = tiny_params("model_1_ptm");
-  }
-  const Hdf5TensorReader ref(ref_path);
-  const WeightStore store = WeightStore::open(params_path);
+  const ResolvedCase paths = resolve(c.ref);
+  if (paths.skip) GTEST_SKIP() << "CPUFOLD_REFERENCE_DIR is not set";
+  ASSERT_FALSE(paths.reference.empty() || paths.params.empty());
+  const Hdf5TensorReader ref(paths.reference);
+  const WeightStore store = WeightStore::open(paths.params);
   const ModelConfig cfg = ModelConfig::from_weights(store);
   ASSERT_TRUE(cfg.templates);
   const TemplatePairBlock block(ParamScope(store, kStack, 0, cfg.n_template_blocks), cfg);
@@ -80,9 +75,18 @@ TEST_P(TemplatePairBlockParity, MatchesReferenceTrace) {
   expect_matches(ref, trace + "out", t.view);
 }
 
-INSTANTIATE_TEST_SUITE_P(Template, TemplatePairBlockParity,
-                         ::testing::Values(Case{false, 0, 0}, Case{false, 1, 0}, Case{false, 0, 5},
-                                           Case{true, 0, 0}, Case{true, 1, 0}, Case{true, 0, 5}),
+// Both iterations of the single-recycle files, and the first one chunked.
+std::vector<Case> block_cases() {
+  std::vector<Case> cases;
+  for (const ReferenceCase& ref : with_templates(rec1_cases())) {
+    cases.push_back({ref, 0, 0});
+    cases.push_back({ref, 1, 0});
+    cases.push_back({ref, 0, 5});
+  }
+  return cases;
+}
+
+INSTANTIATE_TEST_SUITE_P(Template, TemplatePairBlockParity, ::testing::ValuesIn(block_cases()),
                          case_name);
 
 }  // namespace

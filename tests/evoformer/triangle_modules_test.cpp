@@ -17,7 +17,6 @@
 #include "io/weight_store.h"
 #include "memory/tensor_copy.h"
 #include "ops/param_scope.h"
-#include "tests/evoformer/triangle_test_util.h"
 #include "tests/support/parity.h"
 
 namespace cpufold::testing {

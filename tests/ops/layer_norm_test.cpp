@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include "tests/evoformer/evoformer_test_util.h"
+#include "tests/support/tensor_test_util.h"
 
 namespace cpufold::testing {
 namespace {

@@ -28,15 +28,6 @@ RawTemplates read_raw_templates(const Hdf5TensorReader& file) {
   return raw;
 }
 
-// The reference cases whose model uses templates (their files hold template hits).
-std::vector<testing::ReferenceCase> template_cases() {
-  std::vector<testing::ReferenceCase> cases;
-  for (const testing::ReferenceCase& c : testing::all_cases()) {
-    if (std::string(c.file).find("_t0_") == std::string::npos) cases.push_back(c);
-  }
-  return cases;
-}
-
 class TemplateFeaturesParity : public ::testing::TestWithParam<testing::ReferenceCase> {};
 
 TEST_P(TemplateFeaturesParity, RawTemplatesGiveTheReferenceInputs) {
@@ -84,7 +75,8 @@ TEST_P(TemplateFeaturesParity, RawTemplatesGiveTheReferenceInputs) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Reference, TemplateFeaturesParity, ::testing::ValuesIn(template_cases()),
+INSTANTIATE_TEST_SUITE_P(Reference, TemplateFeaturesParity,
+                         ::testing::ValuesIn(testing::with_templates(testing::all_cases())),
                          [](const auto& info) { return testing::case_name(info.param); });
 
 }  // namespace

@@ -17,34 +17,11 @@
 #include "structure/residue_constants.h"
 #include "structure/rigid.h"
 #include "tests/support/parity.h"
+#include "tests/support/reference_cases.h"
 #include "tests/support/test_support.h"
 
 namespace cpufold::testing {
 namespace {
-
-struct AtomCase {
-  const char* file;
-  bool full_width;
-};
-
-const AtomCase kCases[] = {
-    {"model_1_ptm_r24_c8_e16_t2_rec1_s0.h5", false},
-    {"model_1_ptm_r24_c8_e16_t2_rec3_s0.h5", false},
-    {"model_3_ptm_r24_c8_e16_t0_rec1_s0.h5", false},
-    {"model_3_ptm_r24_c8_e16_t0_rec3_s0.h5", false},
-    {"model_1_ptm_r24_c8_e16_t2_rec1_s0.h5", true},
-    {"model_3_ptm_r24_c8_e16_t0_rec1_s0.h5", true},
-};
-
-std::string case_name(const ::testing::TestParamInfo<AtomCase>& info) {
-  std::string name = info.param.file;
-  name = name.substr(0, name.find('_', name.find("ptm_") + 4)) + "_" +
-         name.substr(name.find("rec"), 4) + (info.param.full_width ? "_full" : "_tiny");
-  for (char& c : name) {
-    if (c == '.' || c == '-') c = '_';
-  }
-  return name;
-}
 
 double max_abs_diff(const std::vector<float>& ours, std::vector<float>::const_iterator ref) {
   double m = 0;
@@ -57,17 +34,18 @@ struct LayerOutputs {
   std::vector<float> frames, angles, sidechain_frames, positions;  // [8, N, ...]
 };
 
-class AtomBuilderParity : public ::testing::TestWithParam<AtomCase> {
+class AtomBuilderParity : public ::testing::TestWithParam<ReferenceCase> {
  protected:
+  // False when the case cannot run: skipped (full width without CPUFOLD_REFERENCE_DIR) or
+  // already failed (the variable is set but a file is missing).
   bool open() {
-    const AtomCase& c = GetParam();
-    const std::filesystem::path ref =
-        c.full_width ? full_width_reference(c.file) : tiny_reference(c.file);
-    if (ref.empty()) {
-      if (!reference_dir()) [] { GTEST_SKIP() << "CPUFOLD_REFERENCE_DIR is not set"; }();
+    const ResolvedCase c = resolve(GetParam());
+    if (c.skip) {
+      [] { GTEST_SKIP() << "CPUFOLD_REFERENCE_DIR is not set"; }();
       return false;
     }
-    ref_ = std::make_unique<Hdf5TensorReader>(ref);
+    if (c.reference.empty()) return false;  // resolve() failed the test
+    ref_ = std::make_unique<Hdf5TensorReader>(c.reference);
     const Shape s = ref_->shape("inputs/aatype");  // [N, iterations]
     n_res_ = s[0];
     iterations_ = s[1];
@@ -191,7 +169,7 @@ TEST_P(AtomBuilderParity, FinalAtomsMatch) {
   atom14_to_atom37(atom14_t, aatype(), atom37_t, mask37_t);
   EXPECT_TRUE(
       matches_reference(*ref_, "outputs/final_atom_positions", atom37_t, kAtomPositionTolerance));
-  EXPECT_TRUE(matches_reference(*ref_, "outputs/final_atom_mask", mask37_t, Tolerance{0, 0}));
+  EXPECT_TRUE(matches_reference(*ref_, "outputs/final_atom_mask", mask37_t, kExactTolerance));
   std::cout << "max |Δ| final_atom_positions "
             << max_abs_diff(atom37, ref_->read_f32("outputs/final_atom_positions").cbegin())
             << " Å, final_atom14_positions "
@@ -224,7 +202,8 @@ TEST_P(AtomBuilderParity, IndexTablesMatchBatchFeatures) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Reference, AtomBuilderParity, ::testing::ValuesIn(kCases), case_name);
+INSTANTIATE_TEST_SUITE_P(Reference, AtomBuilderParity, ::testing::ValuesIn(all_cases()),
+                         [](const auto& info) { return case_name(info.param); });
 
 }  // namespace
 }  // namespace cpufold::testing

@@ -15,44 +15,20 @@
 #include "structure/masked_msa_head.h"
 #include "structure/predicted_aligned_error_head.h"
 #include "structure/predicted_lddt_head.h"
-#include "tests/evoformer/triangle_test_util.h"
 #include "tests/support/parity.h"
+#include "tests/support/reference_cases.h"
 
 namespace cpufold::testing {
 namespace {
 
-struct Case {
-  std::string file;
-  std::string preset;
-  bool full_width;
-};
-
-std::string case_name(const ::testing::TestParamInfo<Case>& info) {
-  std::string name = info.param.file.substr(0, info.param.file.size() - 3);  // drop ".h5"
-  for (char& ch : name) {
-    if (ch == '-' || ch == '.') ch = '_';
-  }
-  return name + (info.param.full_width ? "_full" : "_tiny");
-}
-
-class HeadsParity : public ::testing::TestWithParam<Case> {
+class HeadsParity : public ::testing::TestWithParam<ReferenceCase> {
  protected:
   void SetUp() override {
-    const Case& c = GetParam();
-    std::filesystem::path ref_path, params_path;
-    if (c.full_width) {
-      ref_path = full_width_reference(c.file);
-      params_path = full_width_params(c.preset);
-      if (ref_path.empty() || params_path.empty()) {
-        if (HasFailure()) return;
-        GTEST_SKIP() << "CPUFOLD_REFERENCE_DIR is not set";
-      }
-    } else {
-      ref_path = tiny_reference(c.file);
-      params_path = tiny_params(c.preset);
-    }
-    ref_ = std::make_unique<Hdf5TensorReader>(ref_path);
-    store_ = std::make_unique<WeightStore>(WeightStore::open(params_path));
+    const ResolvedCase c = resolve(GetParam());
+    if (c.skip) GTEST_SKIP() << "CPUFOLD_REFERENCE_DIR is not set";
+    if (c.reference.empty() || c.params.empty()) return;  // resolve() failed the test
+    ref_ = std::make_unique<Hdf5TensorReader>(c.reference);
+    store_ = std::make_unique<WeightStore>(WeightStore::open(c.params));
     cfg_ = ModelConfig::from_weights(*store_);
     n_res_ = ref_->shape("outputs/single")[0];
   }
@@ -165,20 +141,8 @@ TEST_P(HeadsParity, PredictedAlignedErrorHead) {
   }
 }
 
-std::vector<Case> all_cases() {
-  std::vector<Case> cases;
-  for (const char* rec : {"rec1", "rec3"}) {
-    cases.push_back(
-        {std::string("model_1_ptm_r24_c8_e16_t2_") + rec + "_s0.h5", "model_1_ptm", false});
-    cases.push_back(
-        {std::string("model_3_ptm_r24_c8_e16_t0_") + rec + "_s0.h5", "model_3_ptm", false});
-  }
-  cases.push_back({"model_1_ptm_r24_c8_e16_t2_rec1_s0.h5", "model_1_ptm", true});
-  cases.push_back({"model_3_ptm_r24_c8_e16_t0_rec1_s0.h5", "model_3_ptm", true});
-  return cases;
-}
-
-INSTANTIATE_TEST_SUITE_P(Heads, HeadsParity, ::testing::ValuesIn(all_cases()), case_name);
+INSTANTIATE_TEST_SUITE_P(Heads, HeadsParity, ::testing::ValuesIn(all_cases()),
+                         [](const auto& info) { return case_name(info.param); });
 
 }  // namespace
 }  // namespace cpufold::testing

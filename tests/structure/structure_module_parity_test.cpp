@@ -11,39 +11,19 @@
 #include "structure/structure_module.h"
 #include "tests/io/params_test_helpers.h"
 #include "tests/support/parity.h"
+#include "tests/support/reference_cases.h"
 #include "tests/support/test_support.h"
 
 namespace cpufold {
 namespace {
 
-struct Case {
-  const char* preset;
-  const char* file;
-  bool full_width;
-};
-
-const Case kCases[] = {
-    {"model_1_ptm", "model_1_ptm_r24_c8_e16_t2_rec1_s0.h5", false},
-    {"model_3_ptm", "model_3_ptm_r24_c8_e16_t0_rec1_s0.h5", false},
-    {"model_1_ptm", "model_1_ptm_r24_c8_e16_t2_rec3_s0.h5", false},
-    {"model_3_ptm", "model_3_ptm_r24_c8_e16_t0_rec3_s0.h5", false},
-    {"model_1_ptm", "model_1_ptm_r24_c8_e16_t2_rec1_s0.h5", true},
-    {"model_3_ptm", "model_3_ptm_r24_c8_e16_t0_rec1_s0.h5", true},
-};
-
-void PrintTo(const Case& c, std::ostream* os) {
-  *os << (c.full_width ? "full_width/" : "tiny/") << c.file;
-}
-
-class StructureModuleParity : public ::testing::TestWithParam<Case> {
+class StructureModuleParity : public ::testing::TestWithParam<testing::ReferenceCase> {
  protected:
   void SetUp() override {
-    const Case& c = GetParam();
-    if (c.full_width && !testing::reference_dir()) GTEST_SKIP() << "CPUFOLD_REFERENCE_DIR unset";
-    ref_path_ =
-        c.full_width ? testing::full_width_reference(c.file) : testing::tiny_reference(c.file);
-    params_path_ =
-        c.full_width ? testing::full_width_params(c.preset) : testing::tiny_params(c.preset);
+    const testing::ResolvedCase c = testing::resolve(GetParam());
+    if (c.skip) GTEST_SKIP() << "CPUFOLD_REFERENCE_DIR unset";
+    ref_path_ = c.reference;
+    params_path_ = c.params;
     ASSERT_FALSE(ref_path_.empty());
     ASSERT_FALSE(params_path_.empty());
   }
@@ -94,10 +74,7 @@ class StructureModuleParity : public ::testing::TestWithParam<Case> {
         continue;
       }
       const auto expect = [&](const std::string& name, const Tensor& ours, testing::Tolerance tol) {
-        const ::testing::AssertionResult r =
-            testing::matches_reference(ref, base + name, ours, tol);
-        EXPECT_TRUE(r);
-        std::cout << "  " << r.message() << "\n";
+        testing::expect_matches(ref, base + name, ours, tol);
       };
       expect("frames", out.frames, testing::kRepresentationTolerance);
       {
@@ -151,13 +128,9 @@ TEST_P(StructureModuleParity, MutatedAngleResnetWeightFailsTheAngleComparison) {
   check(0, mutated);
 }
 
-INSTANTIATE_TEST_SUITE_P(Reference, StructureModuleParity, ::testing::ValuesIn(kCases),
-                         [](const auto& info) {
-                           const std::string file = info.param.file;
-                           return std::string(info.param.full_width ? "full_" : "tiny_") +
-                                  info.param.preset +
-                                  (file.find("rec3") != std::string::npos ? "_rec3" : "_rec1");
-                         });
+INSTANTIATE_TEST_SUITE_P(Reference, StructureModuleParity,
+                         ::testing::ValuesIn(testing::all_cases()),
+                         [](const auto& info) { return testing::case_name(info.param); });
 
 }  // namespace
 }  // namespace cpufold

@@ -1,6 +1,7 @@
 #include "tests/support/parity.h"
 
 #include <cmath>
+#include <iostream>
 #include <sstream>
 
 #include "memory/tensor_copy.h"
@@ -111,6 +112,23 @@ double normalized_angle_allowed(Tolerance tol, double ref, double ref_norm) {
                                              const Tensor& ours, Tolerance tol) {
   return matches_reference(name, ours, file.read_f32(name), file.shape(name), tol);
 }
+
+void expect_matches(const Hdf5TensorReader& file, const std::string& name, const Tensor& ours,
+                    Tolerance tol) {
+  const ::testing::AssertionResult r = matches_reference(file, name, ours, tol);
+  if (r) std::cout << "[ parity   ] " << r.message() << "\n";
+  EXPECT_TRUE(r);
+}
+
+OwnedTensor::OwnedTensor(const Hdf5TensorReader& file, const std::string& name) {
+  const Shape shape = file.shape(name);
+  data.resize(static_cast<std::size_t>(shape.numel()));
+  view = Tensor(data.data(), DType::f32, shape);
+  file.read(name, view);
+}
+
+OwnedTensor::OwnedTensor(const Shape& shape, float fill)
+    : data(static_cast<std::size_t>(shape.numel()), fill), view(data.data(), DType::f32, shape) {}
 
 std::filesystem::path tiny_reference(const std::string& file) {
   return test_data_dir() / "reference" / file;

@@ -1,19 +1,24 @@
-// Parity checks against the reference implementation's outputs: one tolerance table and an
-// elementwise comparison that reports the worst element with both values.
+// Parity checks against the reference implementation's outputs: the tests' shared tolerance table,
+// an elementwise comparison that reports the worst element with both values, reference
+// datasets held in memory and arenas sized exactly to a module's scratch estimate.
 #pragma once
 
 #include <gtest/gtest.h>
 
+#include <cstddef>
 #include <filesystem>
 #include <string>
 #include <vector>
 
 #include "io/hdf5_tensor_file.h"
+#include "memory/arena.h"
 #include "memory/tensor.h"
+#include "memory/tier.h"
 
 namespace cpufold::testing {
 
-// Tolerances from ../shared/reference/README.md (fp32). Never loosen one to pass a test.
+// Tolerances from ../shared/reference/README.md (fp32) unless said otherwise. Never loosen one to
+// pass a test.
 struct Tolerance {
   double atol;
   double rtol;
@@ -50,6 +55,21 @@ inline constexpr Tolerance kExactTolerance{0, 0};
 // bug in the angle resnet still fails through u (tests/structure, MutatedAngleResnet...).
 inline constexpr Tolerance kTorsionAngleTolerance = kRepresentationTolerance;
 
+// Primitives against a double-precision re-computation in the test (the unit tests of linear,
+// layer_norm, softmax, activations, attention), |ours - double| <= atol + rtol·|double|:
+// - elementwise ops and row reductions (softmax, LayerNorm, activations, masked mean): a few
+//   fp32 operations per element on values of order 1, so a few ulp;
+inline constexpr Tolerance kF32Elementwise{1e-6, 1e-6};
+// - contractions (Linear, attention): each output sums up to ~1000 fp32 products (256 inputs,
+//   1000 keys in the tests) in an order oneDNN's blocking chooses; the rounding error grows
+//   with the length of the sum.
+inline constexpr Tolerance kF32Matmul{1e-5, 1e-5};
+// Chunked vs unchunked attention: the same arithmetic per row, only sliced differently, so
+// nothing beyond rounding (the attention test also requires bitwise equality). Tighter than
+// kChunkInvarianceTolerance, which also covers modules whose Linear layers run with other row
+// counts (oneDNN may then block a GEMM differently) and other thread counts.
+inline constexpr Tolerance kF32SameMath{1e-6, 1e-6};
+
 // Passes when |ours - ref| <= atol + rtol·|ref| everywhere; on failure the message names
 // `what`, the worst index, both values, and the max and mean |Δ|.
 ::testing::AssertionResult matches_reference(const std::string& what, const Tensor& ours,
@@ -73,6 +93,29 @@ double normalized_angle_allowed(Tolerance tol, double ref, double ref_norm);
 // Same, reading the reference dataset `name` from `file`.
 ::testing::AssertionResult matches_reference(const Hdf5TensorReader& file, const std::string& name,
                                              const Tensor& ours, Tolerance tol);
+
+// EXPECTs matches_reference (at the representation tolerance unless told) and prints the max /
+// mean |Δ| on success too.
+void expect_matches(const Hdf5TensorReader& file, const std::string& name, const Tensor& ours,
+                    Tolerance tol = kRepresentationTolerance);
+
+// A reference dataset (or a zero-filled shape) in memory this object owns; `view` is the
+// contiguous f32 tensor.
+struct OwnedTensor {
+  std::vector<float> data;
+  Tensor view;
+
+  OwnedTensor(const Hdf5TensorReader& file, const std::string& name);
+  explicit OwnedTensor(const Shape& shape, float fill = 0.f);
+  OwnedTensor(const OwnedTensor&) = delete;
+  OwnedTensor& operator=(const OwnedTensor&) = delete;
+};
+
+// An arena of exactly `bytes` (plus one alignment unit so an empty request still works): a
+// module whose scratch estimate is short throws BudgetError.
+inline Arena sized_arena(std::size_t bytes) {
+  return Arena("scratch", dram_tier(), bytes + Tier::kAlignment);
+}
 
 // The tiny reference files shipped in tests/data/reference/ (e.g.
 // "model_1_ptm_r24_c8_e16_t2_rec1_s0.h5"), and the full-width ones from CPUFOLD_REFERENCE_DIR

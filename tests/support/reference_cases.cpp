@@ -25,6 +25,14 @@ const std::vector<ReferenceCase>& all_cases() {
   return cases;
 }
 
+std::vector<ReferenceCase> with_templates(const std::vector<ReferenceCase>& cases) {
+  std::vector<ReferenceCase> out;
+  for (const ReferenceCase& c : cases) {
+    if (std::string(c.file).find("_t0_") == std::string::npos) out.push_back(c);
+  }
+  return out;
+}
+
 ResolvedCase resolve(const ReferenceCase& c) {
   if (!c.full_width) return {tiny_reference(c.file), tiny_params(c.preset), false};
   if (!reference_dir()) return {{}, {}, true};

@@ -19,6 +19,9 @@ struct ReferenceCase {
 const std::vector<ReferenceCase>& rec1_cases();
 // rec1_cases() plus the tiny files with 3 recycles.
 const std::vector<ReferenceCase>& all_cases();
+// The cases of `cases` whose model embeds templates (their files hold template hits; the
+// "_t0_" files of model_3_ptm have none).
+std::vector<ReferenceCase> with_templates(const std::vector<ReferenceCase>& cases);
 
 struct ResolvedCase {
   std::filesystem::path reference, params;

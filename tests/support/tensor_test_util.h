@@ -1,5 +1,6 @@
-// Helpers for evoformer/ unit tests: owned f32 buffers with Tensor views, seeded random data,
-// and comparisons against double-precision references that report the worst element.
+// Helpers for unit tests of the primitives and modules: owned f32 buffers with Tensor views,
+// seeded random data, and comparisons against double-precision references that report the
+// worst element.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -15,11 +16,6 @@
 #include "tests/support/parity.h"
 
 namespace cpufold::testing {
-
-// Tolerances per compute dtype (Tolerance from parity.h): |got - want| <= atol + rtol * |want|.
-inline constexpr Tolerance kF32Elementwise{1e-6, 1e-6};  // softmax, LayerNorm, activations
-inline constexpr Tolerance kF32Matmul{1e-5, 1e-5};       // Linear, attention vs the reference
-inline constexpr Tolerance kF32SameMath{1e-6, 1e-6};     // chunked vs unchunked attention
 
 // An owned f32 buffer; `view` describes it (contiguous unless built from strides).
 struct Buffer {
@@ -44,7 +40,8 @@ inline double at(const Tensor& t, std::initializer_list<std::int64_t> index) {
   return static_cast<double>(t.at<float>(index));
 }
 
-// Compares `got` (row-major over `want`'s order) with a double reference.
+// Compares `got` (row-major over `want`'s order) with a double reference, within one of the
+// tolerances of tests/support/parity.h (kF32Elementwise, kF32Matmul, ...).
 inline void expect_close(const std::vector<float>& got, const std::vector<double>& want,
                          Tolerance tol, const std::string& what) {
   ASSERT_EQ(got.size(), want.size()) << what;
