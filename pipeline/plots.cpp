@@ -7,7 +7,7 @@
 
 #include "io/png_image.h"
 #include "pipeline/bitmap_font.h"
-#include "pipeline/output_values.h"
+#include "pipeline/output/output_values.h"
 
 namespace cpufold {
 namespace {

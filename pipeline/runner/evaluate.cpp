@@ -1,0 +1,116 @@
+#include "pipeline/runner/evaluate.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <utility>
+#include <vector>
+
+#include "io/feature_file.h"
+#include "io/hdf5_tensor_file.h"
+#include "io/model_config.h"
+#include "memory/peak_tracker.h"
+#include "pipeline/runner/finite_outputs.h"
+#include "pipeline/runner/hdf5_tracer.h"
+#include "pipeline/runner/model_runner.h"
+#include "pipeline/runner/prediction_h5.h"
+#include "pipeline/features/reference_features.h"
+
+namespace cpufold {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::string mib(std::size_t bytes) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f MiB", static_cast<double>(bytes) / (1 << 20));
+  return buf;
+}
+
+}  // namespace
+
+EvaluateReport evaluate(const EvaluateOptions& o) {
+  const auto start = Clock::now();
+  auto say = [&](const std::string& msg) {
+    if (o.progress) o.progress(msg);
+  };
+
+  const WeightStore store = WeightStore::open(o.params);
+  const ModelConfig config = ModelConfig::from_weights(store);
+  const Hdf5TensorReader features(o.features);
+  const std::int64_t available = feature_iterations(features);
+  const std::string preset = config.preset_for_file(store.path().filename().string());
+  say("loading " + preset + " (" + std::to_string(config.parameter_count) + " parameters)");
+  const ModelRunner runner(store, config);
+  const auto unused = store.unused_keys();
+  if (!unused.empty()) {
+    throw WeightsError(std::to_string(unused.size()) + " parameters in " + store.path().string() +
+                       " are not used by the model, e.g. " + unused.front());
+  }
+
+  FeatureSource source;
+  source.iterations = available;
+  source.bytes_per_iteration = trunk_inputs_bytes(features, config.templates);
+  source.read = [&](std::int64_t k, Arena& arena) {
+    return read_trunk_inputs(features, k, config.templates, arena);
+  };
+  std::optional<Hdf5Tracer> tracer;
+  if (!o.trace.empty()) tracer.emplace(o.trace);
+  RunOptions run;
+  run.recycles = o.recycles.value_or(available - 1);
+  if (run.recycles < 0 || run.recycles + 1 > available) {
+    throw InputError(o.features.string() + " holds features for " + std::to_string(available) +
+                     " iteration(s); --recycles " + std::to_string(run.recycles) + " needs " +
+                     std::to_string(run.recycles + 1));
+  }
+  run.early_stop_tolerance = o.early_stop_tolerance;
+  run.chunk = o.chunk_size;
+  run.tracer = tracer ? &*tracer : nullptr;
+  if (o.progress) {
+    run.progress = [&o, run_start = Clock::now()](const std::string& msg) {
+      char stamp[32];
+      std::snprintf(stamp, sizeof stamp, "[%7.2fs] ",
+                    std::chrono::duration<double>(Clock::now() - run_start).count());
+      o.progress(stamp + msg);
+    };
+  }
+  const Prediction p = runner.run(source, run);
+
+  // Refuse to write NaN or Inf: an outputs file is read as a result. The trace (if any) is
+  // still written, since it shows the first stage that went non-finite.
+  std::vector<NamedOutput> checked = prediction_tensors(p);
+  float max_pae = p.max_predicted_aligned_error, ptm = p.ptm_score;
+  if (p.has_pae) {
+    checked.push_back({"max_predicted_aligned_error", Tensor(&max_pae, DType::f32, Shape{})});
+    checked.push_back({"ptm_score", Tensor(&ptm, DType::f32, Shape{})});
+  }
+  if (!non_finite_outputs(checked).empty()) {
+    if (tracer) tracer->commit();
+    require_finite_outputs(checked, o.out.string());
+  }
+
+  Hdf5TensorWriter out(o.out);
+  write_prediction_outputs(out, p);
+  out.set_root_attribute("preset", preset);
+  out.set_root_attribute("features", o.features.string());
+  out.set_root_attribute("iterations", std::to_string(p.iterations));
+  out.set_root_attribute("chunk_size", std::to_string(o.chunk_size));
+  out.commit();
+  if (tracer) tracer->commit();
+
+  EvaluateReport report;
+  report.n_res = p.pair.dim(0);
+  report.n_seq = p.msa.dim(0);
+  report.iterations = p.iterations;
+  report.planned_bytes = p.planned_bytes;
+  for (std::int64_t i = 0; i < p.plddt.numel(); ++i) report.mean_plddt += p.plddt.at<float>({i});
+  report.mean_plddt /= static_cast<double>(std::max<std::int64_t>(p.plddt.numel(), 1));
+  if (p.has_pae) report.ptm = p.ptm_score;
+  report.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  report.peak_rss_bytes = os_peak_rss_bytes();
+  say("wrote " + o.out.string() + "; memory planned " + mib(report.planned_bytes) + ", peak RSS " +
+      mib(report.peak_rss_bytes));
+  return report;
+}
+
+}  // namespace cpufold
