@@ -13,8 +13,9 @@
 #include "io/model_config.h"
 #include "memory/peak_tracker.h"
 #include "pipeline/cli/cli.h"
-#include "pipeline/features/feature_pipeline.h"
+#include "pipeline/cli/common_options.h"
 #include "pipeline/cli/option_checks.h"
+#include "pipeline/features/feature_pipeline.h"
 
 namespace cpufold {
 namespace {
@@ -90,7 +91,8 @@ void add_bench_features(CLI::App& bench) {
   struct Args {
     std::int64_t n_res = 1000, n_msa = 10000;
     std::string model = "model_1";
-    int repeat = 2, threads = 0;
+    int repeat = 2;
+    CommonOptions common;
   };
   auto args = std::make_shared<Args>();
   CLI::App* cmd = bench.add_subcommand(
@@ -104,10 +106,9 @@ void add_bench_features(CLI::App& bench) {
   cmd->add_option("--model", args->model, "AF2 model whose sizes are used (default model_1)");
   cmd->add_option("--repeat", args->repeat, "iterations timed (default 2)")
       ->transform(integer_in(1, kMaxRepeat));
-  cmd->add_option("--threads", args->threads, "OpenMP threads (default: all cores)")
-      ->transform(thread_count());
+  add_common_options(*cmd, args->common, {CommonOption::threads});
   cmd->callback([args] {
-    if (args->threads > 0) omp_set_num_threads(args->threads);
+    apply_common_options(args->common);
     const std::vector<Msa> msas{random_msa(args->n_msa, args->n_res, 7)};
     const std::vector<std::string> names{"random"};
     auto t0 = std::chrono::steady_clock::now();
@@ -142,8 +143,9 @@ void add_bench_features(CLI::App& bench) {
 void add_bench_command(CLI::App& app) {
   struct Args {
     std::string params;
-    std::int64_t n_res = 128, n_seq = 512, chunk = 0;
-    int repeat = 1, threads = 0;
+    std::int64_t n_res = 128, n_seq = 512;
+    int repeat = 1;
+    CommonOptions common;
   };
   auto args = std::make_shared<Args>();
   CLI::App* bench = app.add_subcommand("bench", "Timed runs of model pieces on random inputs.");
@@ -157,15 +159,13 @@ void add_bench_command(CLI::App& app) {
       ->transform(integer_in(1, kMaxRows));
   block->add_option("--n-seq", args->n_seq, "MSA rows (default 512)")
       ->transform(integer_in(1, kMaxRows));
-  block->add_option("--chunk-size", args->chunk, "slice size (default 0: none)")
-      ->transform(integer_in(0, kMaxRows));
   block->add_option("--repeat", args->repeat, "timed repetitions after one warm-up (default 1)")
       ->transform(integer_in(1, kMaxRepeat));
-  block->add_option("--threads", args->threads, "OpenMP threads (default: all cores)")
-      ->transform(thread_count());
+  add_common_options(*block, args->common, {CommonOption::threads, CommonOption::chunk_size});
   add_bench_features(*bench);
   block->callback([args] {
-    if (args->threads > 0) omp_set_num_threads(args->threads);
+    apply_common_options(args->common);
+    const std::int64_t chunk = args->common.chunk_size;
     const WeightStore store = WeightStore::open(args->params);
     const ModelConfig c = ModelConfig::from_weights(store);
     const EvoformerBlock evo(store, c, EvoformerBlock::Kind::evoformer, 0);
@@ -181,8 +181,8 @@ void add_bench_command(CLI::App& app) {
     fill_normal(z, 2);
     fill(msa_mask, 1.f);
     fill(pair_mask, 1.f);
-    Arena scratch("bench-scratch", dram_tier(), evo.scratch_bytes(s, n, args->chunk));
-    const RunContext ctx{&scratch, args->chunk, nullptr, 0};
+    Arena scratch("bench-scratch", dram_tier(), evo.scratch_bytes(s, n, chunk));
+    const RunContext ctx{&scratch, chunk, nullptr, 0};
     evo.forward(m, z, msa_mask, pair_mask, ctx);  // warm-up: primitives are created here
     const auto t0 = std::chrono::steady_clock::now();
     for (int r = 0; r < args->repeat; ++r) evo.forward(m, z, msa_mask, pair_mask, ctx);
@@ -196,8 +196,8 @@ void add_bench_command(CLI::App& app) {
         "  activations %.1f MiB, scratch planned %.1f MiB (high water %.1f MiB), peak RSS %.1f "
         "MiB\n",
         static_cast<long long>(n), static_cast<long long>(s), static_cast<long long>(c.c_m),
-        static_cast<long long>(c.c_z), static_cast<long long>(args->chunk), omp_get_max_threads(),
-        secs, gflop, gflop / secs, static_cast<double>(state.capacity()) / (1 << 20),
+        static_cast<long long>(c.c_z), static_cast<long long>(chunk), omp_get_max_threads(), secs,
+        gflop, gflop / secs, static_cast<double>(state.capacity()) / (1 << 20),
         static_cast<double>(scratch.capacity()) / (1 << 20),
         static_cast<double>(scratch.high_water()) / (1 << 20),
         static_cast<double>(os_peak_rss_bytes()) / (1 << 20));

@@ -1,13 +1,13 @@
 // `cpufold evaluate`: the model on a processed-feature HDF5 file, for parity checks.
-#include <omp.h>
 
 #include <cstdio>
 #include <iostream>
 #include <memory>
 
 #include "pipeline/cli/cli.h"
-#include "pipeline/runner/evaluate.h"
+#include "pipeline/cli/common_options.h"
 #include "pipeline/cli/option_checks.h"
+#include "pipeline/runner/evaluate.h"
 
 namespace cpufold {
 
@@ -15,7 +15,7 @@ void add_evaluate_command(CLI::App& app) {
   struct Args {
     EvaluateOptions options;
     std::int64_t recycles = -1;
-    int threads = 0;
+    CommonOptions common;
     bool quiet = false;
   };
   auto args = std::make_shared<Args>();
@@ -37,17 +37,13 @@ void add_evaluate_command(CLI::App& app) {
                   "stop recycling once the CA-CA distance matrix changes by less than this "
                   "(RMS, Å) between iterations (default 0: off, as AF2 monomer)")
       ->transform(real_in(0, kMaxEarlyStopTolerance));
-  cmd->add_option("--chunk-size", args->options.chunk_size,
-                  "rows per attention / outer-product slice; bounds transient memory "
-                  "(default 0: no slicing)")
-      ->transform(integer_in(0, kMaxRows));
+  add_common_options(*cmd, args->common, {CommonOption::threads, CommonOption::chunk_size});
   cmd->add_option("--trace", args->options.trace,
                   "also write named intermediates (the reference's trace/ names) to this .h5");
-  cmd->add_option("--threads", args->threads, "OpenMP threads (default: all cores)")
-      ->transform(thread_count());
   cmd->add_flag("--quiet", args->quiet, "no progress messages on stderr");
   cmd->callback([args] {
-    if (args->threads > 0) omp_set_num_threads(args->threads);
+    apply_common_options(args->common);
+    args->options.chunk_size = args->common.chunk_size;
     if (args->recycles >= 0) args->options.recycles = args->recycles;
     if (!args->quiet) {
       args->options.progress = [](const std::string& msg) { std::cerr << msg << "\n"; };

@@ -1,15 +1,15 @@
 // `cpufold predict INPUT OUTPUT_DIR`: the batch folding users run, with colabfold_batch's
 // arguments, defaults and output file names.
-#include <omp.h>
 
 #include <iostream>
 #include <memory>
 
 #include "memory/error.h"
+#include "pipeline/batch/predict.h"
 #include "pipeline/cli/cli.h"
 #include "pipeline/cli/colabfold_options.h"
+#include "pipeline/cli/common_options.h"
 #include "pipeline/cli/option_checks.h"
-#include "pipeline/batch/predict.h"
 
 namespace cpufold {
 namespace {
@@ -127,6 +127,7 @@ void add_predict_command(CLI::App& app) {
     std::string max_msa, skip_output;
     bool quiet = false;
     ColabfoldValues colabfold;
+    CommonOptions common;
   };
   auto args = std::make_shared<Args>();
   PredictOptions& o = args->options;
@@ -186,12 +187,7 @@ void add_predict_command(CLI::App& app) {
   cmd->add_option("--max-extra-seq", args->max_extra_seq,
                   "extra MSA rows (default: AF2's, 5120 for models 1, 3, 4 and 1024 for 2, 5)")
       ->transform(integer_in(0, kMaxRows));
-  cmd->add_option("--threads", o.threads, "OpenMP threads (default: all cores)")
-      ->transform(thread_count());
-  cmd->add_option("--chunk-size", o.chunk_size,
-                  "rows per attention / outer-product slice; bounds memory for long queries "
-                  "(default 0: no slicing)")
-      ->transform(integer_in(0, kMaxRows));
+  add_common_options(*cmd, args->common, {CommonOption::threads, CommonOption::chunk_size});
   cmd->add_flag("--overwrite-existing-results", o.overwrite_existing_results,
                 "redo jobs whose JOB.done.txt exists (default: skip them)");
   cmd->add_option("--sort-queries-by", args->sort_queries_by,
@@ -252,7 +248,9 @@ void add_predict_command(CLI::App& app) {
     o.skip_msa = skip.msa;
     o.skip_plots = skip.plots;
     o.skip_pae_json = skip.pae_json;
-    if (o.threads > 0) omp_set_num_threads(o.threads);
+    apply_common_options(args->common);
+    o.threads = args->common.threads;
+    o.chunk_size = args->common.chunk_size;
     o.model_order = parse_model_order("--model-order", args->model_order);
     if (o.random_seed > static_cast<std::uint64_t>(kMaxRandomSeed - (o.num_seeds - 1))) {
       throw InputError("--random-seed " + std::to_string(o.random_seed) + " with --num-seeds " +
