@@ -23,11 +23,12 @@
 #include "pipeline/batch/job_order.h"
 #include "pipeline/batch/prediction_files.h"
 #include "pipeline/batch/ranking.h"
+#include "pipeline/batch/run_settings.h"
 #include "pipeline/batch/timings_file.h"
 #include "pipeline/features/feature_pipeline.h"
 #include "pipeline/output/job_outputs.h"
-#include "pipeline/runner/finite_outputs.h"
 #include "pipeline/plots.h"
+#include "pipeline/runner/finite_outputs.h"
 #include "pipeline/runner/model_cache.h"
 
 namespace cpufold {
@@ -256,19 +257,11 @@ class BatchRunner {
     }
 
     const auto run_start = Clock::now();
-    FeatureConfig config = af2_feature_config(model);
-    if (o_.max_seq) config.max_msa_clusters = *o_.max_seq;
-    if (o_.max_extra_seq) config.max_extra_msa = *o_.max_extra_seq;
-    config.seed = seed;
-    const FeaturePipeline pipeline(raw, config);
+    const FeaturePipeline pipeline(raw, model_feature_config(o_, model, seed));
     const double pipeline_seconds = seconds_since(run_start);
     const double run_units = units(job);
 
-    RunOptions run;
-    run.recycles = o_.num_recycle;
-    run.ensemble = o_.num_ensemble;
-    run.early_stop_tolerance = o_.recycle_early_stop_tolerance;
-    run.chunk = o_.chunk_size;
+    RunOptions run = model_run_options(o_);
     run.progress = [&](const std::string& message) {
       log_.say(where + ": " + message + " | " + eta(run_units, seconds_since(run_start)));
     };
@@ -284,8 +277,7 @@ class BatchRunner {
         return ranking_score(now, rank_) > o_.stop_at_score;
       };
     }
-    const Prediction p =
-        loaded.runner->run(pipeline.source((o_.num_recycle + 1) * o_.num_ensemble), run);
+    const Prediction p = loaded.runner->run(pipeline.source(feature_samples(o_)), run);
     const double run_seconds = seconds_since(run_start);
     estimate_.finished(run_units, run_seconds);
     float ptm = p.ptm_score;
