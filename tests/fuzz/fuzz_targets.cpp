@@ -12,7 +12,7 @@
 #include "io/stockholm.h"
 #include "io/text_safety.h"
 #include "memory/error.h"
-#include "pipeline/predict_jobs.h"
+#include "pipeline/batch/predict_jobs.h"
 
 namespace cpufold::fuzz {
 namespace {

@@ -1,0 +1,47 @@
+#include "pipeline/batch/config_json.h"
+
+#include <nlohmann/json.hpp>
+
+#include "io/text_safety.h"
+
+namespace cpufold {
+
+std::string config_json(const PredictOptions& o, RankBy rank, std::size_t num_queries) {
+  using Json = nlohmann::ordered_json;
+  Json j;
+  j["program"] = std::string("cpufold predict ") + CPUFOLD_VERSION;
+  j["input"] = text::safe_text(o.input.string());
+  j["num_queries"] = num_queries;
+  j["use_templates"] = false;
+  j["num_relax"] = 0;
+  j["msa_mode"] = o.msa_dir.empty() ? "input_or_single_sequence" : "msa_dir";
+  j["msa_dir"] = text::safe_text(o.msa_dir.string());
+  j["data_dir"] = text::safe_text(o.data_dir.string());
+  j["model_type"] = model_type_name(o.model_type);
+  j["num_models"] = o.num_models;
+  j["num_recycles"] = o.num_recycle;
+  j["recycle_early_stop_tolerance"] = o.recycle_early_stop_tolerance;
+  j["num_ensemble"] = o.num_ensemble;
+  j["model_order"] = o.model_order;
+  j["keep_existing_results"] = !o.overwrite_existing_results;
+  j["rank_by"] = rank == RankBy::ptm ? "ptm" : "plddt";
+  j["max_seq"] = o.max_seq ? Json(*o.max_seq) : Json(nullptr);
+  j["max_extra_seq"] = o.max_extra_seq ? Json(*o.max_extra_seq) : Json(nullptr);
+  j["random_seed"] = o.random_seed;
+  j["num_seeds"] = o.num_seeds;
+  const char* orders[] = {"none", "length", "msa_depth", "random"};
+  j["sort_queries_by"] = orders[static_cast<int>(o.sort_queries_by)];
+  j["stop_at_score"] = o.stop_at_score;
+  j["jobname_prefix"] = o.jobname_prefix.empty() ? Json(nullptr) : Json(o.jobname_prefix);
+  j["save_all"] = o.save_all;
+  j["save_recycles"] = o.save_recycles;
+  j["save_single_representations"] = o.save_single_representations;
+  j["save_pair_representations"] = o.save_pair_representations;
+  j["zip"] = o.zip;
+  j["chunk_size"] = o.chunk_size;
+  j["threads"] = o.threads;
+  j["version"] = CPUFOLD_VERSION;
+  return j.dump(4) + "\n";
+}
+
+}  // namespace cpufold

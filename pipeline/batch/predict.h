@@ -1,0 +1,70 @@
+// `cpufold predict`: the batch runner. Folds every job of INPUT with each selected model and
+// seed, ranks the predictions and writes ColabFold's output files, each atomically, with the
+// job's `.done.txt` marker last.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "pipeline/batch/predict_jobs.h"
+#include "pipeline/batch/ranking.h"
+#include "pipeline/runner/params_directory.h"
+
+namespace cpufold {
+
+struct PredictOptions {
+  std::filesystem::path input;       // FASTA / A3M / CSV / TSV file or a directory of them
+  std::filesystem::path output_dir;  // created when missing
+  std::filesystem::path msa_dir;     // empty: only MSAs given with the input
+  std::filesystem::path data_dir;    // holds params/params_model_N[_ptm].{h5,npz}
+  int num_models = 5;
+  std::vector<int> model_order{1, 2, 3, 4, 5};  // the first num_models are run
+  ModelType model_type = ModelType::alphafold2_ptm;
+  std::int64_t num_recycle = 3;
+  std::int64_t num_ensemble = 1;            // AF2 ensembling: trunk passes per iteration, averaged
+  double recycle_early_stop_tolerance = 0;  // Å of CA-distance change; <= 0: off
+  int num_seeds = 1;
+  std::uint64_t random_seed = 0;  // seeds random_seed .. random_seed + num_seeds - 1
+  RankBy rank = RankBy::automatic;
+  std::optional<std::int64_t> max_seq, max_extra_seq;  // default: AF2's per-model values
+  std::int64_t chunk_size = 0;
+  int threads = 0;  // recorded in config.json (the caller sets OpenMP)
+  bool overwrite_existing_results = false;
+  QueryOrder sort_queries_by = QueryOrder::length;
+  // colabfold_batch output options (pipeline/colabfold_options.h).
+  double stop_at_score = 100;  // skip the rest of a job once its ranking score exceeds this
+  std::string jobname_prefix;  // non-empty: jobs are PREFIX_0, PREFIX_1, ... in run order
+  bool save_all = false;       // every model output in JOB_all_rank_K_TAG.h5
+  bool save_recycles = false;  // JOB_unrelaxed_rank_K_TAG.rR.pdb per recycle
+  bool save_single_representations = false;  // JOB_single_repr_rank_K_TAG.npy
+  bool save_pair_representations = false;    // JOB_pair_repr_rank_K_TAG.npy
+  bool zip = false;                          // JOB.result.zip instead of the job's files
+  bool skip_msa = false, skip_plots = false, skip_pae_json = false;  // --skip-output
+  std::function<void(const std::string&)> progress;  // one line per call; may be empty
+};
+
+struct JobOutcome {
+  enum class Status { done, skipped, failed };
+  std::string name;
+  Status status = Status::failed;
+  std::string message;         // why it failed or was skipped
+  bool out_of_memory = false;  // failed for lack of memory (a BudgetError)
+};
+
+struct PredictSummary {
+  std::vector<JobOutcome> jobs;
+  std::size_t count(JobOutcome::Status status) const;
+};
+
+// Runs the batch. A job whose input is bad (or whose MSA does not match its query, or that
+// does not fit the memory budget) fails alone, with its message in the summary, log.txt
+// and on `progress`; the others still run. Errors that concern the whole batch (options,
+// missing or bad parameter files, an unusable OUTPUT_DIR) throw; when OUTPUT_DIR exists, the
+// error is appended to its log.txt first.
+PredictSummary predict(const PredictOptions& options);
+
+}  // namespace cpufold

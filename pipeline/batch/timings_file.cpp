@@ -1,0 +1,65 @@
+#include "pipeline/batch/timings_file.h"
+
+#include <fstream>
+#include <iterator>
+#include <nlohmann/json.hpp>
+
+#include "io/atomic_file.h"
+
+namespace cpufold {
+
+struct TimingsFile::Json {
+  nlohmann::ordered_json value;
+};
+
+TimingsFile::TimingsFile(std::filesystem::path path)
+    : path_(std::move(path)), json_(std::make_unique<Json>()) {
+  std::ifstream in(path_, std::ios::binary);
+  const std::string old = in ? std::string(std::istreambuf_iterator<char>(in), {}) : "";
+  auto& j = json_->value;
+  j = nlohmann::ordered_json::parse(old, nullptr, false);
+  if (j.is_discarded() || !j.is_object()) j = nlohmann::ordered_json::object();
+  if (!j.contains("jobs") || !j["jobs"].is_object()) j["jobs"] = nlohmann::ordered_json::object();
+}
+
+TimingsFile::~TimingsFile() = default;
+
+void TimingsFile::job_done(const std::string& job, const JobTiming& timing) {
+  using Json = nlohmann::ordered_json;
+  Json t;
+  t["length"] = timing.length;
+  t["msa_rows"] = timing.msa_rows;
+  t["feature_seconds"] = timing.feature_seconds;
+  t["runs"] = Json::array();
+  for (const RunTiming& r : timing.runs) {
+    Json run;
+    run["model"] = r.model;
+    run["seed"] = r.seed;
+    run["load_seconds"] = r.load_seconds;
+    run["feature_seconds"] = r.feature_seconds;
+    Json stages = Json::object();
+    for (const StageTime& st : r.model_seconds) stages[st.stage] = st.seconds;
+    run["model_seconds"] = stages;
+    run["iterations"] = r.iterations;
+    run["n_seq"] = r.n_seq;
+    run["n_extra"] = r.n_extra;
+    run["mean_plddt"] = r.mean_plddt;
+    if (r.ptm) run["ptm"] = *r.ptm;
+    run["planned_mib"] = static_cast<double>(r.planned_bytes) / (1 << 20);
+    run["peak_rss_mib"] = static_cast<double>(r.peak_rss_bytes) / (1 << 20);
+    t["runs"].push_back(run);
+  }
+  t["status"] = "done";
+  t["total_seconds"] = timing.total_seconds;
+  json_->value["jobs"][job] = t;
+}
+
+void TimingsFile::job_failed(const std::string& job, const std::string& error) {
+  json_->value["jobs"][job] = nlohmann::ordered_json{{"status", "failed"}, {"error", error}};
+}
+
+void TimingsFile::write() const {
+  write_file_atomically(path_, json_->value.dump(2) + "\n");
+}
+
+}  // namespace cpufold

@@ -1,0 +1,207 @@
+// `cpufold bench`: timed runs of model pieces on random inputs, for the numbers in notes and
+// docs (speed is measured here, never asserted in tests).
+#include <omp.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <iostream>
+#include <memory>
+#include <random>
+
+#include "evoformer/evoformer_block.h"
+#include "io/model_config.h"
+#include "memory/peak_tracker.h"
+#include "pipeline/cli/cli.h"
+#include "pipeline/cli/common_options.h"
+#include "pipeline/cli/option_checks.h"
+#include "pipeline/features/feature_pipeline.h"
+
+namespace cpufold {
+namespace {
+
+// Multiply-adds x2 of one Evoformer block's matmuls and attention products.
+double evoformer_block_flops(const ModelConfig& c, double s, double n) {
+  const double cm = static_cast<double>(c.c_m), cz = static_cast<double>(c.c_z);
+  const double hr = static_cast<double>(c.msa_row_attention.n_head),
+               dr = static_cast<double>(c.msa_row_attention.c_hidden);
+  const double hc = static_cast<double>(c.msa_column_attention.n_head),
+               dc = static_cast<double>(c.msa_column_attention.c_hidden);
+  const double ht = static_cast<double>(c.triangle_attention.n_head),
+               dt = static_cast<double>(c.triangle_attention.c_hidden);
+  const double co = static_cast<double>(c.c_hidden_opm),
+               cmul = static_cast<double>(c.c_hidden_tri_mul);
+  const double fm = static_cast<double>(c.msa_transition_factor),
+               fp = static_cast<double>(c.pair_transition_factor);
+  double f = 0;
+  f += 2 * s * n * cm * 5 * hr * dr + 4 * s * hr * n * n * dr + 2 * n * n * cz * hr;  // row att
+  f += 2 * s * n * cm * 5 * hc * dc + 4 * n * hc * s * s * dc;                        // column att
+  f += 4 * s * n * cm * fm * cm;                                                      // transition
+  f += 4 * s * n * cm * co + 2 * n * n * co * co * s + 2 * n * n * co * co * cz;      // OPM
+  f += 2 * (2 * n * n * cz * (4 * cmul + cz) + 2 * n * n * n * cmul + 2 * n * n * cmul * cz);
+  f += 2 * (2 * n * n * cz * 5 * ht * dt + 4 * n * ht * n * n * dt + 2 * n * n * cz * ht);
+  f += 4 * n * n * cz * fp * cz;  // pair transition
+  return f;
+}
+
+void fill_normal(const Tensor& t, std::uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> dist(0.f, 1.f);
+  float* p = t.data_as<float>();
+  for (std::int64_t i = 0; i < t.numel(); ++i) p[i] = dist(rng);
+}
+
+void fill(const Tensor& t, float v) {
+  float* p = t.data_as<float>();
+  for (std::int64_t i = 0; i < t.numel(); ++i) p[i] = v;
+}
+
+// A random MSA of `rows` x `n_res` (query first): 20% gaps, one deletion in 50 columns.
+Msa random_msa(std::int64_t rows, std::int64_t n_res, std::uint32_t seed) {
+  static constexpr char kLetters[] = "ACDEFGHIKLMNPQRSTVWY";
+  std::mt19937 rng(seed);
+  Msa msa;
+  std::string query(static_cast<std::size_t>(n_res), 'A');
+  for (char& c : query) c = kLetters[rng() % 20];
+  for (std::int64_t r = 0; r < rows; ++r) {
+    std::string row = query;
+    std::vector<std::int32_t> deletions(static_cast<std::size_t>(n_res), 0);
+    if (r > 0) {
+      for (std::size_t i = 0; i < row.size(); ++i) {
+        const std::uint32_t u = rng() % 100;
+        if (u < 20)
+          row[i] = '-';
+        else if (u < 60)
+          row[i] = kLetters[rng() % 20];
+        if (rng() % 50 == 0) deletions[i] = static_cast<std::int32_t>(1 + rng() % 5);
+      }
+    }
+    msa.sequences.push_back(std::move(row));
+    msa.deletions.push_back(std::move(deletions));
+    msa.descriptions.push_back("row" + std::to_string(r));
+  }
+  return msa;
+}
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+void add_bench_features(CLI::App& bench) {
+  struct Args {
+    std::int64_t n_res = 1000, n_msa = 10000;
+    std::string model = "model_1";
+    int repeat = 2;
+    CommonOptions common;
+  };
+  auto args = std::make_shared<Args>();
+  CLI::App* cmd = bench.add_subcommand(
+      "features",
+      "The AF2 feature pipeline on a random MSA: raw features (deduplication) once, then "
+      "one recycling iteration's sampling, masking, clustering and msa_feat per repetition.");
+  cmd->add_option("--n-res", args->n_res, "residues (default 1000)")
+      ->transform(integer_in(1, kMaxRows));
+  cmd->add_option("--n-msa", args->n_msa, "MSA rows, query included (default 10000)")
+      ->transform(integer_in(1, kMaxRows));
+  cmd->add_option("--model", args->model, "AF2 model whose sizes are used (default model_1)");
+  cmd->add_option("--repeat", args->repeat, "iterations timed (default 2)")
+      ->transform(integer_in(1, kMaxRepeat));
+  add_common_options(*cmd, args->common, {CommonOption::threads});
+  cmd->callback([args] {
+    apply_common_options(args->common);
+    const std::vector<Msa> msas{random_msa(args->n_msa, args->n_res, 7)};
+    const std::vector<std::string> names{"random"};
+    auto t0 = std::chrono::steady_clock::now();
+    const RawFeatures raw = make_raw_features(msas[0].sequences[0], msas, names);
+    const double raw_secs = seconds_since(t0);
+    t0 = std::chrono::steady_clock::now();
+    const FeaturePipeline pipeline(raw, af2_feature_config(args->model));
+    const double setup_secs = seconds_since(t0);
+    Arena arena("bench-features", dram_tier(), pipeline.bytes_per_iteration());
+    t0 = std::chrono::steady_clock::now();
+    for (int k = 0; k < args->repeat; ++k) {
+      ArenaScope scope(arena);
+      RandomFeatureSampler sampler(0, k);
+      pipeline.process(sampler, arena);
+    }
+    const double iter_secs = seconds_since(t0) / args->repeat;
+    std::printf(
+        "features (%s sizes): n_res %lld, MSA rows %lld -> %lld clusters + %lld extra, threads %d\n"
+        "  raw features (dedup, HHblits ids) %.3f s; pipeline set-up (per model run: copy, AF2 "
+        "order, profile) %.3f s; one iteration %.3f s\n"
+        "  arena per iteration %.1f MiB, peak RSS %.1f MiB\n",
+        args->model.c_str(), static_cast<long long>(args->n_res),
+        static_cast<long long>(args->n_msa), static_cast<long long>(pipeline.n_seq()),
+        static_cast<long long>(pipeline.n_extra()), omp_get_max_threads(), raw_secs, setup_secs,
+        iter_secs, static_cast<double>(pipeline.bytes_per_iteration()) / (1 << 20),
+        static_cast<double>(os_peak_rss_bytes()) / (1 << 20));
+  });
+}
+
+}  // namespace
+
+void add_bench_command(CLI::App& app) {
+  struct Args {
+    std::string params;
+    std::int64_t n_res = 128, n_seq = 512;
+    int repeat = 1;
+    CommonOptions common;
+  };
+  auto args = std::make_shared<Args>();
+  CLI::App* bench = app.add_subcommand("bench", "Timed runs of model pieces on random inputs.");
+  bench->require_subcommand(1);
+  CLI::App* block = bench->add_subcommand(
+      "evoformer-block",
+      "One Evoformer block (block 0 of PARAMS) on random m [n_seq, n_res, c_m] and z "
+      "[n_res, n_res, c_z] with all-ones masks; prints wall time, GFLOP/s and memory.");
+  block->add_option("--params", args->params, "AF2 parameters (.npz / .h5)")->required();
+  block->add_option("--n-res", args->n_res, "residues (default 128)")
+      ->transform(integer_in(1, kMaxRows));
+  block->add_option("--n-seq", args->n_seq, "MSA rows (default 512)")
+      ->transform(integer_in(1, kMaxRows));
+  block->add_option("--repeat", args->repeat, "timed repetitions after one warm-up (default 1)")
+      ->transform(integer_in(1, kMaxRepeat));
+  add_common_options(*block, args->common, {CommonOption::threads, CommonOption::chunk_size});
+  add_bench_features(*bench);
+  block->callback([args] {
+    apply_common_options(args->common);
+    const std::int64_t chunk = args->common.chunk_size;
+    const WeightStore store = WeightStore::open(args->params);
+    const ModelConfig c = ModelConfig::from_weights(store);
+    const EvoformerBlock evo(store, c, EvoformerBlock::Kind::evoformer, 0);
+    const std::int64_t s = args->n_seq, n = args->n_res;
+    Arena state(
+        "bench-state", dram_tier(),
+        f32_bytes(s * n * c.c_m) + f32_bytes(n * n * c.c_z) + f32_bytes(s * n) + f32_bytes(n * n));
+    Tensor m = state.allocate(DType::f32, {s, n, c.c_m});
+    Tensor z = state.allocate(DType::f32, {n, n, c.c_z});
+    Tensor msa_mask = state.allocate(DType::f32, {s, n});
+    Tensor pair_mask = state.allocate(DType::f32, {n, n});
+    fill_normal(m, 1);
+    fill_normal(z, 2);
+    fill(msa_mask, 1.f);
+    fill(pair_mask, 1.f);
+    Arena scratch("bench-scratch", dram_tier(), evo.scratch_bytes(s, n, chunk));
+    const RunContext ctx{&scratch, chunk, nullptr, 0};
+    evo.forward(m, z, msa_mask, pair_mask, ctx);  // warm-up: primitives are created here
+    const auto t0 = std::chrono::steady_clock::now();
+    for (int r = 0; r < args->repeat; ++r) evo.forward(m, z, msa_mask, pair_mask, ctx);
+    const double secs =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / args->repeat;
+    const double gflop =
+        evoformer_block_flops(c, static_cast<double>(s), static_cast<double>(n)) / 1e9;
+    std::printf(
+        "evoformer block: n_res %lld, n_seq %lld, c_m %lld, c_z %lld, chunk %lld, threads %d\n"
+        "  time %.3f s per block, %.1f GFLOP, %.1f GFLOP/s\n"
+        "  activations %.1f MiB, scratch planned %.1f MiB (high water %.1f MiB), peak RSS %.1f "
+        "MiB\n",
+        static_cast<long long>(n), static_cast<long long>(s), static_cast<long long>(c.c_m),
+        static_cast<long long>(c.c_z), static_cast<long long>(chunk), omp_get_max_threads(), secs,
+        gflop, gflop / secs, static_cast<double>(state.capacity()) / (1 << 20),
+        static_cast<double>(scratch.capacity()) / (1 << 20),
+        static_cast<double>(scratch.high_water()) / (1 << 20),
+        static_cast<double>(os_peak_rss_bytes()) / (1 << 20));
+  });
+}
+
+}  // namespace cpufold

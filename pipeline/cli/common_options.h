@@ -1,0 +1,33 @@
+// The options shared by every command that runs the model, declared in one table: the same
+// name, help text, range check and effect in each command.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <initializer_list>
+#include <optional>
+#include <string>
+
+namespace cpufold {
+
+struct CommonOptions {
+  int threads = 0;              // --threads: OpenMP threads; 0: all cores
+  std::int64_t chunk_size = 0;  // --chunk-size: rows per attention / outer-product slice
+  // Homes of the options later issues add (not on the command line until they take effect):
+  std::string precision;                           // compute precision; empty: f32
+  std::optional<std::size_t> memory_budget_bytes;  // empty: the machine's memory
+  std::filesystem::path spill_dir;                 // empty: no spilling to disk
+};
+
+enum class CommonOption { threads, chunk_size };
+
+// Registers the listed options on `cmd`, bound to `into`, with the checks of option_checks.h.
+void add_common_options(CLI::App& cmd, CommonOptions& into,
+                        std::initializer_list<CommonOption> which);
+
+// What takes effect for the whole process before a command runs (the OpenMP thread count).
+void apply_common_options(const CommonOptions& options);
+
+}  // namespace cpufold

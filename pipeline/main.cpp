@@ -1,5 +1,0 @@
-#include "pipeline/cli.h"
-
-int main(int argc, char** argv) {
-  return cpufold::run_cli(argc, argv);
-}

@@ -1,0 +1,62 @@
+#include "pipeline/runner/model_cache.h"
+
+#include <chrono>
+#include <fstream>
+#include <string>
+
+#include "memory/error.h"
+
+namespace cpufold {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::size_t mem_available_bytes() {
+  std::ifstream in("/proc/meminfo");
+  std::string key, unit;
+  std::size_t kib = 0;
+  while (in >> key >> kib >> unit) {
+    if (key == "MemAvailable:") return kib * 1024;
+  }
+  return 0;
+}
+
+}  // namespace
+
+ModelCache::ModelCache(std::map<int, fs::path> files, ModelType type)
+    : files_(std::move(files)), type_(type) {
+  // Converting an npz costs about its size again; a mapped .h5 file costs no copy.
+  std::size_t estimate = 0;
+  for (const auto& [n, path] : files_) {
+    std::error_code ec;
+    const std::size_t bytes = fs::file_size(path, ec);
+    estimate += path.extension() == ".h5" ? bytes : 2 * bytes;
+  }
+  const std::size_t available = mem_available_bytes();
+  keep_all_ = available == 0 || estimate < available / 2;
+}
+
+const LoadedModel& ModelCache::get(int model_number) {
+  if (auto it = models_.find(model_number); it != models_.end()) return *it->second;
+  if (!keep_all_) models_.clear();
+  const auto start = std::chrono::steady_clock::now();
+  const fs::path& path = files_.at(model_number);
+  auto model = std::make_unique<LoadedModel>(LoadedModel{WeightStore::open(path), {}, nullptr, 0});
+  model->config = ModelConfig::from_weights(model->store);
+  if (type_ == ModelType::alphafold2_ptm && !model->config.ptm_head) {
+    throw WeightsError(path.string() +
+                       " has no predicted-aligned-error head: it is not an alphafold2_ptm "
+                       "(params_model_N_ptm) file; use --model-type alphafold2 for it");
+  }
+  model->runner = std::make_unique<ModelRunner>(model->store, model->config);
+  const auto unused = model->store.unused_keys();
+  if (!unused.empty()) {
+    throw WeightsError(std::to_string(unused.size()) + " parameters in " + path.string() +
+                       " are not used by the model, e.g. " + unused.front());
+  }
+  model->load_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return *models_.emplace(model_number, std::move(model)).first->second;
+}
+
+}  // namespace cpufold

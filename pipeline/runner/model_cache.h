@@ -1,0 +1,44 @@
+// The models of a `cpufold predict` batch: each parameter file is opened and converted once
+// and, when memory allows, kept for the whole batch (otherwise one model at a time).
+#pragma once
+
+#include <filesystem>
+#include <map>
+#include <memory>
+
+#include "io/model_config.h"
+#include "io/weight_store.h"
+#include "pipeline/runner/model_runner.h"
+#include "pipeline/runner/params_directory.h"
+
+namespace cpufold {
+
+struct LoadedModel {
+  WeightStore store;  // kept alive: the runner may view mapped weights
+  ModelConfig config;
+  std::unique_ptr<ModelRunner> runner;
+  double load_seconds = 0;
+};
+
+class ModelCache {
+ public:
+  // `files`: model number -> parameter file. Decides from the file sizes and the available
+  // memory (MemAvailable) whether every model stays loaded.
+  ModelCache(std::map<int, std::filesystem::path> files, ModelType type);
+
+  bool keeps_all() const { return keep_all_; }
+  bool is_loaded(int model_number) const { return models_.count(model_number) > 0; }
+
+  // The model, loading it on first use (and first dropping the others when they do not all
+  // fit). WeightsError when the file cannot be read, is not of `type` (no PAE head for
+  // alphafold2_ptm) or holds parameters the model does not use.
+  const LoadedModel& get(int model_number);
+
+ private:
+  std::map<int, std::filesystem::path> files_;
+  ModelType type_;
+  bool keep_all_ = true;
+  std::map<int, std::unique_ptr<LoadedModel>> models_;
+};
+
+}  // namespace cpufold

@@ -1,0 +1,76 @@
+// One AF2 prediction end to end (AF2 Alg. 2): the recycling loop over trunk and structure
+// module, then the heads. Owns the model (weights converted once) and plans every arena
+// from the model configuration and the feature sizes before anything runs.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "evoformer/trunk.h"
+#include "pipeline/features/feature_source.h"
+#include "structure/structure_module.h"
+
+namespace cpufold {
+
+class PredictionHeads;
+struct Prediction;
+
+struct RunOptions {
+  std::int64_t recycles = 3;
+  // Stop recycling once the RMS change of the CA-CA distance matrix between two iterations
+  // falls below this (Å); <= 0: never (AF2 monomer's default).
+  double early_stop_tolerance = 0;
+  // AF2 ensembling (num_ensemble): trunk passes per iteration, each on its own feature sample
+  // (the source must hold (recycles + 1) * ensemble), pair / single / first MSA row averaged.
+  std::int64_t ensemble = 1;
+  std::int64_t chunk = 0;
+  Tracer* tracer = nullptr;
+  // One plain line per stage (sizes and plan, each iteration's times); callers add context.
+  std::function<void(const std::string&)> progress;
+  // When set, the heads run after every iteration (not only the last) and this sees that
+  // iteration's outputs (0-based); returning true stops recycling there (ColabFold's
+  // --stop-at-score, --save-recycles).
+  std::function<bool(const Prediction&, std::int64_t iteration)> after_iteration;
+};
+
+struct StageTime {
+  std::string stage;
+  double seconds;
+};
+
+// Every output, named as in the reference's outputs/ group; views into `arena`.
+struct Prediction {
+  std::unique_ptr<Arena> arena;
+  Tensor msa, msa_first_row, pair, single;
+  StructureModuleOutputs sm;
+  Tensor final_atom14_positions, final_atom_positions, final_atom_mask;
+  Tensor final_affine_tensor, final_rot_mats, final_trans;
+  Tensor lddt_logits, plddt, distogram_logits, masked_msa_logits, experimentally_resolved_logits;
+  bool has_pae = false;  // the model has the PAE / pTM head
+  Tensor tm_logits, aligned_confidence_probs, predicted_aligned_error;
+  float max_predicted_aligned_error = 0, ptm_score = 0;
+  std::int64_t iterations = 0;  // iterations run (recycles + 1 unless stopped early)
+  std::vector<StageTime> timings;
+  std::size_t planned_bytes = 0;  // all arenas
+  std::size_t peak_rss_bytes = 0;
+};
+
+class ModelRunner {
+ public:
+  ModelRunner(const WeightStore& store, const ModelConfig& config);
+  ~ModelRunner();
+
+  const ModelConfig& config() const { return trunk_.config(); }
+
+  // Throws InputError when the source holds fewer than options.recycles + 1 iterations.
+  Prediction run(const FeatureSource& features, const RunOptions& options) const;
+
+ private:
+  Trunk trunk_;
+  StructureModule structure_module_;
+  std::unique_ptr<PredictionHeads> heads_;
+};
+
+}  // namespace cpufold

@@ -1,0 +1,66 @@
+#include "pipeline/runner/prediction_heads.h"
+
+#include <algorithm>
+
+#include "pipeline/runner/model_runner.h"
+
+namespace cpufold {
+PredictionHeads::PredictionHeads(const WeightStore& store, const ModelConfig& c)
+    : config_(c),
+      lddt_(ParamScope(store, "predicted_lddt_head"), c.c_s, c.c_lddt_hidden, c.lddt_bins),
+      distogram_(ParamScope(store, "distogram_head"), c.c_z, c.distogram_bins),
+      masked_msa_(ParamScope(store, "masked_msa_head"), c.c_m, c.masked_msa_classes),
+      experimentally_resolved_(ParamScope(store, "experimentally_resolved_head"), c.c_s,
+                               c.atom_types) {
+  if (c.ptm_head)
+    aligned_error_.emplace(ParamScope(store, "predicted_aligned_error_head"), c.c_z, c.pae_bins);
+}
+
+void PredictionHeads::allocate_outputs(Prediction& p, Arena& arena, std::int64_t n_seq,
+                                       std::int64_t n) const {
+  const ModelConfig& c = config_;
+  p.lddt_logits = arena.allocate(DType::f32, {n, c.lddt_bins});
+  p.plddt = arena.allocate(DType::f32, {n});
+  p.distogram_logits = arena.allocate(DType::f32, {n, n, c.distogram_bins});
+  p.masked_msa_logits = arena.allocate(DType::f32, {n_seq, n, c.masked_msa_classes});
+  p.experimentally_resolved_logits = arena.allocate(DType::f32, {n, c.atom_types});
+  p.has_pae = aligned_error_.has_value();
+  if (p.has_pae) {
+    p.tm_logits = arena.allocate(DType::f32, {n, n, c.pae_bins});
+    p.aligned_confidence_probs = arena.allocate(DType::f32, {n, n, c.pae_bins});
+    p.predicted_aligned_error = arena.allocate(DType::f32, {n, n});
+  }
+}
+
+std::size_t PredictionHeads::output_bytes(std::int64_t n_seq, std::int64_t n) const {
+  const ModelConfig& c = config_;
+  std::size_t b = f32_bytes({n, c.lddt_bins}) + f32_bytes({n}) +
+                  f32_bytes({n, n, c.distogram_bins}) +
+                  f32_bytes({n_seq, n, c.masked_msa_classes}) + f32_bytes({n, c.atom_types});
+  if (aligned_error_) b += 2 * f32_bytes({n, n, c.pae_bins}) + f32_bytes({n, n});
+  return b;
+}
+
+std::size_t PredictionHeads::scratch_bytes(std::int64_t n_seq, std::int64_t n) const {
+  std::size_t b =
+      std::max({lddt_.scratch_bytes(n), distogram_.scratch_bytes(n),
+                masked_msa_.scratch_bytes(n_seq, n), experimentally_resolved_.scratch_bytes(n)});
+  if (aligned_error_) b = std::max(b, aligned_error_->scratch_bytes(n, true));
+  return b;
+}
+
+void PredictionHeads::forward(Prediction& p, const Tensor& seq_mask, const RunContext& ctx) const {
+  lddt_.forward(p.sm.single, p.lddt_logits, p.plddt, ctx);
+  distogram_.forward(p.pair, p.distogram_logits, ctx);
+  masked_msa_.forward(p.msa, p.masked_msa_logits, ctx);
+  // AF2 feeds the Evoformer's single (not the structure module's) to this head.
+  experimentally_resolved_.forward(p.single, p.experimentally_resolved_logits, ctx);
+  if (aligned_error_) {
+    const AlignedErrorScores s = aligned_error_->forward(
+        p.pair, seq_mask, p.tm_logits, p.aligned_confidence_probs, p.predicted_aligned_error, ctx);
+    p.max_predicted_aligned_error = s.max_predicted_aligned_error;
+    p.ptm_score = s.ptm;
+  }
+}
+
+}  // namespace cpufold
