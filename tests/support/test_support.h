@@ -41,6 +41,20 @@ CommandResult run_cpufold(const std::string& args);
 // Runs a shell command; stdout and stderr together.
 CommandResult run_command(const std::string& command);
 
+// AddressSanitizer reserves terabytes of address space for its shadow memory, so a binary
+// built with it cannot start under `ulimit -v`: tests of address-space limits skip there.
+inline constexpr bool kAddressSanitizer =
+#if defined(__SANITIZE_ADDRESS__)
+    true;
+#else
+    false;
+#endif
+#define CPUFOLD_SKIP_UNDER_ASAN_ULIMIT()                                                   \
+  do {                                                                                     \
+    if (::cpufold::testing::kAddressSanitizer)                                             \
+      GTEST_SKIP() << "ulimit -v cannot be tested under AddressSanitizer (shadow memory)"; \
+  } while (0)
+
 // Writes `bytes` to `path` verbatim.
 void write_file(const std::filesystem::path& path, const std::string& bytes);
 std::string read_file(const std::filesystem::path& path);

@@ -32,6 +32,7 @@ void expect_fits_or_fails_cleanly(const testing::CommandResult& r, int limit_mib
 }
 
 TEST(MemoryLimitE2eTest, PredictFitsOrFailsWithExit4AtEveryLimit) {
+  CPUFOLD_SKIP_UNDER_ASAN_ULIMIT();
   const ScratchDir dir;
   int fitted = 0, failed = 0;
   for (int limit : kLimitsMib) {
@@ -48,6 +49,7 @@ TEST(MemoryLimitE2eTest, PredictFitsOrFailsWithExit4AtEveryLimit) {
 }
 
 TEST(MemoryLimitE2eTest, EvaluateFitsOrFailsWithExit4AtEveryLimit) {
+  CPUFOLD_SKIP_UNDER_ASAN_ULIMIT();
   const ScratchDir dir;
   int fitted = 0, failed = 0;
   for (int limit : kLimitsMib) {

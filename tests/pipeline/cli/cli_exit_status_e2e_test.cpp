@@ -141,6 +141,7 @@ std::string with_memory_limit(const std::string& args) {
 }
 
 TEST(CliExitStatusE2eTest, Exit4WhenTheRunDoesNotFitInMemory) {
+  CPUFOLD_SKIP_UNDER_ASAN_ULIMIT();
   const auto r = run_command(with_memory_limit("bench evoformer-block --params '" +
                                                tiny_params("model_3_ptm") +
                                                "' --n-res 4000 --n-seq 20000 --threads 1"));
@@ -150,6 +151,7 @@ TEST(CliExitStatusE2eTest, Exit4WhenTheRunDoesNotFitInMemory) {
 }
 
 TEST(CliExitStatusE2eTest, PredictExits4WhenEveryFailedJobRanOutOfMemory) {
+  CPUFOLD_SKIP_UNDER_ASAN_ULIMIT();
   testing::ScratchDir dir;
   std::string long_sequence;
   for (int i = 0; i < 3000; ++i) long_sequence += "ACDEFGHIKLMNPQRSTVWY"[(i * 7) % 20];
