@@ -326,8 +326,8 @@ bool Linear::has_bias() const {
 
 std::size_t Linear::scratch_bytes(std::int64_t rows, const EpilogueKind& kind) const {
   if (rows == 0) return 0;
-  const PlanKey key{
-      rows, c_in(), c_out(), kind.gated ? c_out() : 0, kind.activation, kind.gated, kind.accumulate};
+  const PlanKey key{rows,       c_in(),         c_out(), kind.gated ? c_out() : 0, kind.activation,
+                    kind.gated, kind.accumulate};
   std::lock_guard lock(impl_->mutex);
   // forward() may be handed strided views of these rows, which on some ISAs take the staged
   // path: plan for whichever of the two takes more.
