@@ -4,8 +4,8 @@
 #include <sys/resource.h>
 
 #include <cstdio>
-#include <fstream>
-#include <sstream>
+
+#include "memory/system_memory.h"
 
 namespace cpufold {
 namespace {
@@ -16,18 +16,6 @@ std::string mib(double bytes) {
   return buf;
 }
 
-// MemAvailable from /proc/meminfo in bytes; 0 when unknown.
-double mem_available() {
-  std::ifstream in("/proc/meminfo");
-  std::string key;
-  double kib = 0;
-  std::string unit;
-  while (in >> key >> kib >> unit) {
-    if (key == "MemAvailable:") return kib * 1024;
-  }
-  return 0;
-}
-
 }  // namespace
 
 std::string memory_limits_note() {
@@ -36,7 +24,7 @@ std::string memory_limits_note() {
   if (::getrlimit(RLIMIT_AS, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY) {
     note = "address-space limit (ulimit -v) " + mib(static_cast<double>(limit.rlim_cur));
   }
-  if (const double available = mem_available(); available > 0) {
+  if (const auto available = static_cast<double>(mem_available_bytes()); available > 0) {
     note += (note.empty() ? "" : ", ") + mib(available) + " of RAM available";
   }
   return note;

@@ -38,7 +38,8 @@ std::string config_json(const PredictOptions& o, RankBy rank, std::size_t num_qu
   j["save_single_representations"] = o.save_single_representations;
   j["save_pair_representations"] = o.save_pair_representations;
   j["zip"] = o.zip;
-  j["chunk_size"] = o.chunk_size;
+  j["chunk_size"] = o.chunk_size ? Json(*o.chunk_size) : Json("auto");
+  j["mem_budget"] = o.mem_budget ? Json(*o.mem_budget) : Json(nullptr);
   j["threads"] = o.threads;
   j["version"] = CPUFOLD_VERSION;
   return j.dump(4) + "\n";

@@ -262,6 +262,7 @@ class BatchRunner {
     const double run_units = units(job);
 
     RunOptions run = model_run_options(o_);
+    run.other_weight_bytes = models_.other_weight_bytes(model_number);
     run.progress = [&](const std::string& message) {
       log_.say(where + ": " + message + " | " + eta(run_units, seconds_since(run_start)));
     };
@@ -344,7 +345,9 @@ class BatchRunner {
   Clock::time_point start_;
 };
 
-void check_options(const PredictOptions& o) {
+}  // namespace
+
+void check_predict_options(const PredictOptions& o) {
   if (o.num_models < 1 || o.num_models > 5) {
     throw InputError("--num-models must be 1 to 5, not " + std::to_string(o.num_models));
   }
@@ -366,13 +369,11 @@ void check_options(const PredictOptions& o) {
   if (o.num_ensemble < 1) throw InputError("--num-ensemble must be >= 1");
   if (o.max_seq && *o.max_seq < 1) throw InputError("--max-seq must be >= 1 (the query row)");
   if (o.max_extra_seq && *o.max_extra_seq < 0) throw InputError("--max-extra-seq must be >= 0");
-  if (o.chunk_size < 0) throw InputError("--chunk-size must be >= 0");
+  if (o.chunk_size && *o.chunk_size < 0) throw InputError("--chunk-size must be >= 0");
   if (!o.msa_dir.empty() && !fs::is_directory(o.msa_dir)) {
     throw InputError("--msa-dir " + o.msa_dir.string() + ": not a directory");
   }
 }
-
-}  // namespace
 
 std::size_t PredictSummary::count(JobOutcome::Status status) const {
   return static_cast<std::size_t>(std::count_if(
@@ -382,7 +383,7 @@ std::size_t PredictSummary::count(JobOutcome::Status status) const {
 namespace {
 
 PredictSummary run_batch(const PredictOptions& o) {
-  check_options(o);
+  check_predict_options(o);
   // Parameters first: a missing file stops the batch before any work (and names the path).
   std::map<int, fs::path> params;
   for (int i = 0; i < o.num_models; ++i) {

@@ -31,7 +31,8 @@ struct PredictOptions {
   std::uint64_t random_seed = 0;  // seeds random_seed .. random_seed + num_seeds - 1
   RankBy rank = RankBy::automatic;
   std::optional<std::int64_t> max_seq, max_extra_seq;  // default: AF2's per-model values
-  std::int64_t chunk_size = 0;
+  std::optional<std::int64_t> chunk_size;              // 0: no slicing; empty: the planner chooses
+  std::optional<std::size_t> mem_budget;               // every job must fit it (exit 4 otherwise)
   int threads = 0;  // recorded in config.json (the caller sets OpenMP)
   bool overwrite_existing_results = false;
   QueryOrder sort_queries_by = QueryOrder::length;
@@ -66,5 +67,8 @@ struct PredictSummary {
 // missing or bad parameter files, an unusable OUTPUT_DIR) throw; when OUTPUT_DIR exists, the
 // error is appended to its log.txt first.
 PredictSummary predict(const PredictOptions& options);
+
+// The checks predict() makes of its options before any work (InputError).
+void check_predict_options(const PredictOptions& options);
 
 }  // namespace cpufold

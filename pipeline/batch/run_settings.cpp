@@ -17,6 +17,7 @@ RunOptions model_run_options(const PredictOptions& o) {
   run.ensemble = o.num_ensemble;
   run.early_stop_tolerance = o.recycle_early_stop_tolerance;
   run.chunk = o.chunk_size;
+  run.mem_budget = o.mem_budget;
   return run;
 }
 

@@ -26,5 +26,6 @@ void add_convert_params_command(CLI::App& app);
 void add_evaluate_command(CLI::App& app);
 void add_bench_command(CLI::App& app);
 void add_predict_command(CLI::App& app);
+void add_plan_command(CLI::App& app);
 
 }  // namespace cpufold

@@ -165,7 +165,7 @@ void add_bench_command(CLI::App& app) {
   add_bench_features(*bench);
   block->callback([args] {
     apply_common_options(args->common);
-    const std::int64_t chunk = args->common.chunk_size;
+    const std::int64_t chunk = args->common.chunk_size.value_or(0);  // a benchmark: unsliced
     const WeightStore store = WeightStore::open(args->params);
     const ModelConfig c = ModelConfig::from_weights(store);
     const EvoformerBlock evo(store, c, EvoformerBlock::Kind::evoformer, 0);

@@ -37,13 +37,15 @@ void add_evaluate_command(CLI::App& app) {
                   "stop recycling once the CA-CA distance matrix changes by less than this "
                   "(RMS, Å) between iterations (default 0: off, as AF2 monomer)")
       ->transform(real_in(0, kMaxEarlyStopTolerance));
-  add_common_options(*cmd, args->common, {CommonOption::threads, CommonOption::chunk_size});
+  add_common_options(*cmd, args->common,
+                     {CommonOption::threads, CommonOption::chunk_size, CommonOption::mem_budget});
   cmd->add_option("--trace", args->options.trace,
                   "also write named intermediates (the reference's trace/ names) to this .h5");
   cmd->add_flag("--quiet", args->quiet, "no progress messages on stderr");
   cmd->callback([args] {
     apply_common_options(args->common);
     args->options.chunk_size = args->common.chunk_size;
+    args->options.mem_budget = args->common.memory_budget_bytes;
     if (args->recycles >= 0) args->options.recycles = args->recycles;
     if (!args->quiet) {
       args->options.progress = [](const std::string& msg) { std::cerr << msg << "\n"; };

@@ -21,9 +21,20 @@ constexpr CommonOptionEntry kCommonOptions[] = {
     {CommonOption::chunk_size,
      [](CLI::App& cmd, CommonOptions& into) {
        cmd.add_option("--chunk-size", into.chunk_size,
-                      "rows per attention / outer-product slice; bounds transient memory for "
-                      "long queries (default 0: no slicing)")
+                      "rows per attention / outer-product slice (0: no slicing); bounds "
+                      "transient memory (default: the memory planner chooses the leanest plan "
+                      "within 3% of the fastest, or what fits --mem-budget)")
            ->transform(integer_in(0, kMaxRows));
+     }},
+    {CommonOption::mem_budget,
+     [](CLI::App& cmd, CommonOptions& into) {
+       cmd.add_option_function<std::size_t>(
+              "--mem-budget", [&into](std::size_t bytes) { into.memory_budget_bytes = bytes; },
+              "memory the run may use at its peak, e.g. 1.5G or 800M (binary units); a run that "
+              "cannot fit is refused before any model work (exit 4) with the smallest budget "
+              "that fits (default: the memory available, MemAvailable or the cgroup limit)")
+           ->transform(byte_size())
+           ->type_name("SIZE");
      }},
 };
 

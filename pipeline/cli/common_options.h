@@ -13,15 +13,16 @@
 namespace cpufold {
 
 struct CommonOptions {
-  int threads = 0;              // --threads: OpenMP threads; 0: all cores
-  std::int64_t chunk_size = 0;  // --chunk-size: rows per attention / outer-product slice
+  int threads = 0;  // --threads: OpenMP threads; 0: all cores
+  // --chunk-size: rows per attention / outer-product slice; empty: the memory planner chooses.
+  std::optional<std::int64_t> chunk_size;
+  std::optional<std::size_t> memory_budget_bytes;  // --mem-budget; empty: the machine's memory
   // Homes of the options later issues add (not on the command line until they take effect):
-  std::string precision;                           // compute precision; empty: f32
-  std::optional<std::size_t> memory_budget_bytes;  // empty: the machine's memory
-  std::filesystem::path spill_dir;                 // empty: no spilling to disk
+  std::string precision;            // compute precision; empty: f32
+  std::filesystem::path spill_dir;  // empty: no spilling to disk
 };
 
-enum class CommonOption { threads, chunk_size };
+enum class CommonOption { threads, chunk_size, mem_budget };
 
 // Registers the listed options on `cmd`, bound to `into`, with the checks of option_checks.h.
 void add_common_options(CLI::App& cmd, CommonOptions& into,

@@ -7,6 +7,7 @@
 #include <set>
 #include <thread>
 
+#include "memory/byte_size.h"
 #include "memory/error.h"
 
 namespace cpufold {
@@ -162,6 +163,19 @@ CLI::Validator real_in(double min, double max) {
 
 CLI::Validator thread_count() {
   return integer_in(1, max_threads(), max_threads_reason());
+}
+
+CLI::Validator byte_size() {
+  return CLI::Validator(
+      [](std::string& text) {
+        try {
+          text = std::to_string(parse_byte_size(text, "value"));
+        } catch (const InputError& e) {
+          return std::string(e.what());
+        }
+        return std::string();
+      },
+      "SIZE");
 }
 
 CLI::Validator model_order_list() {

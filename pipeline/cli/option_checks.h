@@ -57,5 +57,7 @@ CLI::Validator integer_in(std::int64_t min, std::int64_t max, std::string why = 
 CLI::Validator real_in(double min, double max);
 CLI::Validator thread_count();
 CLI::Validator model_order_list();
+// A memory size ("1.5G", "800M"; memory/byte_size.h), rewritten as bytes in decimal.
+CLI::Validator byte_size();
 
 }  // namespace cpufold

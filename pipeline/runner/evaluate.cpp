@@ -70,6 +70,7 @@ RunOptions run_options(const EvaluateOptions& o, std::int64_t available, Tracer*
   }
   run.early_stop_tolerance = o.early_stop_tolerance;
   run.chunk = o.chunk_size;
+  run.mem_budget = o.mem_budget;
   run.tracer = tracer;
   if (o.progress) {
     run.progress = [&o, run_start = Clock::now()](const std::string& msg) {
@@ -104,7 +105,7 @@ void write_outputs(const EvaluateOptions& o, const Prediction& p, const std::str
   out.set_root_attribute("preset", preset);
   out.set_root_attribute("features", o.features.string());
   out.set_root_attribute("iterations", std::to_string(p.iterations));
-  out.set_root_attribute("chunk_size", std::to_string(o.chunk_size));
+  out.set_root_attribute("chunk_size", std::to_string(p.plan.chosen.chunk));
   out.commit();
 }
 
@@ -114,6 +115,8 @@ EvaluateReport report_of(const Prediction& p) {
   report.n_seq = p.msa.dim(0);
   report.iterations = p.iterations;
   report.planned_bytes = p.planned_bytes;
+  report.predicted_peak_bytes = p.plan.dram_peak_bytes;
+  report.chunk = p.plan.chosen.chunk;
   for (std::int64_t i = 0; i < p.plddt.numel(); ++i) report.mean_plddt += p.plddt.at<float>({i});
   report.mean_plddt /= static_cast<double>(std::max<std::int64_t>(p.plddt.numel(), 1));
   if (p.has_pae) report.ptm = p.ptm_score;
@@ -121,6 +124,18 @@ EvaluateReport report_of(const Prediction& p) {
 }
 
 }  // namespace
+
+EvaluatePlan plan_evaluate(const EvaluateOptions& o) {
+  const LoadedModel model = load_model(o.params);
+  const Hdf5TensorReader features(o.features);
+  const ModelRunner runner(model.store, model.config);
+  const FeatureSource source = file_source(features, model.config);
+  const RunOptions run = run_options(o, source.iterations, nullptr);
+  EvaluatePlan plan;
+  plan.dims = runner.dims_of(source);
+  plan.plan = runner.plan(plan.dims, source.bytes_per_iteration, run);
+  return plan;
+}
 
 EvaluateReport evaluate(const EvaluateOptions& o) {
   const auto start = Clock::now();
@@ -148,8 +163,8 @@ EvaluateReport evaluate(const EvaluateOptions& o) {
   EvaluateReport report = report_of(p);
   report.seconds = std::chrono::duration<double>(Clock::now() - start).count();
   report.peak_rss_bytes = os_peak_rss_bytes();
-  say("wrote " + o.out.string() + "; memory planned " + mib(report.planned_bytes) + ", peak RSS " +
-      mib(report.peak_rss_bytes));
+  say("wrote " + o.out.string() + "; peak RSS " + mib(report.peak_rss_bytes) + ", predicted " +
+      mib(report.predicted_peak_bytes) + " (arenas " + mib(report.planned_bytes) + ")");
   return report;
 }
 

@@ -8,16 +8,20 @@
 #include <optional>
 #include <string>
 
+#include "evoformer/trunk.h"
+#include "memory/memory_plan.h"
+
 namespace cpufold {
 
 struct EvaluateOptions {
   std::filesystem::path params;
   std::filesystem::path features;
   std::filesystem::path out;
-  std::optional<std::int64_t> recycles;  // default: every iteration the feature file holds
-  double early_stop_tolerance = 0;       // Å of CA-distance change; <= 0: off
-  std::int64_t chunk_size = 0;           // <= 0: no slicing
-  std::filesystem::path trace;           // empty: no trace
+  std::optional<std::int64_t> recycles;    // default: every iteration the feature file holds
+  double early_stop_tolerance = 0;         // Å of CA-distance change; <= 0: off
+  std::optional<std::int64_t> chunk_size;  // 0: no slicing; empty: the planner chooses
+  std::optional<std::size_t> mem_budget;   // empty: the memory available
+  std::filesystem::path trace;             // empty: no trace
   std::function<void(const std::string&)> progress;  // stage messages; may be empty
 };
 
@@ -25,11 +29,21 @@ struct EvaluateReport {
   std::int64_t n_res = 0, n_seq = 0, iterations = 0;
   double seconds = 0;
   double mean_plddt = 0;
-  std::optional<double> ptm;      // _ptm presets only
-  std::size_t planned_bytes = 0;  // arenas reserved for activations
+  std::optional<double> ptm;             // _ptm presets only
+  std::size_t planned_bytes = 0;         // arenas reserved for activations
+  std::size_t predicted_peak_bytes = 0;  // the plan's peak (process and arenas)
+  std::int64_t chunk = 0;                // the plan's chunk size
   std::size_t peak_rss_bytes = 0;
 };
 
 EvaluateReport evaluate(const EvaluateOptions& options);
+
+// The memory plan evaluate() would follow (same model, features, chunk and budget), without
+// running the model.
+struct EvaluatePlan {
+  TrunkDims dims;
+  MemoryPlan plan;
+};
+EvaluatePlan plan_evaluate(const EvaluateOptions& options);
 
 }  // namespace cpufold

@@ -1,25 +1,15 @@
 #include "pipeline/runner/model_cache.h"
 
 #include <chrono>
-#include <fstream>
 #include <string>
 
 #include "memory/error.h"
+#include "memory/system_memory.h"
 
 namespace cpufold {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::size_t mem_available_bytes() {
-  std::ifstream in("/proc/meminfo");
-  std::string key, unit;
-  std::size_t kib = 0;
-  while (in >> key >> kib >> unit) {
-    if (key == "MemAvailable:") return kib * 1024;
-  }
-  return 0;
-}
 
 }  // namespace
 
@@ -32,7 +22,7 @@ ModelCache::ModelCache(std::map<int, fs::path> files, ModelType type)
     const std::size_t bytes = fs::file_size(path, ec);
     estimate += path.extension() == ".h5" ? bytes : 2 * bytes;
   }
-  const std::size_t available = mem_available_bytes();
+  const std::size_t available = usable_memory_bytes();
   keep_all_ = available == 0 || estimate < available / 2;
 }
 
@@ -57,6 +47,14 @@ const LoadedModel& ModelCache::get(int model_number) {
   model->load_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return *models_.emplace(model_number, std::move(model)).first->second;
+}
+
+std::size_t ModelCache::other_weight_bytes(int model_number) const {
+  std::size_t bytes = 0;
+  for (const auto& [number, model] : models_) {
+    if (number != model_number) bytes += model->runner->weight_bytes();
+  }
+  return bytes;
 }
 
 }  // namespace cpufold

@@ -23,7 +23,7 @@ struct LoadedModel {
 class ModelCache {
  public:
   // `files`: model number -> parameter file. Decides from the file sizes and the available
-  // memory (MemAvailable) whether every model stays loaded.
+  // memory (MemAvailable or the cgroup limit) whether every model stays loaded.
   ModelCache(std::map<int, std::filesystem::path> files, ModelType type);
 
   bool keeps_all() const { return keep_all_; }
@@ -33,6 +33,10 @@ class ModelCache {
   // fit). WeightsError when the file cannot be read, is not of `type` (no PAE head for
   // alphafold2_ptm) or holds parameters the model does not use.
   const LoadedModel& get(int model_number);
+
+  // Weight bytes resident for the loaded models other than `model_number` (what a run of that
+  // model shares the process with).
+  std::size_t other_weight_bytes(int model_number) const;
 
  private:
   std::map<int, std::filesystem::path> files_;

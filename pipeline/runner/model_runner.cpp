@@ -6,7 +6,9 @@
 #include <cstring>
 #include <optional>
 
+#include "memory/byte_size.h"
 #include "memory/peak_tracker.h"
+#include "memory/system_memory.h"
 #include "memory/tensor_copy.h"
 #include "pipeline/runner/prediction_heads.h"
 #include "structure/atom_builder.h"
@@ -125,9 +127,11 @@ struct EnsembleBuffers {
 // the structure module and the stop checks; the heads last.
 class RecyclingRun {
  public:
-  RecyclingRun(const Trunk& trunk, const StructureModule& structure_module,
-               const PredictionHeads& heads, const FeatureSource& source, const RunOptions& o)
-      : trunk_(trunk),
+  RecyclingRun(const ModelRunner& runner, const Trunk& trunk,
+               const StructureModule& structure_module, const PredictionHeads& heads,
+               const FeatureSource& source, const RunOptions& o)
+      : runner_(runner),
+        trunk_(trunk),
         structure_module_(structure_module),
         heads_(heads),
         source_(source),
@@ -139,7 +143,7 @@ class RecyclingRun {
     plan();
     allocate_outputs();
     for (std::int64_t k = 0; k <= o_.recycles; ++k) {
-      const RunContext ctx{&*scratch_, o_.chunk, o_.tracer, static_cast<int>(k)};
+      const RunContext ctx{&*scratch_, chunk_, o_.tracer, static_cast<int>(k)};
       const double trunk_s = trunk_pass(k, ctx);
       const double structure_s = structure_pass(ctx);
       p_.iterations = k + 1;
@@ -161,21 +165,22 @@ class RecyclingRun {
     if (o_.progress) o_.progress(msg);
   }
 
-  // Every arena sized from the first iteration's features before anything runs.
+  // Every arena sized from the first iteration's features before anything runs, by the plan;
+  // a budget the plan cannot meet stops the run here.
   void plan() {
     in_ = source_.read(0, features_);
     d_ = Trunk::dims_of(in_, c_);
-    const std::int64_t n = d_.n_res;
-    const std::size_t output_bytes =
-        trunk_.state_bytes(d_) + StructureModuleOutputs::bytes(c_, n) +
-        heads_.output_bytes(d_.n_seq, n) + f32_bytes({n, 37, 3}) + f32_bytes({n, 37}) +
-        f32_bytes({n, 14, 3}) + f32_bytes({n, 7}) + f32_bytes({n, 3, 3}) + 2 * f32_bytes({n, 3}) +
-        (o_.ensemble > 1 ? EnsembleBuffers::bytes(d_, c_) : 0);
-    p_.arena = std::make_unique<Arena>("prediction", dram_tier(), output_bytes);
-    scratch_.emplace(
-        "scratch", dram_tier(),
-        std::max({trunk_.scratch_bytes(d_, o_.chunk), structure_module_.scratch_bytes(n, o_.chunk),
-                  heads_.scratch_bytes(d_.n_seq, n)}));
+    p_.plan = runner_.plan(d_, features_.capacity(), o_);
+    if (!p_.plan.fits) {
+      if (o_.mem_budget) refuse_plan(p_.plan, "this run (N_res " + std::to_string(d_.n_res) + ")");
+      say("warning: the leanest plan needs " + format_bytes(p_.plan.dram_peak_bytes) +
+          ", more than the " + format_bytes(p_.plan.usable_bytes) +
+          " of memory available now; the run may be killed");
+    }
+    chunk_ = p_.plan.chosen.chunk;
+    const RunArenas a = runner_.arena_bytes(d_, features_.capacity(), o_.ensemble, chunk_);
+    p_.arena = std::make_unique<Arena>("prediction", dram_tier(), a.outputs);
+    scratch_.emplace("scratch", dram_tier(), a.scratch);
     p_.planned_bytes = features_.capacity() + p_.arena->capacity() + scratch_->capacity();
   }
 
@@ -194,7 +199,9 @@ class RecyclingRun {
     heads_.allocate_outputs(p_, out, d_.n_seq, n);
     say("N_res " + std::to_string(n) + ", " + std::to_string(d_.n_seq) + " MSA rows, " +
         std::to_string(d_.n_extra) + " extra rows, " + std::to_string(d_.n_templ) +
-        " templates; memory planned: " + std::to_string(p_.planned_bytes >> 20) + " MiB");
+        " templates; chunk " + (chunk_ > 0 ? std::to_string(chunk_) : std::string("off")) +
+        "; predicted peak " + format_bytes(p_.plan.dram_peak_bytes) + " (arenas " +
+        format_bytes(p_.planned_bytes) + ")");
     // Outputs are views of the trunk state: they hold the latest iteration's values.
     p_.msa = state_.msa.slice(0, 0, d_.n_seq);
     p_.msa_first_row = state_.msa_first_row;
@@ -258,7 +265,7 @@ class RecyclingRun {
     copy_tensor(p_.sm.positions.select(0, last), p_.final_atom14_positions);
     copy_tensor(p_.sm.frames.select(0, last), p_.final_affine_tensor);
     split_frames(p_.final_affine_tensor, p_.final_rot_mats, p_.final_trans);
-    heads_.forward(p_, in_.seq_mask, RunContext{&*scratch_, o_.chunk, o_.tracer, 0});
+    heads_.forward(p_, in_.seq_mask, RunContext{&*scratch_, chunk_, o_.tracer, 0});
   }
   void timed_heads() {
     const auto t = Clock::now();
@@ -296,6 +303,7 @@ class RecyclingRun {
     return false;
   }
 
+  const ModelRunner& runner_;
   const Trunk& trunk_;
   const StructureModule& structure_module_;
   const PredictionHeads& heads_;
@@ -307,6 +315,7 @@ class RecyclingRun {
   TrunkInputs in_;
   TrunkDims d_;
   std::optional<Arena> scratch_;
+  std::int64_t chunk_ = 0;  // the plan's
   Prediction p_;
   TrunkState state_;
   Tensor ca_prev_;
@@ -331,13 +340,52 @@ void check_run_options(const FeatureSource& source, const RunOptions& o) {
 ModelRunner::ModelRunner(const WeightStore& store, const ModelConfig& config)
     : trunk_(store, config),
       structure_module_(store, config),
-      heads_(std::make_unique<PredictionHeads>(store, config)) {}
+      heads_(std::make_unique<PredictionHeads>(store, config)),
+      // f32 values held twice: by the store and by the modules' reordered copies.
+      weight_bytes_(2 * static_cast<std::size_t>(store.parameter_count()) * sizeof(float)) {}
 
 ModelRunner::~ModelRunner() = default;
 
 Prediction ModelRunner::run(const FeatureSource& source, const RunOptions& o) const {
   check_run_options(source, o);
-  return RecyclingRun(trunk_, structure_module_, *heads_, source, o).execute();
+  return RecyclingRun(*this, trunk_, structure_module_, *heads_, source, o).execute();
+}
+
+RunArenas ModelRunner::arena_bytes(const TrunkDims& d, std::size_t features_bytes,
+                                   std::int64_t ensemble, std::int64_t chunk) const {
+  const ModelConfig& c = trunk_.config();
+  const std::int64_t n = d.n_res;
+  RunArenas a;
+  a.features = features_bytes;
+  a.outputs = trunk_.state_bytes(d) + StructureModuleOutputs::bytes(c, n) +
+              heads_->output_bytes(d.n_seq, n) + f32_bytes({n, 37, 3}) + f32_bytes({n, 37}) +
+              f32_bytes({n, 14, 3}) + f32_bytes({n, 7}) + f32_bytes({n, 3, 3}) +
+              2 * f32_bytes({n, 3}) + (ensemble > 1 ? EnsembleBuffers::bytes(d, c) : 0);
+  a.scratch = std::max({trunk_.scratch_bytes(d, chunk), structure_module_.scratch_bytes(n, chunk),
+                        heads_->scratch_bytes(d.n_seq, n)});
+  return a;
+}
+
+MemoryPlan ModelRunner::plan(const TrunkDims& d, std::size_t features_bytes,
+                             const RunOptions& o) const {
+  PlanRequest request;
+  request.chunk = o.chunk;
+  request.budget = o.mem_budget;
+  request.weight_bytes = weight_bytes_ + o.other_weight_bytes;
+  // What the process holds already is usable by this run too.
+  request.usable_bytes = usable_memory_bytes() + os_current_rss_bytes();
+  return plan_run(d, request, [&](std::int64_t chunk) {
+    return arena_bytes(d, features_bytes, o.ensemble, chunk);
+  });
+}
+
+TrunkDims ModelRunner::dims_of(const FeatureSource& source) const {
+  Arena features("plan-features", dram_tier(), source.bytes_per_iteration);
+  return Trunk::dims_of(source.read(0, features), trunk_.config());
+}
+
+MemoryPlan ModelRunner::plan(const FeatureSource& source, const RunOptions& o) const {
+  return plan(dims_of(source), source.bytes_per_iteration, o);
 }
 
 }  // namespace cpufold

@@ -5,11 +5,13 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "evoformer/trunk.h"
 #include "pipeline/features/feature_source.h"
+#include "pipeline/runner/run_plan.h"
 #include "structure/structure_module.h"
 
 namespace cpufold {
@@ -25,7 +27,13 @@ struct RunOptions {
   // AF2 ensembling (num_ensemble): trunk passes per iteration, each on its own feature sample
   // (the source must hold (recycles + 1) * ensemble), pair / single / first MSA row averaged.
   std::int64_t ensemble = 1;
-  std::int64_t chunk = 0;
+  // Rows per attention / outer-product slice; empty: the memory planner chooses (the leanest
+  // plan within a few percent of the fastest, or what fits mem_budget).
+  std::optional<std::int64_t> chunk;
+  // Refuse the run (BudgetError, exit 4) before any model work unless its plan fits this.
+  std::optional<std::size_t> mem_budget;
+  // Weights of other models the caller keeps loaded beside this one (they count in the plan).
+  std::size_t other_weight_bytes = 0;
   Tracer* tracer = nullptr;
   // One plain line per stage (sizes and plan, each iteration's times); callers add context.
   std::function<void(const std::string&)> progress;
@@ -54,6 +62,7 @@ struct Prediction {
   std::int64_t iterations = 0;  // iterations run (recycles + 1 unless stopped early)
   std::vector<StageTime> timings;
   std::size_t planned_bytes = 0;  // all arenas
+  MemoryPlan plan;                // what the planner predicted and chose
   std::size_t peak_rss_bytes = 0;
 };
 
@@ -64,13 +73,29 @@ class ModelRunner {
 
   const ModelConfig& config() const { return trunk_.config(); }
 
-  // Throws InputError when the source holds fewer than options.recycles + 1 iterations.
+  // Throws InputError when the source holds fewer than options.recycles + 1 iterations, and
+  // BudgetError when options.mem_budget is given and no plan fits it.
   Prediction run(const FeatureSource& features, const RunOptions& options) const;
+
+  // The memory plan run() would follow, without running the model (reads the first
+  // iteration's features for their sizes); what the process holds now counts as resident.
+  MemoryPlan plan(const FeatureSource& features, const RunOptions& options) const;
+  // The arenas of a run with these sizes.
+  RunArenas arena_bytes(const TrunkDims& dims, std::size_t features_bytes, std::int64_t ensemble,
+                        std::int64_t chunk) const;
+  MemoryPlan plan(const TrunkDims& dims, std::size_t features_bytes,
+                  const RunOptions& options) const;
+  // Bytes this model's weights keep resident: the parameter file's values (mapped .h5 pages
+  // touched at load, or a loaded .npz) and the modules' converted copies.
+  std::size_t weight_bytes() const { return weight_bytes_; }
+  // Sizes of the first iteration's features.
+  TrunkDims dims_of(const FeatureSource& features) const;
 
  private:
   Trunk trunk_;
   StructureModule structure_module_;
   std::unique_ptr<PredictionHeads> heads_;
+  std::size_t weight_bytes_ = 0;
 };
 
 }  // namespace cpufold

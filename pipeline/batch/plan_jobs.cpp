@@ -1,0 +1,69 @@
+#include "pipeline/batch/plan_jobs.h"
+
+#include <map>
+
+#include "memory/error.h"
+#include "pipeline/batch/job_msas.h"
+#include "pipeline/batch/job_order.h"
+#include "pipeline/batch/run_settings.h"
+#include "pipeline/features/feature_pipeline.h"
+#include "pipeline/features/raw_features.h"
+#include "pipeline/runner/model_cache.h"
+#include "pipeline/runner/params_directory.h"
+
+namespace cpufold {
+
+std::vector<JobPlan> plan_jobs(const PredictOptions& o) {
+  check_predict_options(o);
+  std::map<int, std::filesystem::path> params;
+  for (int i = 0; i < o.num_models; ++i) {
+    params[o.model_order[i]] = find_params(o.data_dir, o.model_order[i], o.model_type);
+  }
+  JobList jobs = discover_jobs(o.input, o.sort_queries_by);
+  reorder_jobs(jobs.jobs, o.sort_queries_by, o.random_seed);
+  apply_jobname_prefix(jobs.jobs, o.jobname_prefix);
+  ModelCache models(params, o.model_type);
+
+  std::vector<JobPlan> plans;
+  for (const PredictJob& job : jobs.jobs) {
+    JobPlan plan;
+    plan.name = job.name;
+    plan.n_res = static_cast<std::int64_t>(job.sequence.size());
+    plan.error = job.error;
+    try {
+      if (plan.error.empty()) {
+        const JobMsas m = load_job_msas(job, o.msa_dir, [](const std::string&) {});
+        const RawFeatures raw = make_raw_features(job.sequence, m.msas, m.names);
+        bool first = true;
+        for (const auto& [number, path] : params) {
+          const std::string model = "model_" + std::to_string(number);
+          const FeaturePipeline pipeline(raw, model_feature_config(o, model, o.random_seed));
+          const ModelRunner& runner = *models.get(number).runner;
+          const FeatureSource source = pipeline.source(feature_samples(o));
+          const TrunkDims d = runner.dims_of(source);
+          RunOptions run = model_run_options(o);
+          run.other_weight_bytes = models.other_weight_bytes(number);
+          MemoryPlan p = runner.plan(d, source.bytes_per_iteration, run);
+          if (first || p.dram_peak_bytes > plan.plan.dram_peak_bytes) {
+            plan.model = model;
+            plan.n_seq = d.n_seq;
+            plan.n_extra = d.n_extra;
+            plan.n_templ = d.n_templ;
+            plan.plan = std::move(p);
+            first = false;
+          }
+        }
+      }
+    } catch (const InputError& e) {
+      plan.error = e.what();
+    }
+    if (o.progress) {
+      o.progress(plan.name + ": " +
+                 (plan.error.empty() ? "planned" : "cannot plan: " + plan.error));
+    }
+    plans.push_back(std::move(plan));
+  }
+  return plans;
+}
+
+}  // namespace cpufold

@@ -1,0 +1,26 @@
+// `cpufold plan` for predict's inputs: each job's memory plan for the models predict would run,
+// from its real MSA and feature sizes, without running the model.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "memory/memory_plan.h"
+#include "pipeline/batch/predict.h"
+
+namespace cpufold {
+
+struct JobPlan {
+  std::string name;
+  std::string model;  // the model whose run needs the most memory ("model_1")
+  std::int64_t n_res = 0, n_seq = 0, n_extra = 0, n_templ = 0;
+  MemoryPlan plan;
+  std::string error;  // the job cannot be planned (bad input); plan is then empty
+};
+
+// One plan per job of options.input, in predict's order; options.progress sees one line per
+// job. Throws what predict throws for the batch as a whole (options, parameter files).
+std::vector<JobPlan> plan_jobs(const PredictOptions& options);
+
+}  // namespace cpufold

@@ -1,0 +1,132 @@
+#include "pipeline/batch/plan_report.h"
+
+#include <cstdio>
+#include <nlohmann/json.hpp>
+
+#include "memory/byte_size.h"
+#include "memory/error.h"
+
+namespace cpufold {
+namespace {
+
+std::string chunk_name(std::int64_t chunk) {
+  return chunk > 0 ? std::to_string(chunk) : std::string("off (unsliced)");
+}
+
+const JobPlan* largest(std::span<const JobPlan> plans) {
+  const JobPlan* best = nullptr;
+  for (const JobPlan& p : plans) {
+    if (p.error.empty() && (!best || p.plan.dram_peak_bytes > best->plan.dram_peak_bytes))
+      best = &p;
+  }
+  return best;
+}
+
+}  // namespace
+
+std::string plan_text(std::span<const JobPlan> plans) {
+  std::string out;
+  char line[256];
+  for (const JobPlan& j : plans) {
+    out += j.name + ": ";
+    if (!j.error.empty()) {
+      out += "cannot plan: " + j.error + "\n";
+      continue;
+    }
+    const MemoryPlan& p = j.plan;
+    std::snprintf(
+        line, sizeof line, "N_res %lld, %lld MSA rows, %lld extra rows, %lld templates (%s)\n",
+        static_cast<long long>(j.n_res), static_cast<long long>(j.n_seq),
+        static_cast<long long>(j.n_extra), static_cast<long long>(j.n_templ), j.model.c_str());
+    out += line;
+    for (const PlannedBlock& b : p.chosen.blocks) {
+      std::snprintf(line, sizeof line, "  %-44s %12s\n", b.name.c_str(),
+                    format_bytes(b.bytes).c_str());
+      out += line;
+    }
+    std::snprintf(line, sizeof line, "  %-44s %12s\n", "predicted peak (DRAM)",
+                  format_bytes(p.dram_peak_bytes).c_str());
+    out += line;
+    out += "  spill: none\n";
+    out += "  chunk size " + chunk_name(p.chosen.chunk) + ": " + p.why + "\n";
+    std::snprintf(line, sizeof line, "  predicted time %.2fx the fastest plan's\n",
+                  p.chosen.relative_time);
+    out += line;
+    const std::string limit = p.budget ? "the budget " + format_bytes(*p.budget)
+                              : p.usable_bytes
+                                  ? "the memory usable now " + format_bytes(p.usable_bytes)
+                                  : "no known limit";
+    out += std::string("  ") + (p.fits ? "fits " : "does NOT fit ") + limit +
+           "; smallest budget that fits: " + format_bytes(p.min_budget_bytes) + " (--mem-budget " +
+           slurm_mem(p.min_budget_bytes) + ")\n";
+  }
+  return out;
+}
+
+std::string plan_json(std::span<const JobPlan> plans) {
+  using Json = nlohmann::ordered_json;
+  Json jobs = Json::array();
+  bool fits = true;
+  std::size_t peak = 0, min_budget = 0;
+  for (const JobPlan& j : plans) {
+    Json o;
+    o["name"] = j.name;
+    if (!j.error.empty()) {
+      o["error"] = j.error;
+      fits = false;
+      jobs.push_back(std::move(o));
+      continue;
+    }
+    const MemoryPlan& p = j.plan;
+    o["model"] = j.model;
+    o["n_res"] = j.n_res;
+    o["n_seq"] = j.n_seq;
+    o["n_extra"] = j.n_extra;
+    o["n_templ"] = j.n_templ;
+    o["chunk_size"] = p.chosen.chunk;
+    o["dram_peak_bytes"] = p.dram_peak_bytes;
+    o["spill_bytes"] = p.spill_bytes;
+    o["fits"] = p.fits;
+    o["min_budget_bytes"] = p.min_budget_bytes;
+    o["budget_bytes"] = p.budget ? Json(*p.budget) : Json(nullptr);
+    o["usable_bytes"] = p.usable_bytes;
+    o["relative_time"] = p.chosen.relative_time;
+    o["why"] = p.why;
+    Json blocks = Json::array();
+    for (const PlannedBlock& b : p.chosen.blocks)
+      blocks.push_back({{"name", b.name}, {"bytes", b.bytes}});
+    o["blocks"] = std::move(blocks);
+    fits = fits && p.fits;
+    peak = std::max(peak, p.dram_peak_bytes);
+    min_budget = std::max(min_budget, p.min_budget_bytes);
+    jobs.push_back(std::move(o));
+  }
+  Json all;
+  all["dram_peak_bytes"] = peak;
+  all["spill_bytes"] = 0;
+  all["fits"] = fits;
+  all["min_budget_bytes"] = min_budget;
+  all["jobs"] = std::move(jobs);
+  return all.dump(2) + "\n";
+}
+
+std::string plan_slurm(std::span<const JobPlan> plans) {
+  const JobPlan* big = largest(plans);
+  if (!big) throw InputError("no job could be planned, so there is no memory to request");
+  const auto peak = static_cast<double>(big->plan.dram_peak_bytes);
+  const auto mem = static_cast<std::size_t>(peak * (1 + kSlurmMargin));
+  char comment[256];
+  std::snprintf(comment, sizeof comment,
+                "# cpufold plan: largest job %s (N_res %lld), predicted peak %s + %d%% margin\n",
+                big->name.c_str(), static_cast<long long>(big->n_res),
+                format_bytes(big->plan.dram_peak_bytes).c_str(),
+                static_cast<int>(kSlurmMargin * 100));
+  std::string out = comment;
+  if (big->plan.budget) {
+    out += "# run cpufold with the same --mem-budget " + slurm_mem(*big->plan.budget) +
+           " so that it follows this plan\n";
+  }
+  return out + "#SBATCH --mem=" + slurm_mem(mem) + "\n";
+}
+
+}  // namespace cpufold

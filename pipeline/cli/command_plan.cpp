@@ -1,0 +1,125 @@
+// `cpufold plan`: the memory plan of what predict (INPUT ...) or evaluate (--features
+// --params) would run, printed without running the model.
+
+#include <cstdio>
+#include <iostream>
+#include <memory>
+
+#include "memory/error.h"
+#include "pipeline/batch/plan_report.h"
+#include "pipeline/cli/cli.h"
+#include "pipeline/cli/predict_arguments.h"
+#include "pipeline/runner/evaluate.h"
+
+namespace cpufold {
+namespace {
+
+constexpr const char* kPlanManual = R"(
+WHAT IT PRINTS
+  For every job: the sizes it runs at (N_res, MSA rows, extra rows, templates;
+  for predict, the model of --model-order whose run needs the most), each block
+  resident at the run's peak (the process with its weights, measured after
+  loading them; the runtime's working memory; the features, outputs and scratch
+  arenas), the predicted peak, the chunk size the planner chose and why, and
+  the smallest --mem-budget that fits. predict and evaluate make the same plan
+  for the same options.
+  --format json: {"dram_peak_bytes", "spill_bytes", "fits", "min_budget_bytes",
+  "jobs": [{"name", "n_res", ..., "chunk_size", "dram_peak_bytes", "fits",
+  "min_budget_bytes", "blocks": [...]}]} (the top-level figures are the largest
+  job's).
+  --format slurm: the #SBATCH --mem= line for the largest job (the predicted
+  peak plus a 15% margin).
+  With --mem-budget, a job that cannot fit it makes the status 4 (the plan is
+  still printed).
+
+EXAMPLES
+  cpufold plan proteins.fasta --msa-dir msas --data ~/af2 --mem-budget 4G
+  cpufold plan --features features.h5 --params params_model_1_ptm.h5 --format json
+  cpufold plan proteins.fasta --data ~/af2 --format slurm >> job.sbatch
+)";
+
+struct PlanArgs {
+  PredictArguments predict;
+  std::string features, params, format = "text";
+};
+
+std::vector<JobPlan> plan_features(PlanArgs& a) {
+  EvaluateOptions o;
+  o.params = a.params;
+  o.features = a.features;
+  o.chunk_size = a.predict.common.chunk_size;
+  o.mem_budget = a.predict.common.memory_budget_bytes;
+  const EvaluatePlan e = plan_evaluate(o);
+  JobPlan j;
+  j.name = std::filesystem::path(a.features).filename().string();
+  j.model = std::filesystem::path(a.params).stem().string();
+  j.n_res = e.dims.n_res;
+  j.n_seq = e.dims.n_seq;
+  j.n_extra = e.dims.n_extra;
+  j.n_templ = e.dims.n_templ;
+  j.plan = e.plan;
+  return {j};
+}
+
+}  // namespace
+
+void add_plan_command(CLI::App& app) {
+  auto args = std::make_shared<PlanArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "plan",
+      "Print the memory plan of a run without running the model: predicted peak memory, chunk "
+      "size, whether it fits --mem-budget and the smallest budget that would. Takes predict's "
+      "arguments (INPUT with --msa-dir, --data and model options; OUTPUT_DIR not needed) or "
+      "evaluate's (--features F.h5 --params P).");
+  cmd->footer(std::string(kPlanManual) + kExitStatusHelp);
+  add_predict_arguments(*cmd, args->predict, /*output_dir_required=*/false);
+  cmd->add_option("--features", args->features,
+                  "plan `cpufold evaluate` on these processed features (.h5) instead of INPUT");
+  cmd->add_option("--params", args->params, "with --features: AF2 parameters (.npz or .h5)");
+  cmd->add_option("--format", args->format, "text (default), json or slurm")
+      ->check(CLI::IsMember({"text", "json", "slurm"}));
+  cmd->callback([args] {
+    PlanArgs& a = *args;
+    resolve_predict_arguments(a.predict);
+    const bool by_features = !a.features.empty();
+    if (by_features == !a.predict.options.input.empty()) {
+      throw InputError(
+          "plan needs INPUT (as predict) or --features with --params (as evaluate), "
+          "one of the two");
+    }
+    if (by_features && a.params.empty()) throw InputError("--features needs --params");
+    if (!by_features && !a.params.empty()) {
+      throw InputError("--params goes with --features; for INPUT give --data (as predict)");
+    }
+    if (!a.predict.quiet && !by_features) {
+      a.predict.options.progress = [](const std::string& line) { std::cerr << line << "\n"; };
+    }
+    const std::vector<JobPlan> plans =
+        by_features ? plan_features(a) : plan_jobs(a.predict.options);
+    if (a.format == "json") {
+      std::cout << plan_json(plans);
+    } else if (a.format == "slurm") {
+      std::cout << plan_slurm(plans);
+    } else {
+      std::cout << plan_text(plans);
+    }
+    std::cout.flush();
+    std::size_t unplanned = 0, over = 0;
+    for (const JobPlan& j : plans) {
+      if (!j.error.empty())
+        ++unplanned;
+      else if (!j.plan.fits && j.plan.budget)
+        ++over;
+    }
+    if (over > 0) {
+      throw BudgetError(std::to_string(over) + " of " + std::to_string(plans.size()) +
+                        " job(s) do not fit --mem-budget (see the plan above)");
+    }
+    if (unplanned > 0) {
+      throw InputError(std::to_string(unplanned) + " of " + std::to_string(plans.size()) +
+                       " job(s) could not be planned (see above)");
+    }
+  });
+}
+
+}  // namespace cpufold

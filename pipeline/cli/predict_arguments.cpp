@@ -1,0 +1,148 @@
+#include "pipeline/cli/predict_arguments.h"
+
+#include "memory/error.h"
+#include "pipeline/batch/predict_jobs.h"
+#include "pipeline/batch/ranking.h"
+#include "pipeline/cli/option_checks.h"
+#include "pipeline/runner/params_directory.h"
+
+namespace cpufold {
+
+void add_predict_arguments(CLI::App& cmd, PredictArguments& args, bool output_dir_required) {
+  PredictOptions& o = args.options;
+  CLI::Option* input =
+      cmd.add_option("INPUT", o.input, "FASTA, A3M, CSV/TSV file or a directory of them");
+  if (output_dir_required) {
+    input->required();
+    cmd.add_option("OUTPUT_DIR", o.output_dir, "results directory (created when missing)")
+        ->required();
+  }
+
+  cmd.add_option("--msa-dir", o.msa_dir,
+                 "precomputed MSAs per job (layouts below); default: single-sequence mode for "
+                 "jobs without an A3M");
+  cmd.add_option("--data", args.data,
+                 "directory holding params/params_model_N[_ptm].{npz,h5} (default: "
+                 "$CPUFOLD_DATA, else ~/.cache/colabfold)");
+  cmd.add_option("--num-models", o.num_models, "number of models to run, from --model-order")
+      ->default_val(5)
+      ->transform(integer_in(1, 5));
+  cmd.add_option("--model-order", args.model_order,
+                 "AlphaFold2 models in the order they are tried (the first --num-models run)")
+      ->default_val("1,2,3,4,5")
+      ->check(model_order_list());
+  cmd.add_option("--model-type", args.model_type,
+                 "auto (= alphafold2_ptm), alphafold2_ptm or alphafold2")
+      ->default_val("auto");
+  cmd.add_option("--num-recycle", o.num_recycle, "recycling iterations after the first pass")
+      ->default_val(3)
+      ->transform(integer_in(0, kMaxRecycles));
+  cmd.add_option("--recycle-early-stop-tolerance", o.recycle_early_stop_tolerance,
+                 "stop recycling once the CA-CA distances change by less than this (RMS, "
+                 "Angstrom); 0: off")
+      ->transform(real_in(0, kMaxEarlyStopTolerance));
+  cmd.add_option("--num-ensemble", o.num_ensemble,
+                 "AF2 ensembling: trunk passes per recycle, each on its own MSA sample, "
+                 "representations averaged (costs N times the trunk)")
+      ->default_val(1)
+      ->transform(integer_in(1, kMaxEnsemble));
+  cmd.add_option("--num-seeds", o.num_seeds,
+                 "seeds per model: random_seed .. random_seed + num_seeds - 1")
+      ->default_val(1)
+      ->transform(integer_in(1, kMaxSeeds));
+  cmd.add_option("--random-seed", o.random_seed,
+                 "seed of the MSA sampling and masking (reproducible on every machine)")
+      ->default_val(0)
+      ->transform(integer_in(0, kMaxRandomSeed));
+  cmd.add_option("--rank", args.rank,
+                 "rank predictions by auto (= plddt for monomers), plddt (mean pLDDT) or ptm")
+      ->default_val("auto");
+  cmd.add_option("--max-seq", args.max_seq,
+                 "MSA cluster rows fed to the Evoformer (default: AF2's, 512 or 508 with "
+                 "template models)")
+      ->transform(integer_in(1, kMaxRows));
+  cmd.add_option("--max-extra-seq", args.max_extra_seq,
+                 "extra MSA rows (default: AF2's, 5120 for models 1, 3, 4 and 1024 for 2, 5)")
+      ->transform(integer_in(0, kMaxRows));
+  add_common_options(cmd, args.common,
+                     {CommonOption::threads, CommonOption::chunk_size, CommonOption::mem_budget});
+  cmd.add_flag("--overwrite-existing-results", o.overwrite_existing_results,
+               "redo jobs whose JOB.done.txt exists (default: skip them)");
+  cmd.add_option("--sort-queries-by", args.sort_queries_by,
+                 "none, length (shortest first), msa_depth (deepest own A3M first) or random "
+                 "(shuffled with --random-seed)")
+      ->default_val("length");
+  cmd.add_option("--max-msa", args.max_msa,
+                 "MAX_SEQ:MAX_EXTRA_SEQ, e.g. 512:1024; overrides --max-seq and --max-extra-seq");
+  cmd.add_option("--stop-at-score", o.stop_at_score,
+                 "stop recycling, and skip the job's remaining models and seeds, once a "
+                 "prediction's ranking score (mean pLDDT, or 100 x pTM with --rank ptm) "
+                 "exceeds this")
+      ->default_val(100)
+      ->transform(real_in(0, 100));
+  cmd.add_option("--jobname-prefix", o.jobname_prefix,
+                 "name the jobs PREFIX_0, PREFIX_1, ... in run order instead of by their headers");
+  cmd.add_flag("--save-all", o.save_all,
+               "write every model output to JOB_all_rank_K_TAG.h5 (HDF5; ColabFold writes a "
+               "pickle)");
+  cmd.add_flag("--save-recycles", o.save_recycles,
+               "write the structure of every recycle, JOB_unrelaxed_rank_K_TAG.rR.pdb");
+  cmd.add_flag("--save-single-representations", o.save_single_representations,
+               "write the single representation (the MSA's first row, [N_res, c_m]) to "
+               "JOB_single_repr_rank_K_TAG.npy (f32)");
+  cmd.add_flag("--save-pair-representations", o.save_pair_representations,
+               "write the pair representation ([N_res, N_res, c_z]) to "
+               "JOB_pair_repr_rank_K_TAG.npy (f32)");
+  cmd.add_option("--skip-output", args.skip_output,
+                 "comma-separated outputs not to write: msa (JOB.a3m), plots (PNG), pae_json");
+  cmd.add_flag("--zip", o.zip,
+               "put each job's files into JOB.result.zip and delete them (the zip marks the job "
+               "done)");
+  cmd.add_flag("--quiet", args.quiet,
+               "no progress on stderr (log.txt still has it); failures are still reported");
+  // Every other colabfold_batch option: accepted, or refused before any work.
+  add_colabfold_options(cmd, args.colabfold);
+  // Those without effect keep argparse's types (counts, finite numbers): what ColabFold
+  // refuses is refused here too.
+  for (const char* name : {"--max-template-hits", "--num-relax", "--relax-max-iterations",
+                           "--relax-max-outer-iterations", "--recompile-padding"}) {
+    cmd.get_option(name)->transform(integer_in(0, kMaxIgnoredCount));
+  }
+  for (const char* name : {"--relax-tolerance", "--relax-stiffness"}) {
+    cmd.get_option(name)->transform(real_in(0, kMaxIgnoredReal));
+  }
+}
+
+void resolve_predict_arguments(PredictArguments& args) {
+  PredictOptions& o = args.options;
+  refuse_unsupported(args.colabfold);
+  refuse_unsupported_value("--model-type", args.model_type);
+  refuse_unsupported_value("--rank", args.rank);
+  if (!args.max_msa.empty()) {
+    const MaxMsa m = parse_max_msa(args.max_msa);
+    args.max_seq = m.max_seq;
+    args.max_extra_seq = m.max_extra_seq;
+  }
+  const SkipOutputs skip = parse_skip_output(args.skip_output);
+  o.skip_msa = skip.msa;
+  o.skip_plots = skip.plots;
+  o.skip_pae_json = skip.pae_json;
+  apply_common_options(args.common);
+  o.threads = args.common.threads;
+  o.chunk_size = args.common.chunk_size;
+  o.mem_budget = args.common.memory_budget_bytes;
+  o.model_order = parse_model_order("--model-order", args.model_order);
+  if (o.random_seed > static_cast<std::uint64_t>(kMaxRandomSeed - (o.num_seeds - 1))) {
+    throw InputError("--random-seed " + std::to_string(o.random_seed) + " with --num-seeds " +
+                     std::to_string(o.num_seeds) + " runs seeds past " +
+                     std::to_string(kMaxRandomSeed) + ": lower one of them");
+  }
+  o.model_type = parse_model_type(args.model_type);
+  o.rank = parse_rank_by(args.rank);
+  o.sort_queries_by = parse_query_order(args.sort_queries_by);
+  o.data_dir = args.data.empty() ? default_data_dir() : std::filesystem::path(args.data);
+  if (args.max_seq > 0) o.max_seq = args.max_seq;
+  if (args.max_extra_seq >= 0) o.max_extra_seq = args.max_extra_seq;
+}
+
+}  // namespace cpufold

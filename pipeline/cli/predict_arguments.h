@@ -1,0 +1,37 @@
+// predict's command line, shared by `cpufold predict` and `cpufold plan` (which plans what
+// predict would run): every option, its checks and its conversion into PredictOptions.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <cstdint>
+#include <string>
+
+#include "pipeline/batch/predict.h"
+#include "pipeline/cli/colabfold_options.h"
+#include "pipeline/cli/common_options.h"
+
+namespace cpufold {
+
+struct PredictArguments {
+  PredictOptions options;
+  std::string model_order = "1,2,3,4,5";
+  std::string model_type = "auto";
+  std::string rank = "auto";
+  std::string sort_queries_by = "length";
+  std::string data;
+  std::int64_t max_seq = 0, max_extra_seq = -1;
+  std::string max_msa, skip_output;
+  bool quiet = false;
+  ColabfoldValues colabfold;
+  CommonOptions common;
+};
+
+// Registers predict's options on `cmd`. INPUT and OUTPUT_DIR are positional; with
+// `output_dir_required` false OUTPUT_DIR and INPUT may be left out (plan).
+void add_predict_arguments(CLI::App& cmd, PredictArguments& args, bool output_dir_required);
+
+// Checks what was parsed and converts it into args.options; InputError for a refused
+// ColabFold option or value, and applies the common options (threads).
+void resolve_predict_arguments(PredictArguments& args);
+
+}  // namespace cpufold

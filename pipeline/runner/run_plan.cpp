@@ -1,0 +1,53 @@
+#include "pipeline/runner/run_plan.h"
+
+#include <algorithm>
+
+namespace cpufold {
+
+std::size_t process_bytes(const TrunkDims& d) {
+  (void)d;
+  return std::size_t{40} << 20;
+}
+
+double relative_time(std::int64_t chunk, const TrunkDims& d) {
+  if (chunk <= 0) return 1;
+  // Calibrated with `cpufold bench evoformer-block` (see README, "Memory"): the slowdown is
+  // about kTokens / (chunk x n_res).
+  constexpr double kTokens = 64;
+  return 1 + kTokens / static_cast<double>(chunk * std::max<std::int64_t>(d.n_res, 1));
+}
+
+namespace {
+
+PlanCandidate plan_candidate(std::int64_t chunk, const TrunkDims& d, const RunArenas& a,
+                             std::size_t weight_bytes) {
+  PlanCandidate c;
+  c.chunk = chunk;
+  c.relative_time = relative_time(chunk, d);
+  c.blocks = {{"process (code, libraries, threads, heap)", process_bytes(d)},
+              {"weights", weight_bytes},
+              {"features arena", a.features},
+              {"outputs arena", a.outputs},
+              {"scratch arena", a.scratch}};
+  return c;
+}
+
+}  // namespace
+
+MemoryPlan plan_run(const TrunkDims& d, const PlanRequest& r,
+                    const std::function<RunArenas(std::int64_t chunk)>& arenas) {
+  std::vector<PlanCandidate> candidates;
+  if (r.chunk) {
+    candidates.push_back(plan_candidate(*r.chunk, d, arenas(*r.chunk), r.weight_bytes));
+  } else {
+    const std::int64_t widest = std::max({d.n_res, d.n_seq + d.n_templ, d.n_extra});
+    for (const std::int64_t c : kChunkCandidates) {
+      // A chunk that covers every sliced axis is the unsliced plan again.
+      if (c > 0 && c >= widest) continue;
+      candidates.push_back(plan_candidate(c, d, arenas(c), r.weight_bytes));
+    }
+  }
+  return choose_plan(std::move(candidates), r.budget, r.usable_bytes, kPlanTimeSlack);
+}
+
+}  // namespace cpufold

@@ -1,0 +1,50 @@
+// The memory plan of one model run: for each candidate chunk size, the arenas the run would
+// take (from the modules' own byte counts, the same ones the run allocates with), what the
+// process holds already (code, libraries, weights) and a time estimate; memory/memory_plan picks.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <optional>
+
+#include "evoformer/trunk.h"
+#include "memory/memory_plan.h"
+
+namespace cpufold {
+
+// The arenas of one run, in bytes.
+struct RunArenas {
+  std::size_t features = 0;  // one iteration's trunk inputs
+  std::size_t outputs = 0;   // trunk state, structure module and head outputs
+  std::size_t scratch = 0;   // the largest module's transients (and the iteration's residents)
+
+  std::size_t total() const { return features + outputs + scratch; }
+};
+
+struct PlanRequest {
+  std::optional<std::int64_t> chunk;  // fixed by the user; empty: the planner chooses
+  std::optional<std::size_t> budget;  // --mem-budget; empty: the usable memory is the limit
+  std::size_t weight_bytes = 0;       // weights resident during the run (every loaded model)
+  std::size_t usable_bytes = 0;       // usable memory (memory/system_memory); 0: unknown
+};
+
+// Chunk sizes the planner weighs, unsliced first.
+inline constexpr std::int64_t kChunkCandidates[] = {0, 256, 128, 64, 32, 16, 8, 4, 2, 1};
+
+// The process without weights or arenas: code, libraries, OpenMP threads, oneDNN's
+// primitives and jit code, heap. Measured (README, "Memory").
+std::size_t process_bytes(const TrunkDims& d);
+
+// Predicted run time with `chunk` over the unsliced run's: a slice costs a fixed overhead,
+// so what matters is the tokens (chunk x n_res) it holds.
+double relative_time(std::int64_t chunk, const TrunkDims& d);
+
+// Time slack of the default choice: the leanest plan within 3% of the fastest.
+inline constexpr double kPlanTimeSlack = 0.03;
+
+// The plan of one run; `arenas(chunk)` gives a candidate's arenas.
+MemoryPlan plan_run(const TrunkDims& d, const PlanRequest& r,
+                    const std::function<RunArenas(std::int64_t chunk)>& arenas);
+
+}  // namespace cpufold

@@ -1,0 +1,78 @@
+#include "memory/memory_plan.h"
+
+#include <gtest/gtest.h>
+
+#include "memory/error.h"
+
+namespace cpufold {
+namespace {
+
+constexpr std::size_t kMiB = std::size_t{1} << 20;
+
+PlanCandidate candidate(std::int64_t chunk, std::size_t mib, double relative_time) {
+  PlanCandidate c;
+  c.chunk = chunk;
+  c.blocks = {{"process", 100 * kMiB}, {"scratch", (mib - 100) * kMiB}};
+  c.relative_time = relative_time;
+  return c;
+}
+
+// Unsliced is fastest and fattest; small chunks are lean and slow.
+std::vector<PlanCandidate> candidates() {
+  return {candidate(0, 2000, 1.0), candidate(64, 900, 1.01), candidate(16, 600, 1.02),
+          candidate(4, 500, 1.10), candidate(1, 450, 1.60)};
+}
+
+TEST(MemoryPlan, DefaultIsTheLeanestWithinTheTimeSlack) {
+  const MemoryPlan p = choose_plan(candidates(), std::nullopt, 0, 0.03);
+  EXPECT_EQ(p.chosen.chunk, 16);
+  EXPECT_EQ(p.dram_peak_bytes, 600 * kMiB);
+  EXPECT_TRUE(p.fits);
+  EXPECT_EQ(p.min_budget_bytes, 450 * kMiB);
+}
+
+TEST(MemoryPlan, LooseBudgetKeepsTheDefaultChoice) {
+  const MemoryPlan p = choose_plan(candidates(), 4000 * kMiB, 0, 0.03);
+  EXPECT_EQ(p.chosen.chunk, 16);
+  EXPECT_TRUE(p.fits);
+}
+
+TEST(MemoryPlan, TightBudgetTakesTheFastestPlanThatFits) {
+  const MemoryPlan p = choose_plan(candidates(), 520 * kMiB, 0, 0.03);
+  EXPECT_EQ(p.chosen.chunk, 4);
+  EXPECT_TRUE(p.fits);
+  EXPECT_LE(p.dram_peak_bytes, 520 * kMiB);
+}
+
+TEST(MemoryPlan, ImpossibleBudgetReportsTheSmallestThatFits) {
+  const MemoryPlan p = choose_plan(candidates(), 300 * kMiB, 0, 0.03);
+  EXPECT_FALSE(p.fits);
+  EXPECT_EQ(p.chosen.chunk, 1);
+  EXPECT_EQ(p.min_budget_bytes, 450 * kMiB);
+  try {
+    refuse_plan(p, "this run");
+    ADD_FAILURE() << "refuse_plan returned";
+  } catch (const BudgetError& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("450 MiB"), std::string::npos) << m;
+    EXPECT_NE(m.find("300 MiB"), std::string::npos) << m;
+    EXPECT_NE(m.find("--mem-budget 450M"), std::string::npos) << m;
+  }
+}
+
+TEST(MemoryPlan, WithoutBudgetTheUsableMemoryIsTheLimit) {
+  // The default choice (600 MiB) does not fit 550 MiB usable: the fastest that does.
+  const MemoryPlan p = choose_plan(candidates(), std::nullopt, 550 * kMiB, 0.03);
+  EXPECT_EQ(p.chosen.chunk, 4);
+  EXPECT_TRUE(p.fits);
+  const MemoryPlan none = choose_plan(candidates(), std::nullopt, 100 * kMiB, 0.03);
+  EXPECT_FALSE(none.fits);
+  EXPECT_EQ(none.chosen.chunk, 1);
+}
+
+TEST(MemoryPlan, NoCandidateIsAnInternalError) {
+  EXPECT_THROW(choose_plan({}, std::nullopt, 0, 0.03), InternalError);
+}
+
+}  // namespace
+}  // namespace cpufold
