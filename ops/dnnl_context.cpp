@@ -52,6 +52,20 @@ std::size_t thread_stack_bytes() {
   return bytes;
 }
 
+// oneDNN's primitive cache shares one jit kernel among the Linears of equal shape (the 48
+// Evoformer blocks), but by default keeps 1024 primitives, whose code a batch of many lengths
+// fills with shapes it will not see again (≈ 40 MiB measured with the tiny test weights). One
+// length needs far fewer distinct primitives than this (README, "Memory over a batch").
+constexpr int kPrimitiveCacheCapacity = 256;
+
+// The capacity, unless the user set oneDNN's own variable.
+void bound_primitive_cache() {
+  for (const char* name : {"ONEDNN_PRIMITIVE_CACHE_CAPACITY", "DNNL_PRIMITIVE_CACHE_CAPACITY"}) {
+    if (const char* env = std::getenv(name); env != nullptr && *env != '\0') return;
+  }
+  dnnl::set_primitive_cache_capacity(kPrimitiveCacheCapacity);
+}
+
 }  // namespace
 
 DnnlContext::DnnlContext() : engine_(dnnl::engine::kind::cpu, 0), stream_(engine_) {
@@ -68,6 +82,7 @@ DnnlContext::DnnlContext() : engine_(dnnl::engine::kind::cpu, 0), stream_(engine
     std::free(std::malloc(64));
   }
   build_primitive("sgemm", generate_sgemm_kernels);
+  bound_primitive_cache();
 }
 
 DnnlContext& DnnlContext::instance() {

@@ -85,10 +85,14 @@ struct Linear::Impl {
   memory weights;              // f32 in the layout the matmul chose at construction
   memory bias;                 // f32 [1, c_out], empty when there is none
   std::mutex mutex;
-  std::vector<std::unique_ptr<Plan>> plans;  // few per object: one per row count in use
+  // Most recently used first, at most kMaxPlans: a batch of many lengths would otherwise keep
+  // a primitive (and its jit code) for every row count it ever saw. Shared so that a plan in
+  // use survives its eviction by the plans it builds (the staged path's blocks).
+  std::vector<std::shared_ptr<Plan>> plans;
 
-  Plan& plan(const PlanKey& key);
-  Plan& build_plan(const PlanKey& key);
+  std::shared_ptr<Plan> plan(const PlanKey& key);
+  std::shared_ptr<Plan> build_plan(const PlanKey& key);
+  std::shared_ptr<Plan> remember(std::shared_ptr<Plan> p);
   // y = x·W + b for `rows` contiguous rows: what the staged path runs per block.
   PlanKey plain_key(std::int64_t rows) const {
     return {rows, c_in, c_out, 0, Activation::none, false, false};
@@ -129,16 +133,26 @@ dnnl::matmul::primitive_desc Linear::Impl::try_desc(const PlanKey& key, bool wit
   return dnnl::matmul::primitive_desc(desc, attr, engine, /*allow_empty=*/true);
 }
 
-Plan& Linear::Impl::plan(const PlanKey& key) {
-  for (auto& p : plans)
-    if (p->key == key) return *p;
+std::shared_ptr<Plan> Linear::Impl::plan(const PlanKey& key) {
+  const auto hit = std::find_if(plans.begin(), plans.end(),
+                                [&](const std::shared_ptr<Plan>& p) { return p->key == key; });
+  if (hit != plans.end()) {
+    std::rotate(plans.begin(), hit, hit + 1);
+    return plans.front();
+  }
   const std::string what = "Linear [" + std::to_string(key.rows) + " x " + std::to_string(c_in) +
                            "] x [" + std::to_string(c_in) + " x " + std::to_string(c_out) + "]";
-  return build_primitive(what, [&]() -> Plan& { return build_plan(key); });
+  return build_primitive(what, [&] { return remember(build_plan(key)); });
 }
 
-Plan& Linear::Impl::build_plan(const PlanKey& key) {
-  auto p = std::make_unique<Plan>();
+std::shared_ptr<Plan> Linear::Impl::remember(std::shared_ptr<Plan> p) {
+  if (plans.size() >= kMaxPlans) plans.pop_back();
+  plans.insert(plans.begin(), p);
+  return p;
+}
+
+std::shared_ptr<Plan> Linear::Impl::build_plan(const PlanKey& key) {
+  auto p = std::make_shared<Plan>();
   p->key = key;
   const bool act = key.activation != Activation::none;
   const bool has_bias = bias.get(true) != nullptr;
@@ -166,8 +180,7 @@ Plan& Linear::Impl::build_plan(const PlanKey& key) {
     p->dnnl_scratch_bytes = staged_scratch_bytes(key.rows);
     plan(plain_key(p->stage_rows));
     if (key.rows % p->stage_rows != 0) plan(plain_key(key.rows % p->stage_rows));
-    plans.push_back(std::move(p));
-    return *plans.back();
+    return p;
   }
   if (!pd || is_reference_impl(pd)) {
     throw InternalError("no fast oneDNN matmul for Linear [" + std::to_string(key.rows) + " x " +
@@ -193,8 +206,7 @@ Plan& Linear::Impl::build_plan(const PlanKey& key) {
     p->scratchpad = memory(pd.scratchpad_desc(), engine, DNNL_MEMORY_NONE);
     p->args.emplace(DNNL_ARG_SCRATCHPAD, p->scratchpad);
   }
-  plans.push_back(std::move(p));
-  return *plans.back();
+  return p;
 }
 
 std::size_t Linear::Impl::staged_scratch_bytes(std::int64_t rows) const {
@@ -230,7 +242,8 @@ void Linear::Impl::forward_staged(const Plan& p, const RowView& vx, const RowVie
   auto& stream = DnnlContext::instance().stream();
   for (std::int64_t r0 = 0; r0 < vx.rows; r0 += block) {
     const std::int64_t nb = std::min(block, vx.rows - r0);
-    Plan& inner = plan(plain_key(nb));
+    const std::shared_ptr<Plan> held = plan(plain_key(nb));
+    Plan& inner = *held;
     detail::for_each_row(
         nb, c_in, [&](std::int64_t i) { std::memcpy(xs + i * c_in, vx.row(r0 + i), in_bytes); });
     inner.src.set_data_handle(xs);
@@ -323,6 +336,10 @@ std::int64_t Linear::c_out() const {
 bool Linear::has_bias() const {
   return impl_->bias.get(true) != nullptr;
 }
+std::size_t Linear::plan_count() const {
+  std::lock_guard lock(impl_->mutex);
+  return impl_->plans.size();
+}
 
 std::size_t Linear::scratch_bytes(std::int64_t rows, const EpilogueKind& kind) const {
   if (rows == 0) return 0;
@@ -331,7 +348,7 @@ std::size_t Linear::scratch_bytes(std::int64_t rows, const EpilogueKind& kind) c
   std::lock_guard lock(impl_->mutex);
   // forward() may be handed strided views of these rows, which on some ISAs take the staged
   // path: plan for whichever of the two takes more.
-  const std::size_t direct = impl_->plan(key).scratch_bytes();
+  const std::size_t direct = impl_->plan(key)->scratch_bytes();
   return std::max(
       direct, build_primitive("Linear staging", [&] { return impl_->staged_scratch_bytes(rows); }));
 }
@@ -364,7 +381,8 @@ void Linear::forward(const Tensor& x, const Tensor& y, Arena& scratch,
                     epilogue.accumulate};
   ArenaScope scope(scratch);
   std::lock_guard lock(impl_->mutex);
-  Plan& p = impl_->plan(key);
+  const std::shared_ptr<Plan> held = impl_->plan(key);
+  Plan& p = *held;
   if (p.staged) {
     impl_->forward_staged(p, vx, vy, vm, epilogue, scratch);
     return;

@@ -49,7 +49,8 @@ class Linear {
   // wider buffer). y must not overlap x. Scratch (oneDNN's scratchpad and, for
   // accumulate with anything else fused, a [rows, c_out] buffer) comes from `scratch` and is
   // released on return. A primitive is built on the first call for each row count and stride
-  // combination and reused after. Calls on one object are serialised by a mutex.
+  // combination and reused after; the kMaxPlans most recently used are kept, so memory stays
+  // flat over a batch of many lengths. Calls on one object are serialised by a mutex.
   void forward(const Tensor& x, const Tensor& y, Arena& scratch,
                const LinearEpilogue& epilogue = {}) const;
 
@@ -61,6 +62,11 @@ class Linear {
   std::int64_t c_in() const;
   std::int64_t c_out() const;
   bool has_bias() const;
+
+  // Plans (primitives with their argument maps) this object holds: at most kMaxPlans. A run
+  // uses few per object: a full chunk of rows, the remainder, the staged path's blocks.
+  static constexpr std::size_t kMaxPlans = 8;
+  std::size_t plan_count() const;
 
   struct Impl;
 

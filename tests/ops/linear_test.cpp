@@ -205,6 +205,50 @@ TEST(Linear, ManyRowCountsOnOneObject) {
   }
 }
 
+// A batch of many lengths hands one object ever new row counts: it keeps at most kMaxPlans
+// plans (memory flat over the batch), and a row count whose plan was dropped is rebuilt right.
+TEST(Linear, PlanCacheStaysBoundedOverManyRowCounts) {
+  Arena arena = test_arena();
+  Weights p(16, 24);
+  const Linear linear(p.w.view, p.b.view);
+  for (int pass = 0; pass < 2; ++pass) {  // the second pass rebuilds evicted plans
+    for (std::int64_t rows = 1; rows <= 40; ++rows) {
+      Buffer x(Shape{rows, 16}), y(Shape{rows, 24});
+      fill_normal(x.data, static_cast<std::uint32_t>(100 + rows));
+      linear.forward(x.view, y.view, arena);
+      expect_close(y.data, reference_linear(x.view, p.w.data, &p.b.data, 24, {}, {}), kF32Matmul,
+                   "rows " + std::to_string(rows) + " pass " + std::to_string(pass));
+      ASSERT_LE(linear.plan_count(), Linear::kMaxPlans) << "after rows " << rows;
+      EXPECT_GT(linear.scratch_bytes(rows + 1000), 0u);  // planning a length builds plans too
+      ASSERT_LE(linear.plan_count(), Linear::kMaxPlans) << "after planning rows " << rows + 1000;
+    }
+  }
+  EXPECT_EQ(linear.plan_count(), Linear::kMaxPlans) << "recent plans are kept";
+}
+
+// The staged fallback builds plans for its blocks while its own plan is in use: evicting
+// either must not break a call, and the count stays bounded over many strided row counts.
+TEST(Linear, StagedPlansStayBoundedOverManyRowCounts) {
+  detail::force_linear_staging(true);
+  Weights p(20, 24);
+  const Linear linear(p.w.view, p.b.view);
+  detail::force_linear_staging(false);
+  Arena arena = test_arena();
+  for (std::int64_t rows = 257; rows <= 280; ++rows) {  // one 256-row block and a new tail each
+    Buffer xs(Shape{rows, 50}), ys(Shape{rows, 64}, 5.f), gs(Shape{rows, 30});
+    fill_normal(xs.data, static_cast<std::uint32_t>(rows));
+    fill_normal(gs.data, static_cast<std::uint32_t>(rows + 1));
+    const Tensor x = xs.view.slice(1, 10, 30), y = ys.view.slice(1, 16, 40),
+                 g = gs.view.slice(1, 3, 27);
+    const auto y0 = gather(y);
+    const LinearEpilogue e{Activation::sigmoid, g, true};
+    linear.forward(x, y, arena, e);
+    expect_close(gather(y), reference_linear(x, p.w.data, &p.b.data, 24, e, y0), kF32Matmul,
+                 "staged rows " + std::to_string(rows));
+    ASSERT_LE(linear.plan_count(), Linear::kMaxPlans) << "after rows " << rows;
+  }
+}
+
 TEST(Linear, ScratchBytesCoverWhatForwardTakes) {
   Weights p(64, 96);
   const Linear linear(p.w.view, p.b.view);
