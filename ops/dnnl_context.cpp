@@ -16,16 +16,21 @@ namespace {
 // dnnl_sgemm generates its jit kernels once, on its first call, unchecked like the primitives
 // (see kPrimitiveHeadroom). Our first call would be inside an OpenMP region; make it here,
 // outside any, after the headroom check, for each transposition the callers use.
+// Small row counts (a few heads of global attention, a chunk of one row) take kernels of their
+// own, generated on first use like the others.
 void generate_sgemm_kernels() {
   constexpr dnnl_dim_t n = 64;
   std::vector<float> a(n * n, 1.f), b(n * n, 1.f), c(n * n);
   for (const char* ops : {"NN", "NT", "TN"}) {
-    const dnnl_status_t status =
-        dnnl_sgemm(ops[0], ops[1], n, n, n, 1.f, a.data(), n, b.data(), n, 0.f, c.data(), n);
-    if (status == dnnl_out_of_memory) throw out_of_memory("generating oneDNN's sgemm kernels");
-    if (status != dnnl_success)
-      throw InternalError("oneDNN's sgemm failed on a 64 x 64 product (status " +
-                          std::to_string(static_cast<int>(status)) + ")");
+    for (const dnnl_dim_t m : {n, dnnl_dim_t{1}, dnnl_dim_t{4}}) {
+      const dnnl_status_t status =
+          dnnl_sgemm(ops[0], ops[1], m, n, n, 1.f, a.data(), n, b.data(), n, 0.f, c.data(), n);
+      if (status == dnnl_out_of_memory) throw out_of_memory("generating oneDNN's sgemm kernels");
+      if (status != dnnl_success)
+        throw InternalError("oneDNN's sgemm failed on a " + std::to_string(m) +
+                            " x 64 product (status " + std::to_string(static_cast<int>(status)) +
+                            ")");
+    }
   }
 }
 
