@@ -301,7 +301,8 @@ class BatchRunner {
                        std::to_string(p.iterations) + " iteration(s)), pLDDT " +
                        fixed(r.mean_plddt, 1);
     if (p.has_pae) line += ", pTM " + fixed(r.ptm, 3);
-    line += ", peak RSS " + std::to_string(p.peak_rss_bytes >> 20) + " MiB";
+    line += ", peak RSS " + std::to_string(p.peak_rss_bytes >> 20) + " MiB (predicted " +
+            std::to_string(p.plan.dram_peak_bytes >> 20) + ")";
     log_.say(line + " | " + eta(0, 0));
 
     RunTiming t;
@@ -317,6 +318,8 @@ class BatchRunner {
     if (p.has_pae) t.ptm = r.ptm;
     t.planned_bytes = p.planned_bytes;
     t.peak_rss_bytes = p.peak_rss_bytes;
+    t.predicted_peak_bytes = p.plan.dram_peak_bytes;
+    t.chunk = p.plan.chosen.chunk;
     timing.runs.push_back(std::move(t));
     return r;
   }

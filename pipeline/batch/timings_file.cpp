@@ -47,6 +47,8 @@ void TimingsFile::job_done(const std::string& job, const JobTiming& timing) {
     if (r.ptm) run["ptm"] = *r.ptm;
     run["planned_mib"] = static_cast<double>(r.planned_bytes) / (1 << 20);
     run["peak_rss_mib"] = static_cast<double>(r.peak_rss_bytes) / (1 << 20);
+    run["predicted_peak_mib"] = static_cast<double>(r.predicted_peak_bytes) / (1 << 20);
+    run["chunk_size"] = r.chunk;
     t["runs"].push_back(run);
   }
   t["status"] = "done";
