@@ -10,6 +10,12 @@
 #include "ops/tensor_checks.h"
 
 namespace cpufold {
+namespace {
+
+// Sequences whose projections a chunked forward() holds at once.
+constexpr std::int64_t kSeqBlock = 64;
+
+}  // namespace
 
 OuterProductMean::OuterProductMean(const ParamScope& scope, std::int64_t c_m, std::int64_t c_z,
                                    std::int64_t c_hidden)
@@ -37,6 +43,10 @@ void OuterProductMean::forward(const Tensor& m, const Tensor& msa_mask, const Te
                         m.describe());
   }
   if (n_res == 0) return;
+  if (ctx.chunk > 0) {
+    forward_in_slabs(m, msa_mask, z, ctx);
+    return;
+  }
   Arena& arena = ctx.arena();
   ArenaScope scope(arena);
 
@@ -95,36 +105,139 @@ void OuterProductMean::forward(const Tensor& m, const Tensor& msa_mask, const Te
                           " x " + std::to_string(n_seq) + "] x [" + std::to_string(n_seq) + " x " +
                           std::to_string(n_res * c) + "]");
     }
-    // Reorder to [i, j, c1, c2] rows for the output projection.
     const Tensor p = arena.allocate(DType::f32, Shape{ni, n_res, c * c});
-    float* pp = p.data_as<float>();
-    const std::int64_t pairs = ni * n_res;
+    add_update(op, np, p, vz, i0, ni, n_res, arena);
+  }
+}
+
+void OuterProductMean::add_update(float* op, const float* np, const Tensor& p, const RowView& vz,
+                                  std::int64_t i0, std::int64_t ni, std::int64_t n_res,
+                                  Arena& arena) const {
+  // z[i0 + i, j] += (Linear_out(outer[i, j]) / (norm[i, j] + eps), Alg. 10 lines 3-4.
+  const std::int64_t c = c_;
+  // Reorder to [i, j, c1, c2] rows for the output projection.
+  float* pp = p.data_as<float>();
+  const std::int64_t pairs = ni * n_res;
 #pragma omp parallel for schedule(static) if (pairs * c * c >= (1 << 14))
-    for (std::int64_t t = 0; t < pairs; ++t) {
-      const std::int64_t i = t / n_res, j = t % n_res;
-      for (std::int64_t c1 = 0; c1 < c; ++c1) {
-        std::memcpy(pp + (t * c + c1) * c, op + (i * c + c1) * (n_res * c) + j * c,
-                    static_cast<std::size_t>(c) * sizeof(float));
+  for (std::int64_t t = 0; t < pairs; ++t) {
+    const std::int64_t i = t / n_res, j = t % n_res;
+    for (std::int64_t c1 = 0; c1 < c; ++c1) {
+      std::memcpy(pp + (t * c + c1) * c, op + (i * c + c1) * (n_res * c) + j * c,
+                  static_cast<std::size_t>(c) * sizeof(float));
+    }
+  }
+  // The projection lands in the (now dead) outer buffer when it fits.
+  ArenaScope scope(arena);
+  const Tensor pv = p.slice(0, 0, ni);
+  const Tensor u = c_z_ <= c * c ? Tensor(op, DType::f32, Shape{ni, n_res, c_z_})
+                                 : arena.allocate(DType::f32, Shape{ni, n_res, c_z_});
+  output_.forward(pv, u, arena);
+  const float* up = static_cast<const float*>(u.data());
+  const std::int64_t cz = c_z_;
+#pragma omp parallel for schedule(static) if (pairs * cz >= (1 << 14))
+  for (std::int64_t t = 0; t < pairs; ++t) {
+    const float d = np[t] + kEpsilon;
+    float* dst = vz.row(i0 * n_res + t);
+    const float* src = up + t * cz;
+    for (std::int64_t k = 0; k < cz; ++k) dst[k] += src[k] / d;
+  }
+}
+
+void OuterProductMean::forward_in_slabs(const Tensor& m, const Tensor& msa_mask, const Tensor& z,
+                                        const RunContext& ctx) const {
+  const std::int64_t n_seq = m.dim(0), n_res = m.dim(1), c = c_;
+  const std::int64_t ni_max = detail::chunk_rows(n_res, ctx.chunk);
+  const std::int64_t sb_max = std::min(kSeqBlock, std::max<std::int64_t>(n_seq, 1));
+  Arena& arena = ctx.arena();
+  ArenaScope scope(arena);
+  const Tensor x = arena.allocate(DType::f32, Shape{1, n_res, c_m_});          // LayerNorm(m[s])
+  const Tensor b = arena.allocate(DType::f32, Shape{sb_max, n_res, c});        // right, all j
+  const Tensor xa = arena.allocate(DType::f32, Shape{sb_max * ni_max, c_m_});  // m[s, slab]
+  const Tensor a = arena.allocate(DType::f32, Shape{sb_max, ni_max, c});       // left, slab i
+  const Tensor mb = arena.allocate(DType::f32, Shape{sb_max, n_res});          // mask block
+  const Tensor outer = arena.allocate(DType::f32, Shape{ni_max * c, n_res * c});
+  const Tensor norm = arena.allocate(DType::f32, Shape{ni_max, n_res});
+  const Tensor p = arena.allocate(DType::f32, Shape{ni_max, n_res, c * c});
+  const RowView vm = row_view(m, "OuterProductMean m");
+  const RowView vz = row_view(z, "OuterProductMean z");
+  float* const bp = b.data_as<float>();
+  float* const ap = a.data_as<float>();
+  float* const mk = mb.data_as<float>();
+  const float* const src_mask = static_cast<const float*>(msa_mask.data());
+
+  // For each slab of residues i, the sum over sequences is accumulated block by block, the
+  // right projection of a block being recomputed for every slab: that costs c_m/(slab·c) of
+  // the outer products, and bounds the transients by the slab and kSeqBlock.
+  for (std::int64_t i0 = 0; i0 < n_res; i0 += ni_max) {
+    const std::int64_t ni = std::min(ni_max, n_res - i0);
+    for (std::int64_t s0 = 0; s0 < n_seq; s0 += sb_max) {
+      const std::int64_t sb = std::min(sb_max, n_seq - s0);
+      for (std::int64_t s = 0; s < sb; ++s) {
+        for (std::int64_t r = 0; r < n_res; ++r)
+          mk[s * n_res + r] = src_mask[(s0 + s) * msa_mask.stride(0) + r * msa_mask.stride(1)];
+        norm_.forward(m.slice(0, s0 + s, s0 + s + 1), x);
+        right_.forward(x, b.slice(0, s, s + 1), arena);
+        std::memcpy(xa.data_as<float>() + s * ni * c_m_, vm.row((s0 + s) * n_res + i0),
+                    static_cast<std::size_t>(ni * c_m_) * sizeof(float));
+      }
+      const Tensor xs = xa.slice(0, 0, sb * ni);
+      norm_.forward(xs, xs);
+      left_.forward(xs, Tensor(ap, DType::f32, Shape{sb * ni, c}), arena);
+#pragma omp parallel for schedule(static) if (sb * n_res * c >= (1 << 14))
+      for (std::int64_t s = 0; s < sb; ++s) {
+        for (std::int64_t r = 0; r < n_res; ++r) {
+          const float w = mk[s * n_res + r];
+          for (std::int64_t k = 0; k < c; ++k) bp[(s * n_res + r) * c + k] *= w;
+        }
+        for (std::int64_t r = 0; r < ni; ++r) {
+          const float w = mk[s * n_res + i0 + r];
+          for (std::int64_t k = 0; k < c; ++k) ap[(s * ni + r) * c + k] *= w;
+        }
+      }
+      // outer[(i, c1), (j, c2)] (+)= Σ_s a[s, i, c1]·b[s, j, c2]; norm likewise over the mask.
+      const float beta = s0 == 0 ? 0.f : 1.f;
+      bool ok = detail::sgemm(true, false, ni * c, n_res * c, sb, 1.f, ap, ni * c, bp, n_res * c,
+                              beta, outer.data_as<float>(), n_res * c);
+      ok = ok && detail::sgemm(true, false, ni, n_res, sb, 1.f, mk + i0, n_res, mk, n_res, beta,
+                               norm.data_as<float>(), n_res);
+      if (!ok) {
+        throw InternalError("OuterProductMean: oneDNN sgemm rejected [" + std::to_string(ni * c) +
+                            " x " + std::to_string(sb) + "] x [" + std::to_string(sb) + " x " +
+                            std::to_string(n_res * c) + "]");
       }
     }
-    // The projection lands in the (now dead) outer buffer when it fits.
-    const Tensor u = c_z_ <= c * c ? Tensor(op, DType::f32, Shape{ni, n_res, c_z_})
-                                   : arena.allocate(DType::f32, Shape{ni, n_res, c_z_});
-    output_.forward(p, u, arena);
-    const float* up = static_cast<const float*>(u.data());
-    const std::int64_t cz = c_z_;
-#pragma omp parallel for schedule(static) if (pairs * cz >= (1 << 14))
-    for (std::int64_t t = 0; t < pairs; ++t) {
-      const float d = np[t] + kEpsilon;
-      float* dst = vz.row(i0 * n_res + t);
-      const float* src = up + t * cz;
-      for (std::int64_t k = 0; k < cz; ++k) dst[k] += src[k] / d;
+    if (n_seq == 0) {
+      std::memset(outer.data(), 0, static_cast<std::size_t>(ni * c * n_res * c) * sizeof(float));
+      std::memset(norm.data(), 0, static_cast<std::size_t>(ni * n_res) * sizeof(float));
     }
+    add_update(outer.data_as<float>(), norm.data_as<float>(), p, vz, i0, ni, n_res, arena);
   }
 }
 
 std::size_t OuterProductMean::scratch_bytes(std::int64_t n_seq, std::int64_t n_res,
                                             std::int64_t chunk) const {
+  if (n_res == 0) return 0;
+  if (chunk > 0) {
+    const std::int64_t ni = detail::chunk_rows(n_res, chunk);
+    const std::int64_t sb = std::min(kSeqBlock, std::max<std::int64_t>(n_seq, 1));
+    const std::size_t buffers = f32_bytes(n_res * c_m_) + f32_bytes(sb * n_res * c_) +
+                                f32_bytes(sb * ni * c_m_) + f32_bytes(sb * ni * c_) +
+                                f32_bytes(sb * n_res) + f32_bytes(ni * c_ * n_res * c_) +
+                                f32_bytes(ni * n_res) + f32_bytes(ni * n_res * c_ * c_);
+    std::size_t inner = right_.scratch_bytes(n_res);
+    for (std::int64_t s : {sb, n_seq % sb}) {
+      for (std::int64_t i : {ni, n_res % ni}) {
+        if (s > 0 && i > 0) inner = std::max(inner, left_.scratch_bytes(s * i));
+      }
+    }
+    for (std::int64_t i : {ni, n_res % ni}) {
+      if (i == 0) continue;
+      std::size_t out = output_.scratch_bytes(i * n_res);
+      if (c_z_ > c_ * c_) out += f32_bytes(i * n_res * c_z_);
+      inner = std::max(inner, out);
+    }
+    return buffers + inner;
+  }
   const std::size_t persistent = f32_bytes(n_seq * n_res) + 2 * f32_bytes(n_seq * n_res * c_);
   std::size_t step = 0;
   const std::int64_t seq_rows = detail::chunk_rows(n_seq, chunk);

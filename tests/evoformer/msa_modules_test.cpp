@@ -458,6 +458,43 @@ TEST_P(MsaModules, OuterProductMean) {
       [&](const Tensor& x, const RunContext& ctx) { module.forward(mview, mv, x, ctx); });
 }
 
+// More sequences than one block of the chunked sum (64): the blocks accumulate to the naive
+// double result and to the unchunked one.
+TEST_P(MsaModules, OuterProductMeanOverSeveralSequenceBlocks) {
+  const std::int64_t c_h = extra_ ? cfg_.extra_c_hidden_opm : cfg_.c_hidden_opm;
+  const ParamScope s = scope_ / "outer_product_mean";
+  const OuterProductMean module(s, c_m_, cfg_.c_z, c_h);
+  constexpr std::size_t kSeq = 150;
+  std::vector<float> m = random_values(kSeq * N * static_cast<std::size_t>(c_m_), 17);
+  const std::vector<float> z = random_values(N * N * static_cast<std::size_t>(cfg_.c_z), 18);
+  std::vector<float> mask = random_mask(kSeq, N, 19);
+  const Vec want =
+      naive_outer_product_mean(s, c_m_, cfg_.c_z, c_h, to_double(m), to_double(mask), kSeq, N);
+  const Tensor mview(m.data(), DType::f32, Shape{kSeq, N, c_m_});
+  const Tensor mv(mask.data(), DType::f32, Shape{kSeq, N});
+  check(
+      "OuterProductMean", z, Shape{N, N, cfg_.c_z}, want,
+      [&](std::int64_t chunk) { return module.scratch_bytes(kSeq, N, chunk); },
+      [&](const Tensor& x, const RunContext& ctx) { module.forward(mview, mv, x, ctx); });
+}
+
+// With a chunk the transients do not grow with the MSA depth (the extra MSA's 5,120 rows) and
+// are O(chunk·n_res·c²) plus blocks of 64 sequences.
+TEST_P(MsaModules, OuterProductMeanScratchIsBoundedByTheChunk) {
+  const std::int64_t c_h = extra_ ? cfg_.extra_c_hidden_opm : cfg_.c_hidden_opm;
+  const OuterProductMean module(scope_ / "outer_product_mean", c_m_, cfg_.c_z, c_h);
+  const std::size_t n = 200, chunk = 4, c = static_cast<std::size_t>(c_h);
+  const std::size_t cm = static_cast<std::size_t>(c_m_), cz = static_cast<std::size_t>(cfg_.c_z);
+  const std::size_t deep = module.scratch_bytes(5120, 200, 4);
+  EXPECT_EQ(deep, module.scratch_bytes(1024, 200, 4));
+  EXPECT_LT(deep, module.scratch_bytes(5120, 200, 0));
+  // outer and its reorder, the output, a and b and LayerNorm rows of 64 sequences.
+  const std::size_t bound = sizeof(float) * (2 * chunk * n * c * c + chunk * n * (cz + 1) +
+                                             64 * (n * (c + 1) + chunk * (c + cm)) + n * cm) +
+                            (1u << 20);
+  EXPECT_LE(deep, bound);
+}
+
 // No MSA rows (cpufold's absent extra MSA): AF2 still adds output_b / (1e-3 + 0) to every
 // pair, since the outer product over zero rows is zero and its norm is zero. The scratch
 // arena is filled with garbage first, so a GEMM that leaves its output unwritten for an
