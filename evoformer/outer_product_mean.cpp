@@ -14,6 +14,11 @@ namespace {
 
 // Sequences whose projections a chunked forward() holds at once.
 constexpr std::int64_t kSeqBlock = 64;
+// A chunked forward() keeps the right projection of the whole MSA (n_seq·n_res·c floats) when
+// that is at most four times the slab's outer products (2·chunk·n_res·c² floats), i.e. n_seq <=
+// kKeepRight·chunk·c: with AF2's widths the Evoformer's MSA (516 rows) at chunks >= 3, the
+// extra MSA (5,120 rows) at chunks >= 20.
+constexpr std::int64_t kKeepRight = 8;
 
 }  // namespace
 
@@ -147,48 +152,65 @@ void OuterProductMean::forward_in_slabs(const Tensor& m, const Tensor& msa_mask,
                                         const RunContext& ctx) const {
   const std::int64_t n_seq = m.dim(0), n_res = m.dim(1), c = c_;
   const std::int64_t ni_max = detail::chunk_rows(n_res, ctx.chunk);
-  const std::int64_t sb_max = std::min(kSeqBlock, std::max<std::int64_t>(n_seq, 1));
+  // Sequences per accumulation step: all of them when b is kept.
+  const std::int64_t sb_max = sequence_block(n_seq, ni_max);
+  const bool keep_right = sb_max >= n_seq;
+  const std::int64_t xb_max = std::min(kSeqBlock, sb_max);  // sequences per LayerNorm block
   Arena& arena = ctx.arena();
   ArenaScope scope(arena);
-  const Tensor x = arena.allocate(DType::f32, Shape{1, n_res, c_m_});          // LayerNorm(m[s])
-  const Tensor b = arena.allocate(DType::f32, Shape{sb_max, n_res, c});        // right, all j
-  const Tensor xa = arena.allocate(DType::f32, Shape{sb_max * ni_max, c_m_});  // m[s, slab]
-  const Tensor a = arena.allocate(DType::f32, Shape{sb_max, ni_max, c});       // left, slab i
-  const Tensor mb = arena.allocate(DType::f32, Shape{sb_max, n_res});          // mask block
+  const Tensor x = arena.allocate(DType::f32, Shape{1, n_res, c_m_});  // LayerNorm(m[s])
+  const Tensor b = arena.allocate(DType::f32, Shape{sb_max, n_res, c});
+  const Tensor xa = arena.allocate(DType::f32, Shape{xb_max * ni_max, c_m_});  // m[s, slab]
+  const Tensor a = arena.allocate(DType::f32, Shape{sb_max, ni_max, c});
+  const Tensor mb = arena.allocate(DType::f32, Shape{sb_max, n_res});
   const Tensor outer = arena.allocate(DType::f32, Shape{ni_max * c, n_res * c});
   const Tensor norm = arena.allocate(DType::f32, Shape{ni_max, n_res});
   const Tensor p = arena.allocate(DType::f32, Shape{ni_max, n_res, c * c});
   const RowView vm = row_view(m, "OuterProductMean m");
   const RowView vz = row_view(z, "OuterProductMean z");
-  float* const bp = b.data_as<float>();
   float* const ap = a.data_as<float>();
-  float* const mk = mb.data_as<float>();
   const float* const src_mask = static_cast<const float*>(msa_mask.data());
 
-  // For each slab of residues i, the sum over sequences is accumulated block by block, the
-  // right projection of a block being recomputed for every slab: that costs c_m/(slab·c) of
-  // the outer products, and bounds the transients by the slab and kSeqBlock.
+  // b[s - first] = mask ⊙ right(LayerNorm(m[s])) and its mask row, for sequences [first, end).
+  const auto right_rows = [&](std::int64_t first, std::int64_t end) {
+    float* const bp = b.data_as<float>();
+    float* const mk = mb.data_as<float>();
+    for (std::int64_t s = first; s < end; ++s) {
+      const std::int64_t r0 = s - first;
+      for (std::int64_t r = 0; r < n_res; ++r)
+        mk[r0 * n_res + r] = src_mask[s * msa_mask.stride(0) + r * msa_mask.stride(1)];
+      norm_.forward(m.slice(0, s, s + 1), x);
+      right_.forward(x, b.slice(0, r0, r0 + 1), arena);
+    }
+    const std::int64_t rows = (end - first) * n_res;
+#pragma omp parallel for schedule(static) if (rows * c >= (1 << 14))
+    for (std::int64_t r = 0; r < rows; ++r) {
+      for (std::int64_t k = 0; k < c; ++k) bp[r * c + k] *= mk[r];
+    }
+  };
+  if (keep_right) right_rows(0, n_seq);
+
+  // For each slab of residues i the sum over sequences is accumulated block by block. When the
+  // MSA is deep (n_seq > kKeepRight·chunk·c) its right projection would outgrow the slab, so it
+  // is recomputed for every slab, a block at a time: c_m/(chunk·c) of the outer products' work.
   for (std::int64_t i0 = 0; i0 < n_res; i0 += ni_max) {
     const std::int64_t ni = std::min(ni_max, n_res - i0);
     for (std::int64_t s0 = 0; s0 < n_seq; s0 += sb_max) {
       const std::int64_t sb = std::min(sb_max, n_seq - s0);
-      for (std::int64_t s = 0; s < sb; ++s) {
-        for (std::int64_t r = 0; r < n_res; ++r)
-          mk[s * n_res + r] = src_mask[(s0 + s) * msa_mask.stride(0) + r * msa_mask.stride(1)];
-        norm_.forward(m.slice(0, s0 + s, s0 + s + 1), x);
-        right_.forward(x, b.slice(0, s, s + 1), arena);
-        std::memcpy(xa.data_as<float>() + s * ni * c_m_, vm.row((s0 + s) * n_res + i0),
-                    static_cast<std::size_t>(ni * c_m_) * sizeof(float));
-      }
-      const Tensor xs = xa.slice(0, 0, sb * ni);
-      norm_.forward(xs, xs);
-      left_.forward(xs, Tensor(ap, DType::f32, Shape{sb * ni, c}), arena);
-#pragma omp parallel for schedule(static) if (sb * n_res * c >= (1 << 14))
-      for (std::int64_t s = 0; s < sb; ++s) {
-        for (std::int64_t r = 0; r < n_res; ++r) {
-          const float w = mk[s * n_res + r];
-          for (std::int64_t k = 0; k < c; ++k) bp[(s * n_res + r) * c + k] *= w;
+      if (!keep_right) right_rows(s0, s0 + sb);
+      const float* const bp = b.data_as<float>();
+      const float* const mk = mb.data_as<float>();
+      for (std::int64_t x0 = 0; x0 < sb; x0 += xb_max) {
+        const std::int64_t xn = std::min(xb_max, sb - x0);
+        for (std::int64_t s = 0; s < xn; ++s) {
+          std::memcpy(xa.data_as<float>() + s * ni * c_m_, vm.row((s0 + x0 + s) * n_res + i0),
+                      static_cast<std::size_t>(ni * c_m_) * sizeof(float));
         }
+        const Tensor xs = xa.slice(0, 0, xn * ni);
+        norm_.forward(xs, xs);
+        left_.forward(xs, Tensor(ap + x0 * ni * c, DType::f32, Shape{xn * ni, c}), arena);
+      }
+      for (std::int64_t s = 0; s < sb; ++s) {
         for (std::int64_t r = 0; r < ni; ++r) {
           const float w = mk[s * n_res + i0 + r];
           for (std::int64_t k = 0; k < c; ++k) ap[(s * ni + r) * c + k] *= w;
@@ -214,18 +236,22 @@ void OuterProductMean::forward_in_slabs(const Tensor& m, const Tensor& msa_mask,
   }
 }
 
+std::int64_t OuterProductMean::sequence_block(std::int64_t n_seq, std::int64_t slab_rows) const {
+  return std::max<std::int64_t>(1, std::min(n_seq, kKeepRight * slab_rows * c_));
+}
+
 std::size_t OuterProductMean::scratch_bytes(std::int64_t n_seq, std::int64_t n_res,
                                             std::int64_t chunk) const {
   if (n_res == 0) return 0;
   if (chunk > 0) {
     const std::int64_t ni = detail::chunk_rows(n_res, chunk);
-    const std::int64_t sb = std::min(kSeqBlock, std::max<std::int64_t>(n_seq, 1));
+    const std::int64_t sb = sequence_block(n_seq, ni), xb = std::min(kSeqBlock, sb);
     const std::size_t buffers = f32_bytes(n_res * c_m_) + f32_bytes(sb * n_res * c_) +
-                                f32_bytes(sb * ni * c_m_) + f32_bytes(sb * ni * c_) +
+                                f32_bytes(xb * ni * c_m_) + f32_bytes(sb * ni * c_) +
                                 f32_bytes(sb * n_res) + f32_bytes(ni * c_ * n_res * c_) +
                                 f32_bytes(ni * n_res) + f32_bytes(ni * n_res * c_ * c_);
     std::size_t inner = right_.scratch_bytes(n_res);
-    for (std::int64_t s : {sb, n_seq % sb}) {
+    for (std::int64_t s : {xb, sb % xb, n_seq % sb % xb}) {
       for (std::int64_t i : {ni, n_res % ni}) {
         if (s > 0 && i > 0) inner = std::max(inner, left_.scratch_bytes(s * i));
       }

@@ -34,10 +34,9 @@ class OuterProductMean {
   // Unchunked (ctx.chunk <= 0), the projections a, b ([n_seq, n_res, c_hidden] each) are built
   // for the whole MSA and the outer products of all pairs formed with one GEMM. With a chunk,
   // the outer products are formed for ctx.chunk residues i at a time, the sum over sequences
-  // accumulated 64 sequences at a time from a and b recomputed for them, so that the
-  // transients are O(chunk·n_res·c_hidden² + 64·n_res·(c_hidden + c_m)) whatever n_seq is. The
-  // right projection is then computed once per slab: c_m/(chunk·c_hidden) of the outer
-  // products' work.
+  // accumulated at most 8·chunk·c_hidden sequences at a time, so the transients are
+  // O(chunk·n_res·c_hidden²) whatever n_seq is: b is computed once for a shallower MSA, and
+  // recomputed for each slab for a deeper one (c_m/(chunk·c_hidden) of the outer products' work).
   void forward(const Tensor& m, const Tensor& msa_mask, const Tensor& z,
                const RunContext& ctx) const;
 
@@ -48,6 +47,9 @@ class OuterProductMean {
   // forward() with ctx.chunk > 0.
   void forward_in_slabs(const Tensor& m, const Tensor& msa_mask, const Tensor& z,
                         const RunContext& ctx) const;
+  // Sequences whose right projections a chunked forward() holds at once: all of them (computed
+  // once) unless that would exceed kKeepRight·slab_rows·c_hidden (then recomputed per slab).
+  std::int64_t sequence_block(std::int64_t n_seq, std::int64_t slab_rows) const;
   // Alg. 10 lines 3-4 for residues i0..i0+ni: z[i, j] += Linear_out(outer[i, j]) / (norm[i, j] +
   // eps), outer: [ni·c, n_res·c] (overwritten), norm: [ni, n_res]; p: room for [ni, n_res, c²].
   void add_update(float* outer, const float* norm, const Tensor& p, const RowView& vz,
