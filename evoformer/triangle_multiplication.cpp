@@ -23,9 +23,11 @@ constexpr std::int64_t kRowBlock = 512;
 constexpr std::int64_t kTileRows = 64;
 // Channels per transposition step: one 64-byte line of a row.
 constexpr std::int64_t kChannelBlock = 16;
-// Pair-matrix rows per slab when the chunk does not ask for fewer: larger slabs make the
-// per-channel products no faster (measured at N = 256) but cost c_hidden·n_res floats per row.
-// Slabs of a few rows are memory-bound (each reads a whole n_res² channel of the right edge).
+// Pair-matrix rows per slab: the chunk clamped to [kMinSlabRows, kMaxSlabRows]. Larger slabs
+// make the per-channel products no faster (measured at N = 256) but cost c_hidden·n_res floats
+// per row; smaller ones make them memory-bound (each slab reads every n_res² channel of the
+// right edge) and, at 2× the time at 4 rows, would save under 16/n_res of the edge's bytes.
+constexpr std::int64_t kMinSlabRows = 16;
 constexpr std::int64_t kMaxSlabRows = 64;
 
 // [proj | gate] of one edge side (AF2's `left` or `right`): c_z -> 2·c_hidden, one GEMM.
@@ -47,8 +49,9 @@ std::int64_t channel_stride(std::int64_t pairs) {
 }
 
 std::int64_t slab_rows(std::int64_t n, std::int64_t chunk) {
-  const std::int64_t want = chunk > 0 ? chunk : n;
-  return std::max<std::int64_t>(1, std::min({want, kMaxSlabRows, n}));
+  const std::int64_t want =
+      chunk > 0 ? std::clamp(chunk, kMinSlabRows, kMaxSlabRows) : kMaxSlabRows;
+  return std::max<std::int64_t>(1, std::min(want, n));
 }
 
 }  // namespace

@@ -37,9 +37,9 @@ class TriangleMultiplication {
   // in place: z += TriangleMultiplication(z). pair_mask: [n_res, n_res], 1 for valid pairs.
   // Transients come from ctx.arena() (scratch_bytes(n_res, ctx.chunk)). ctx.chunk is the slab:
   // rows of the pair matrix (outgoing) or columns (incoming) whose products are formed and
-  // written back at once, at most 64. The result does not depend on the chunk; the triangle
-  // products are bitwise independent of the thread count; the projections (oneDNN matmul) may
-  // differ in the last bits between thread counts.
+  // written back at once, clamped to [16, 64] (64 when unchunked). The result does not depend on
+  // the chunk; the triangle products are bitwise independent of the thread count; the projections
+  // (oneDNN matmul) may differ in the last bits between thread counts.
   void forward(const Tensor& z, const Tensor& pair_mask, const RunContext& ctx) const;
 
   // Scratch bytes forward() takes for n_res residues, this chunk and the current OpenMP thread
