@@ -331,6 +331,8 @@ class MsaModulesBase : public ::testing::Test {
     }
   }
 
+  void check_outer_product_mean(std::size_t n_seq, std::uint32_t seed);
+
   WeightStore store_;
   ModelConfig cfg_;
   bool extra_;
@@ -441,41 +443,34 @@ TEST_P(MsaModules, PairTransition) {
       [&](const Tensor& x, const RunContext& ctx) { module.forward(x, mv, ctx); });
 }
 
-TEST_P(MsaModules, OuterProductMean) {
+// Outer product mean over `n_seq` random sequences against the naive double result, at every
+// chunk of check().
+void MsaModulesBase::check_outer_product_mean(std::size_t n_seq, std::uint32_t seed) {
   const std::int64_t c_h = extra_ ? cfg_.extra_c_hidden_opm : cfg_.c_hidden_opm;
   const ParamScope s = scope_ / "outer_product_mean";
   const OuterProductMean module(s, c_m_, cfg_.c_z, c_h);
-  std::vector<float> m = random_values(S * N * static_cast<std::size_t>(c_m_), 12);
-  const std::vector<float> z = random_values(N * N * static_cast<std::size_t>(cfg_.c_z), 13);
-  std::vector<float> mask = random_mask(S, N, 14);
+  std::vector<float> m = random_values(n_seq * N * static_cast<std::size_t>(c_m_), seed);
+  const std::vector<float> z = random_values(N * N * static_cast<std::size_t>(cfg_.c_z), seed + 1);
+  std::vector<float> mask = random_mask(n_seq, N, seed + 2);
   const Vec want =
-      naive_outer_product_mean(s, c_m_, cfg_.c_z, c_h, to_double(m), to_double(mask), S, N);
-  const Tensor mview(m.data(), DType::f32, Shape{S, N, c_m_});
-  const Tensor mv(mask.data(), DType::f32, Shape{S, N});
+      naive_outer_product_mean(s, c_m_, cfg_.c_z, c_h, to_double(m), to_double(mask), n_seq, N);
+  const std::int64_t rows = static_cast<std::int64_t>(n_seq);
+  const Tensor mview(m.data(), DType::f32, Shape{rows, N, c_m_});
+  const Tensor mv(mask.data(), DType::f32, Shape{rows, N});
   check(
       "OuterProductMean", z, Shape{N, N, cfg_.c_z}, want,
-      [&](std::int64_t chunk) { return module.scratch_bytes(S, N, chunk); },
+      [&](std::int64_t chunk) { return module.scratch_bytes(rows, N, chunk); },
       [&](const Tensor& x, const RunContext& ctx) { module.forward(mview, mv, x, ctx); });
 }
 
-// More sequences than one block of the chunked sum (64): the blocks accumulate to the naive
-// double result and to the unchunked one.
+TEST_P(MsaModules, OuterProductMean) {
+  check_outer_product_mean(S, 12);
+}
+
+// More sequences than one accumulation step of the chunked sum (8·chunk·c at chunk 1, 64 per
+// LayerNorm block): the steps add up to the naive double result and to the unchunked one.
 TEST_P(MsaModules, OuterProductMeanOverSeveralSequenceBlocks) {
-  const std::int64_t c_h = extra_ ? cfg_.extra_c_hidden_opm : cfg_.c_hidden_opm;
-  const ParamScope s = scope_ / "outer_product_mean";
-  const OuterProductMean module(s, c_m_, cfg_.c_z, c_h);
-  constexpr std::size_t kSeq = 150;
-  std::vector<float> m = random_values(kSeq * N * static_cast<std::size_t>(c_m_), 17);
-  const std::vector<float> z = random_values(N * N * static_cast<std::size_t>(cfg_.c_z), 18);
-  std::vector<float> mask = random_mask(kSeq, N, 19);
-  const Vec want =
-      naive_outer_product_mean(s, c_m_, cfg_.c_z, c_h, to_double(m), to_double(mask), kSeq, N);
-  const Tensor mview(m.data(), DType::f32, Shape{kSeq, N, c_m_});
-  const Tensor mv(mask.data(), DType::f32, Shape{kSeq, N});
-  check(
-      "OuterProductMean", z, Shape{N, N, cfg_.c_z}, want,
-      [&](std::int64_t chunk) { return module.scratch_bytes(kSeq, N, chunk); },
-      [&](const Tensor& x, const RunContext& ctx) { module.forward(mview, mv, x, ctx); });
+  check_outer_product_mean(150, 17);
 }
 
 // With a chunk the transients do not grow with the MSA depth (the extra MSA's 5,120 rows): they
