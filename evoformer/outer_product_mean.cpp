@@ -10,6 +10,17 @@
 #include "ops/tensor_checks.h"
 
 namespace cpufold {
+namespace {
+
+// Sequences whose projections a chunked forward() holds at once.
+constexpr std::int64_t kSeqBlock = 64;
+// A chunked forward() keeps the right projection of the whole MSA (n_seq·n_res·c floats) when
+// that is at most four times the slab's outer products (2·chunk·n_res·c² floats), i.e. n_seq <=
+// kKeepRight·chunk·c: with AF2's widths the Evoformer's MSA (516 rows) at chunks >= 3, the
+// extra MSA (5,120 rows) at chunks >= 20.
+constexpr std::int64_t kKeepRight = 8;
+
+}  // namespace
 
 OuterProductMean::OuterProductMean(const ParamScope& scope, std::int64_t c_m, std::int64_t c_z,
                                    std::int64_t c_hidden)
@@ -37,6 +48,10 @@ void OuterProductMean::forward(const Tensor& m, const Tensor& msa_mask, const Te
                         m.describe());
   }
   if (n_res == 0) return;
+  if (ctx.chunk > 0) {
+    forward_in_slabs(m, msa_mask, z, ctx);
+    return;
+  }
   Arena& arena = ctx.arena();
   ArenaScope scope(arena);
 
@@ -95,36 +110,160 @@ void OuterProductMean::forward(const Tensor& m, const Tensor& msa_mask, const Te
                           " x " + std::to_string(n_seq) + "] x [" + std::to_string(n_seq) + " x " +
                           std::to_string(n_res * c) + "]");
     }
-    // Reorder to [i, j, c1, c2] rows for the output projection.
     const Tensor p = arena.allocate(DType::f32, Shape{ni, n_res, c * c});
-    float* pp = p.data_as<float>();
-    const std::int64_t pairs = ni * n_res;
+    add_update(op, np, p, vz, i0, ni, n_res, arena);
+  }
+}
+
+void OuterProductMean::add_update(float* op, const float* np, const Tensor& p, const RowView& vz,
+                                  std::int64_t i0, std::int64_t ni, std::int64_t n_res,
+                                  Arena& arena) const {
+  // z[i0 + i, j] += (Linear_out(outer[i, j]) / (norm[i, j] + eps), Alg. 10 lines 3-4.
+  const std::int64_t c = c_;
+  // Reorder to [i, j, c1, c2] rows for the output projection.
+  float* pp = p.data_as<float>();
+  const std::int64_t pairs = ni * n_res;
 #pragma omp parallel for schedule(static) if (pairs * c * c >= (1 << 14))
-    for (std::int64_t t = 0; t < pairs; ++t) {
-      const std::int64_t i = t / n_res, j = t % n_res;
-      for (std::int64_t c1 = 0; c1 < c; ++c1) {
-        std::memcpy(pp + (t * c + c1) * c, op + (i * c + c1) * (n_res * c) + j * c,
-                    static_cast<std::size_t>(c) * sizeof(float));
-      }
-    }
-    // The projection lands in the (now dead) outer buffer when it fits.
-    const Tensor u = c_z_ <= c * c ? Tensor(op, DType::f32, Shape{ni, n_res, c_z_})
-                                   : arena.allocate(DType::f32, Shape{ni, n_res, c_z_});
-    output_.forward(p, u, arena);
-    const float* up = static_cast<const float*>(u.data());
-    const std::int64_t cz = c_z_;
-#pragma omp parallel for schedule(static) if (pairs * cz >= (1 << 14))
-    for (std::int64_t t = 0; t < pairs; ++t) {
-      const float d = np[t] + kEpsilon;
-      float* dst = vz.row(i0 * n_res + t);
-      const float* src = up + t * cz;
-      for (std::int64_t k = 0; k < cz; ++k) dst[k] += src[k] / d;
+  for (std::int64_t t = 0; t < pairs; ++t) {
+    const std::int64_t i = t / n_res, j = t % n_res;
+    for (std::int64_t c1 = 0; c1 < c; ++c1) {
+      std::memcpy(pp + (t * c + c1) * c, op + (i * c + c1) * (n_res * c) + j * c,
+                  static_cast<std::size_t>(c) * sizeof(float));
     }
   }
+  // The projection lands in the (now dead) outer buffer when it fits.
+  ArenaScope scope(arena);
+  const Tensor pv = p.slice(0, 0, ni);
+  const Tensor u = c_z_ <= c * c ? Tensor(op, DType::f32, Shape{ni, n_res, c_z_})
+                                 : arena.allocate(DType::f32, Shape{ni, n_res, c_z_});
+  output_.forward(pv, u, arena);
+  const float* up = static_cast<const float*>(u.data());
+  const std::int64_t cz = c_z_;
+#pragma omp parallel for schedule(static) if (pairs * cz >= (1 << 14))
+  for (std::int64_t t = 0; t < pairs; ++t) {
+    const float d = np[t] + kEpsilon;
+    float* dst = vz.row(i0 * n_res + t);
+    const float* src = up + t * cz;
+    for (std::int64_t k = 0; k < cz; ++k) dst[k] += src[k] / d;
+  }
+}
+
+void OuterProductMean::forward_in_slabs(const Tensor& m, const Tensor& msa_mask, const Tensor& z,
+                                        const RunContext& ctx) const {
+  const std::int64_t n_seq = m.dim(0), n_res = m.dim(1), c = c_;
+  const std::int64_t ni_max = detail::chunk_rows(n_res, ctx.chunk);
+  // Sequences per accumulation step: all of them when b is kept.
+  const std::int64_t sb_max = sequence_block(n_seq, ni_max);
+  const bool keep_right = sb_max >= n_seq;
+  const std::int64_t xb_max = std::min(kSeqBlock, sb_max);  // sequences per LayerNorm block
+  Arena& arena = ctx.arena();
+  ArenaScope scope(arena);
+  const Tensor x = arena.allocate(DType::f32, Shape{1, n_res, c_m_});  // LayerNorm(m[s])
+  const Tensor b = arena.allocate(DType::f32, Shape{sb_max, n_res, c});
+  const Tensor xa = arena.allocate(DType::f32, Shape{xb_max * ni_max, c_m_});  // m[s, slab]
+  const Tensor a = arena.allocate(DType::f32, Shape{sb_max, ni_max, c});
+  const Tensor mb = arena.allocate(DType::f32, Shape{sb_max, n_res});
+  const Tensor outer = arena.allocate(DType::f32, Shape{ni_max * c, n_res * c});
+  const Tensor norm = arena.allocate(DType::f32, Shape{ni_max, n_res});
+  const Tensor p = arena.allocate(DType::f32, Shape{ni_max, n_res, c * c});
+  const RowView vm = row_view(m, "OuterProductMean m");
+  const RowView vz = row_view(z, "OuterProductMean z");
+  float* const ap = a.data_as<float>();
+  const float* const src_mask = static_cast<const float*>(msa_mask.data());
+
+  // b[s - first] = mask ⊙ right(LayerNorm(m[s])) and its mask row, for sequences [first, end).
+  const auto right_rows = [&](std::int64_t first, std::int64_t end) {
+    float* const bp = b.data_as<float>();
+    float* const mk = mb.data_as<float>();
+    for (std::int64_t s = first; s < end; ++s) {
+      const std::int64_t r0 = s - first;
+      for (std::int64_t r = 0; r < n_res; ++r)
+        mk[r0 * n_res + r] = src_mask[s * msa_mask.stride(0) + r * msa_mask.stride(1)];
+      norm_.forward(m.slice(0, s, s + 1), x);
+      right_.forward(x, b.slice(0, r0, r0 + 1), arena);
+    }
+    const std::int64_t rows = (end - first) * n_res;
+#pragma omp parallel for schedule(static) if (rows * c >= (1 << 14))
+    for (std::int64_t r = 0; r < rows; ++r) {
+      for (std::int64_t k = 0; k < c; ++k) bp[r * c + k] *= mk[r];
+    }
+  };
+  if (keep_right) right_rows(0, n_seq);
+
+  // For each slab of residues i the sum over sequences is accumulated block by block. When the
+  // MSA is deep (n_seq > kKeepRight·chunk·c) its right projection would outgrow the slab, so it
+  // is recomputed for every slab, a block at a time: c_m/(chunk·c) of the outer products' work.
+  for (std::int64_t i0 = 0; i0 < n_res; i0 += ni_max) {
+    const std::int64_t ni = std::min(ni_max, n_res - i0);
+    for (std::int64_t s0 = 0; s0 < n_seq; s0 += sb_max) {
+      const std::int64_t sb = std::min(sb_max, n_seq - s0);
+      if (!keep_right) right_rows(s0, s0 + sb);
+      const float* const bp = b.data_as<float>();
+      const float* const mk = mb.data_as<float>();
+      for (std::int64_t x0 = 0; x0 < sb; x0 += xb_max) {
+        const std::int64_t xn = std::min(xb_max, sb - x0);
+        for (std::int64_t s = 0; s < xn; ++s) {
+          std::memcpy(xa.data_as<float>() + s * ni * c_m_, vm.row((s0 + x0 + s) * n_res + i0),
+                      static_cast<std::size_t>(ni * c_m_) * sizeof(float));
+        }
+        const Tensor xs = xa.slice(0, 0, xn * ni);
+        norm_.forward(xs, xs);
+        left_.forward(xs, Tensor(ap + x0 * ni * c, DType::f32, Shape{xn * ni, c}), arena);
+      }
+      for (std::int64_t s = 0; s < sb; ++s) {
+        for (std::int64_t r = 0; r < ni; ++r) {
+          const float w = mk[s * n_res + i0 + r];
+          for (std::int64_t k = 0; k < c; ++k) ap[(s * ni + r) * c + k] *= w;
+        }
+      }
+      // outer[(i, c1), (j, c2)] (+)= Σ_s a[s, i, c1]·b[s, j, c2]; norm likewise over the mask.
+      const float beta = s0 == 0 ? 0.f : 1.f;
+      bool ok = detail::sgemm(true, false, ni * c, n_res * c, sb, 1.f, ap, ni * c, bp, n_res * c,
+                              beta, outer.data_as<float>(), n_res * c);
+      ok = ok && detail::sgemm(true, false, ni, n_res, sb, 1.f, mk + i0, n_res, mk, n_res, beta,
+                               norm.data_as<float>(), n_res);
+      if (!ok) {
+        throw InternalError("OuterProductMean: oneDNN sgemm rejected [" + std::to_string(ni * c) +
+                            " x " + std::to_string(sb) + "] x [" + std::to_string(sb) + " x " +
+                            std::to_string(n_res * c) + "]");
+      }
+    }
+    if (n_seq == 0) {
+      std::memset(outer.data(), 0, static_cast<std::size_t>(ni * c * n_res * c) * sizeof(float));
+      std::memset(norm.data(), 0, static_cast<std::size_t>(ni * n_res) * sizeof(float));
+    }
+    add_update(outer.data_as<float>(), norm.data_as<float>(), p, vz, i0, ni, n_res, arena);
+  }
+}
+
+std::int64_t OuterProductMean::sequence_block(std::int64_t n_seq, std::int64_t slab_rows) const {
+  return std::max<std::int64_t>(1, std::min(n_seq, kKeepRight * slab_rows * c_));
 }
 
 std::size_t OuterProductMean::scratch_bytes(std::int64_t n_seq, std::int64_t n_res,
                                             std::int64_t chunk) const {
+  if (n_res == 0) return 0;
+  if (chunk > 0) {
+    const std::int64_t ni = detail::chunk_rows(n_res, chunk);
+    const std::int64_t sb = sequence_block(n_seq, ni), xb = std::min(kSeqBlock, sb);
+    const std::size_t buffers = f32_bytes(n_res * c_m_) + f32_bytes(sb * n_res * c_) +
+                                f32_bytes(xb * ni * c_m_) + f32_bytes(sb * ni * c_) +
+                                f32_bytes(sb * n_res) + f32_bytes(ni * c_ * n_res * c_) +
+                                f32_bytes(ni * n_res) + f32_bytes(ni * n_res * c_ * c_);
+    std::size_t inner = right_.scratch_bytes(n_res);
+    for (std::int64_t s : {xb, sb % xb, n_seq % sb % xb}) {
+      for (std::int64_t i : {ni, n_res % ni}) {
+        if (s > 0 && i > 0) inner = std::max(inner, left_.scratch_bytes(s * i));
+      }
+    }
+    for (std::int64_t i : {ni, n_res % ni}) {
+      if (i == 0) continue;
+      std::size_t out = output_.scratch_bytes(i * n_res);
+      if (c_z_ > c_ * c_) out += f32_bytes(i * n_res * c_z_);
+      inner = std::max(inner, out);
+    }
+    return buffers + inner;
+  }
   const std::size_t persistent = f32_bytes(n_seq * n_res) + 2 * f32_bytes(n_seq * n_res * c_);
   std::size_t step = 0;
   const std::int64_t seq_rows = detail::chunk_rows(n_seq, chunk);

@@ -8,6 +8,7 @@
 #include "ops/layer_norm.h"
 #include "ops/linear.h"
 #include "ops/param_scope.h"
+#include "ops/row_view.h"
 #include "ops/run_context.h"
 
 namespace cpufold {
@@ -30,10 +31,12 @@ class OuterProductMean {
   //   z[i, j] += (Linear_out(Σ_s a[s, i] ⊗ b[s, j]) ) / (Σ_s mask[s, i]·mask[s, j] + 1e-3)
   // with a = mask ⊙ left(LayerNorm(m)), b = mask ⊙ right(LayerNorm(m)); the output bias is added
   // before the division, as in AF2 and OpenFold.
-  // The projections a, b ([n_seq, n_res, c_hidden] each) are built for the whole MSA,
-  // normalising ctx.chunk sequences at a time; the outer products are then formed for ctx.chunk
-  // residues i at a time (<= 0: all) with one GEMM [i·c, n_seq] x [n_seq, j·c], so only
-  // chunk x n_res x c_hidden² floats of them are live.
+  // Unchunked (ctx.chunk <= 0), the projections a, b ([n_seq, n_res, c_hidden] each) are built
+  // for the whole MSA and the outer products of all pairs formed with one GEMM. With a chunk,
+  // the outer products are formed for ctx.chunk residues i at a time, the sum over sequences
+  // accumulated at most 8·chunk·c_hidden sequences at a time, so the transients are
+  // O(chunk·n_res·c_hidden²) whatever n_seq is: b is computed once for a shallower MSA, and
+  // recomputed for each slab for a deeper one (c_m/(chunk·c_hidden) of the outer products' work).
   void forward(const Tensor& m, const Tensor& msa_mask, const Tensor& z,
                const RunContext& ctx) const;
 
@@ -41,6 +44,17 @@ class OuterProductMean {
   std::size_t scratch_bytes(std::int64_t n_seq, std::int64_t n_res, std::int64_t chunk) const;
 
  private:
+  // forward() with ctx.chunk > 0.
+  void forward_in_slabs(const Tensor& m, const Tensor& msa_mask, const Tensor& z,
+                        const RunContext& ctx) const;
+  // Sequences whose right projections a chunked forward() holds at once: all of them (computed
+  // once) unless that would exceed kKeepRight·slab_rows·c_hidden (then recomputed per slab).
+  std::int64_t sequence_block(std::int64_t n_seq, std::int64_t slab_rows) const;
+  // Alg. 10 lines 3-4 for residues i0..i0+ni: z[i, j] += Linear_out(outer[i, j]) / (norm[i, j] +
+  // eps), outer: [ni·c, n_res·c] (overwritten), norm: [ni, n_res]; p: room for [ni, n_res, c²].
+  void add_update(float* outer, const float* norm, const Tensor& p, const RowView& vz,
+                  std::int64_t i0, std::int64_t ni, std::int64_t n_res, Arena& arena) const;
+
   std::int64_t c_m_, c_z_, c_;
   LayerNorm norm_;
   Linear left_;    // [c_m] -> [c]

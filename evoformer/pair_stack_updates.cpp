@@ -39,7 +39,7 @@ void PairStackUpdates::forward(const Tensor& z, const Tensor& pair_mask,
 }
 
 std::size_t PairStackUpdates::scratch_bytes(std::int64_t n_res, std::int64_t chunk) const {
-  return std::max({outgoing_.scratch_bytes(n_res), incoming_.scratch_bytes(n_res),
+  return std::max({outgoing_.scratch_bytes(n_res, chunk), incoming_.scratch_bytes(n_res, chunk),
                    starting_.scratch_bytes(n_res, chunk), ending_.scratch_bytes(n_res, chunk),
                    transition_.scratch_bytes(n_res, n_res, chunk, false)});
 }

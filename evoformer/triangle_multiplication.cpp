@@ -16,36 +16,42 @@
 namespace cpufold {
 namespace {
 
-// Pairs (rows of z) per projection / output block: the block buffers hold
-// kRowBlock·(4·c_hidden + 2·c_z) floats (1.5 MiB at AF2's widths) whatever n_res is.
+// Pairs per projection / output block: the block buffers hold kRowBlock·(2·c_hidden + 3·c_z)
+// floats (1.25 MiB at AF2's widths) whatever n_res and the chunk are.
 constexpr std::int64_t kRowBlock = 512;
 // Rows per transposition tile inside a block.
 constexpr std::int64_t kTileRows = 64;
 // Channels per transposition step: one 64-byte line of a row.
 constexpr std::int64_t kChannelBlock = 16;
+// Pair-matrix rows per slab: the chunk clamped to [kMinSlabRows, kMaxSlabRows]. Larger slabs
+// make the per-channel products no faster (measured at N = 256) but cost c_hidden·n_res floats
+// per row; smaller ones make them memory-bound (each slab reads every n_res² channel of the
+// right edge) and, at 2× the time at 4 rows, would save under 16/n_res of the edge's bytes.
+constexpr std::int64_t kMinSlabRows = 16;
+constexpr std::int64_t kMaxSlabRows = 64;
 
-Linear make_projections(const ParamScope& scope, std::int64_t c_z, std::int64_t c,
-                        TriangleMultiplication::Direction direction) {
-  const bool outgoing = direction == TriangleMultiplication::Direction::outgoing;
-  const std::string a = outgoing ? "left" : "right";
-  const std::string b = outgoing ? "right" : "left";
+// [proj | gate] of one edge side (AF2's `left` or `right`): c_z -> 2·c_hidden, one GEMM.
+Linear make_edge_projection(const ParamScope& scope, std::int64_t c_z, std::int64_t c,
+                            const std::string& side) {
   std::vector<Tensor> w, bias;
-  for (const std::string& name : {a + "_projection", b + "_projection", a + "_gate", b + "_gate"}) {
+  for (const std::string& name : {side + "_projection", side + "_gate"}) {
     w.push_back((scope / name).get("weights", {c_z, c}));
     bias.push_back((scope / name).get("bias", {c}));
   }
   return concat_linear(w, bias);
 }
 
-std::int64_t block_rows(std::int64_t n2) {
-  return std::min(kRowBlock, n2);
+// Elements between channels of a channel-major edge of `pairs` pairs: rounded up to a cache
+// line plus one line, so the kChannelBlock streams of a transposition step do not share a
+// cache set (with a stride of n_res² alone they would whenever n_res² is a multiple of 1024).
+std::int64_t channel_stride(std::int64_t pairs) {
+  return (pairs + 15) / 16 * 16 + 16;
 }
 
-// Elements between channels of the channel-major a and b: n_res² rounded up to a cache line
-// plus one line, so the kChannelBlock streams of a transposition step do not share a cache set
-// (with a stride of n_res² alone they would whenever n_res² is a multiple of 1024).
-std::int64_t channel_stride(std::int64_t n2) {
-  return (n2 + 15) / 16 * 16 + 16;
+std::int64_t slab_rows(std::int64_t n, std::int64_t chunk) {
+  const std::int64_t want =
+      chunk > 0 ? std::clamp(chunk, kMinSlabRows, kMaxSlabRows) : kMaxSlabRows;
+  return std::max<std::int64_t>(1, std::min(want, n));
 }
 
 }  // namespace
@@ -56,26 +62,41 @@ TriangleMultiplication::TriangleMultiplication(const ParamScope& scope, std::int
       c_(c_hidden),
       direction_(direction),
       layer_norm_input_((scope / "layer_norm_input").layer_norm(c_z)),
-      projections_(make_projections(scope, c_z, c_hidden, direction)),
+      whole_projection_(make_edge_projection(scope, c_z, c_hidden, "right")),
+      slab_projection_(make_edge_projection(scope, c_z, c_hidden, "left")),
       gating_linear_((scope / "gating_linear").linear({c_z, c_z})),
       center_layer_norm_((scope / "center_layer_norm").layer_norm(c_hidden)),
       output_projection_((scope / "output_projection").linear({c_hidden, c_z})) {}
 
 struct TriangleMultiplication::Workspace {
   std::int64_t n = 0, n2 = 0;  // residues, pairs (rows of z)
-  std::int64_t rows = 0;       // pairs per block
-  std::int64_t cs = 0;         // elements between channels of a and b
+  std::int64_t cs = 0;         // elements between channels of `whole`
+  std::int64_t rows = 0;       // pair-matrix rows (outgoing) or columns (incoming) per slab
+  std::int64_t ss = 0;         // elements between channels of `slab` (and of a product)
+  Tensor z_rows;               // z as [n², c_z]
   RowView mask;                // pair_mask
-  // a and b channel-major (channels 0..c-1 a, c..2c-1 b, cs apart), so each channel is a
-  // plain n_res x n_res matrix for the triangle product. They are the module's memory:
-  // 2·c·n_res² floats. A chunked variant would keep only a slab of a (rows i0..i1 for outgoing
-  // edges, columns i0..i1 for incoming ones) next to all of b, and produce p[i0:i1, :, :] per
-  // slab.
-  float* a = nullptr;
-  float* b = nullptr;
-  // Block buffers: LayerNorm(z) rows, then [a_proj | b_proj | a_gate | b_gate] rows (whose
-  // first c columns later hold LayerNorm(p) rows), and the output gate.
-  Tensor x, proj, gate;
+  // The right edge over all pairs, channel-major (a plain n x n matrix per channel, cs apart):
+  // the module's irreducible c·n² floats.
+  float* whole = nullptr;
+  // The left edge of one slab, channel-major (ss apart); each channel's product replaces it.
+  float* slab = nullptr;
+  float* products = nullptr;  // one slab-sized product per thread
+  // Block buffers: LayerNorm(z) rows, [proj | gate] rows (whose first c columns later hold
+  // LayerNorm(p) rows), the output gate, and z rows gathered from a column slab.
+  Tensor x, proj, gate, zc;
+};
+
+// Pairs of one slab, in the order its products come out of the GEMMs: outgoing, rows i0..i1 of
+// the pair matrix (contiguous rows of z); incoming, columns j0..j1 one after the other, pair
+// (k, j) at (j - j0)·n + k (rows of z n apart).
+struct TriangleMultiplication::Slab {
+  std::int64_t first = 0, rows = 0;
+  bool columns = false;
+
+  std::int64_t pairs(std::int64_t n) const { return rows * n; }
+  std::int64_t z_row(std::int64_t q, std::int64_t n) const {
+    return columns ? q % n * n + first + q / n : first * n + q;
+  }
 };
 
 void TriangleMultiplication::forward(const Tensor& z, const Tensor& pair_mask,
@@ -90,98 +111,126 @@ void TriangleMultiplication::forward(const Tensor& z, const Tensor& pair_mask,
   const RowView zr = row_view(z, "TriangleMultiplication z");
   Workspace w;
   w.mask = row_view(pair_mask, "TriangleMultiplication pair_mask");
-  const Tensor z_rows(zr.data, DType::f32, Shape{zr.rows, c_z_}, Shape{zr.ld, 1});
+  w.z_rows = Tensor(zr.data, DType::f32, Shape{zr.rows, c_z_}, Shape{zr.ld, 1});
 
   Arena& arena = ctx.arena();
   ArenaScope scope(arena);
   w.n = n;
   w.n2 = n * n;
-  w.rows = block_rows(w.n2);
   w.cs = channel_stride(w.n2);
-  w.a = arena.allocate(DType::f32, Shape{2 * c_, w.cs}).data_as<float>();
-  w.b = w.a + c_ * w.cs;
-  w.x = arena.allocate(DType::f32, Shape{w.rows, c_z_});
-  w.proj = arena.allocate(DType::f32, Shape{w.rows, 4 * c_});
-  w.gate = arena.allocate(DType::f32, Shape{w.rows, c_z_});
+  w.rows = slab_rows(n, ctx.chunk);
+  w.ss = channel_stride(w.rows * n);
+  const std::int64_t block = std::min(kRowBlock, w.n2);
+  w.whole = arena.allocate(DType::f32, Shape{c_, w.cs}).data_as<float>();
+  w.slab = arena.allocate(DType::f32, Shape{c_, w.ss}).data_as<float>();
+  w.products = arena.allocate(DType::f32, Shape{omp_get_max_threads(), w.ss}).data_as<float>();
+  w.x = arena.allocate(DType::f32, Shape{block, c_z_});
+  w.proj = arena.allocate(DType::f32, Shape{block, 2 * c_});
+  w.gate = arena.allocate(DType::f32, Shape{block, c_z_});
+  w.zc = arena.allocate(DType::f32, Shape{block, c_z_});
 
-  project_edges(z_rows, w, arena);
-  triangle_products(w, arena);
-  gated_output(z_rows, w, arena);
+  // The whole right edge is projected before z changes. Each slab then reads and updates only
+  // its own pairs of z: rows of the pair matrix for outgoing edges (the left edge of row i is
+  // z[i, :]), columns for incoming ones (the left edge of column j is z[:, j]).
+  project_edge(whole_projection_, Slab{0, n, false}, w.whole, w.cs, w, arena);
+  const bool outgoing = direction_ == Direction::outgoing;
+  for (std::int64_t first = 0; first < n; first += w.rows) {
+    const Slab slab{first, std::min(w.rows, n - first), !outgoing};
+    project_edge(slab_projection_, slab, w.slab, w.ss, w, arena);
+    triangle_products(slab, w);
+    gated_output(slab, w, arena);
+  }
 }
 
-void TriangleMultiplication::project_edges(const Tensor& z_rows, const Workspace& w,
-                                           Arena& arena) const {
-  const std::int64_t c = c_, n = w.n, n2 = w.n2, rows = w.rows, cs = w.cs;
+Tensor TriangleMultiplication::load_pairs(const Slab& slab, std::int64_t q0, std::int64_t nr,
+                                          const Workspace& w) const {
+  if (!slab.columns) return w.z_rows.slice(0, slab.z_row(q0, w.n), slab.z_row(q0, w.n) + nr);
+  const RowView zr = row_view(w.z_rows, "TriangleMultiplication z");
+  float* const dst = w.zc.data_as<float>();
+  for (std::int64_t q = 0; q < nr; ++q) {
+    std::memcpy(dst + q * c_z_, zr.row(slab.z_row(q0 + q, w.n)),
+                static_cast<std::size_t>(c_z_) * sizeof(float));
+  }
+  return w.zc.slice(0, 0, nr);
+}
+
+void TriangleMultiplication::project_edge(const Linear& projection, const Slab& slab, float* dst,
+                                          std::int64_t stride, const Workspace& w,
+                                          Arena& arena) const {
+  // AF2 Alg. 11/12 lines 1-2: edge = sigmoid(x·W_g + b_g) ⊙ (x·W_p + b_p) ⊙ mask, x =
+  // LayerNorm(z), block by block, transposed into channel-major.
+  const std::int64_t c = c_, n = w.n, block = w.x.dim(0), pairs = slab.pairs(n);
   const auto& kern = detail::row_kernels();
   const RowView& mr = w.mask;
   float* const t = w.proj.data_as<float>();
-  // a = sigmoid(a_gate) ⊙ a_proj ⊙ mask, b likewise, transposed into channel-major.
-  for (std::int64_t r0 = 0; r0 < n2; r0 += rows) {
-    const std::int64_t nr = std::min(rows, n2 - r0);
+  for (std::int64_t q0 = 0; q0 < pairs; q0 += block) {
+    const std::int64_t nr = std::min(block, pairs - q0);
     const Tensor xb = w.x.slice(0, 0, nr);
-    layer_norm_input_.forward(z_rows.slice(0, r0, r0 + nr), xb);
-    projections_.forward(xb, w.proj.slice(0, 0, nr), arena);
+    layer_norm_input_.forward(load_pairs(slab, q0, nr, w), xb);
+    projection.forward(xb, w.proj.slice(0, 0, nr), arena);
     const std::int64_t n_tiles = (nr + kTileRows - 1) / kTileRows;
 #pragma omp parallel for schedule(static)
     for (std::int64_t tile = 0; tile < n_tiles; ++tile) {
       const std::int64_t i0 = tile * kTileRows, i1 = std::min(nr, i0 + kTileRows);
       for (std::int64_t i = i0; i < i1; ++i) {
-        float* row = t + i * 4 * c;
-        kern.sigmoid(row + 2 * c, 2 * c);
-        kern.mul(row, row + 2 * c, 2 * c);
-        const std::int64_t r = r0 + i;
+        float* row = t + i * 2 * c;
+        kern.sigmoid(row + c, c);
+        kern.mul(row, row + c, c);
+        const std::int64_t r = slab.z_row(q0 + i, n);
         const float m = mr.data[r / n * mr.ld + r % n];
         if (m != 1.f) {
-          for (std::int64_t ch = 0; ch < 2 * c; ++ch) row[ch] *= m;
+          for (std::int64_t ch = 0; ch < c; ++ch) row[ch] *= m;
         }
       }
-      for (std::int64_t ch0 = 0; ch0 < 2 * c; ch0 += kChannelBlock) {
-        const std::int64_t nc = std::min(kChannelBlock, 2 * c - ch0);
-        float* dst = w.a + ch0 * cs + r0;
+      for (std::int64_t ch0 = 0; ch0 < c; ch0 += kChannelBlock) {
+        const std::int64_t nc = std::min(kChannelBlock, c - ch0);
+        float* d = dst + ch0 * stride + q0;
         for (std::int64_t i = i0; i < i1; ++i) {
-          const float* src = t + i * 4 * c + ch0;
-          for (std::int64_t k = 0; k < nc; ++k) dst[k * cs + i] = src[k];
+          const float* src = t + i * 2 * c + ch0;
+          for (std::int64_t k = 0; k < nc; ++k) d[k * stride + i] = src[k];
         }
       }
     }
   }
 }
 
-void TriangleMultiplication::triangle_products(const Workspace& w, Arena& arena) const {
-  const std::int64_t c = c_, n = w.n, n2 = w.n2, cs = w.cs;
-  // p[:, :, ch] = a_ch · b_chᵀ (outgoing) or a_chᵀ · b_ch (incoming): one single-threaded GEMM
-  // per channel, channels spread over the threads, so a product does not depend on the thread
-  // count. Each product lands in its thread's buffer and then replaces a_ch.
-  ArenaScope product_scope(arena);
+void TriangleMultiplication::triangle_products(const Slab& slab, const Workspace& w) const {
+  // Line 4 for the slab's pairs, one single-threaded GEMM per channel, channels spread over the
+  // threads, so a product does not depend on the thread count or the slab size. Outgoing:
+  // p[i, j] = Σ_k left[i, k]·right[j, k] for the slab's rows i; incoming: p[i, j] =
+  // Σ_k left[k, j]·right[k, i] for its columns j, formed as pᵀ so that both are one
+  // [r, n] x [n, n] product. Each lands in its thread's buffer and then replaces the channel's
+  // left edge.
+  const std::int64_t c = c_, n = w.n, r = slab.rows, ss = w.ss, cs = w.cs;
   const int n_threads = omp_get_max_threads();
-  float* const products = arena.allocate(DType::f32, Shape{n_threads, n, n}).data_as<float>();
-  const bool outgoing = direction_ == Direction::outgoing;
   std::atomic<bool> failed = false;
 #pragma omp parallel for schedule(dynamic, 1) num_threads(n_threads)
   for (std::int64_t ch = 0; ch < c; ++ch) {
-    float* p = products + omp_get_thread_num() * n2;
-    float* a = w.a + ch * cs;
-    const float* b = w.b + ch * cs;
-    if (!detail::sgemm(!outgoing, outgoing, n, n, n, 1.f, a, n, b, n, 0.f, p, n)) {
+    float* p = w.products + omp_get_thread_num() * ss;
+    float* left = w.slab + ch * ss;
+    const float* right = w.whole + ch * cs;
+    const bool ok = detail::sgemm(false, !slab.columns, r, n, n, 1.f, left, n, right, n, 0.f, p, n);
+    if (!ok) {
       failed.store(true, std::memory_order_relaxed);
       continue;
     }
-    std::memcpy(a, p, static_cast<std::size_t>(n2) * sizeof(float));
+    std::memcpy(left, p, static_cast<std::size_t>(r * n) * sizeof(float));
   }
   if (failed) {
     throw InternalError("TriangleMultiplication: oneDNN sgemm rejected an " + std::to_string(n) +
-                        " x " + std::to_string(n) + " product");
+                        " x " + std::to_string(n) + " x " + std::to_string(r) + " product");
   }
 }
 
-void TriangleMultiplication::gated_output(const Tensor& z_rows, const Workspace& w,
+void TriangleMultiplication::gated_output(const Slab& slab, const Workspace& w,
                                           Arena& arena) const {
-  const std::int64_t c = c_, n2 = w.n2, rows = w.rows, cs = w.cs;
+  // Lines 3 and 5: z += sigmoid(LayerNorm(z)·W_g + b_g) ⊙ (LayerNorm(p)·W_o + b_o), block by
+  // block. A block of z is read (for the gate) before it is written, and no later slab reads it.
+  const std::int64_t c = c_, n = w.n, block = w.x.dim(0), pairs = slab.pairs(n), ss = w.ss;
   float* const t = w.proj.data_as<float>();
-  // A block of z is read (for the gate) before it is written, and no other block reads it.
-  for (std::int64_t r0 = 0; r0 < n2; r0 += rows) {
-    const std::int64_t nr = std::min(rows, n2 - r0);
-    const Tensor zb = z_rows.slice(0, r0, r0 + nr), xb = w.x.slice(0, 0, nr);
+  for (std::int64_t q0 = 0; q0 < pairs; q0 += block) {
+    const std::int64_t nr = std::min(block, pairs - q0);
+    const Tensor zb = load_pairs(slab, q0, nr, w), xb = w.x.slice(0, 0, nr);
     const Tensor gb = w.gate.slice(0, 0, nr);
     layer_norm_input_.forward(zb, xb);
     LinearEpilogue sigmoid;
@@ -195,10 +244,10 @@ void TriangleMultiplication::gated_output(const Tensor& z_rows, const Workspace&
       const std::int64_t i0 = tile * kTileRows, i1 = std::min(nr, i0 + kTileRows);
       for (std::int64_t ch0 = 0; ch0 < c; ch0 += kChannelBlock) {
         const std::int64_t nc = std::min(kChannelBlock, c - ch0);
-        const float* src = w.a + ch0 * cs + r0;
+        const float* src = w.slab + ch0 * ss + q0;
         for (std::int64_t i = i0; i < i1; ++i) {
           float* dst = t + i * c + ch0;
-          for (std::int64_t k = 0; k < nc; ++k) dst[k] = src[k * cs + i];
+          for (std::int64_t k = 0; k < nc; ++k) dst[k] = src[k * ss + i];
         }
       }
     }
@@ -207,22 +256,39 @@ void TriangleMultiplication::gated_output(const Tensor& z_rows, const Workspace&
     residual.multiply = gb;
     residual.accumulate = true;
     output_projection_.forward(p, zb, arena, residual);
+    if (slab.columns) store_pairs(slab, q0, zb, w);
   }
 }
 
-std::size_t TriangleMultiplication::scratch_bytes(std::int64_t n_res) const {
+void TriangleMultiplication::store_pairs(const Slab& slab, std::int64_t q0, const Tensor& pairs,
+                                         const Workspace& w) const {
+  const RowView zr = row_view(w.z_rows, "TriangleMultiplication z");
+  const float* src = pairs.data_as<float>();
+  for (std::int64_t q = 0; q < pairs.dim(0); ++q) {
+    std::memcpy(zr.row(slab.z_row(q0 + q, w.n)), src + q * c_z_,
+                static_cast<std::size_t>(c_z_) * sizeof(float));
+  }
+}
+
+std::size_t TriangleMultiplication::scratch_bytes(std::int64_t n_res, std::int64_t chunk) const {
   const std::int64_t n2 = n_res * n_res;
   if (n2 == 0) return 0;
-  const std::int64_t rows = block_rows(n2);
-  const std::size_t fixed = f32_bytes(2 * c_ * channel_stride(n2)) + f32_bytes(rows * c_z_) +
-                            f32_bytes(rows * 4 * c_) + f32_bytes(rows * c_z_);
-  // Linear scratch depends on the row count: the full block and the last, shorter one.
+  const std::int64_t block = std::min(kRowBlock, n2), rows = slab_rows(n_res, chunk);
+  const std::int64_t ss = channel_stride(rows * n_res);
+  const std::size_t fixed = f32_bytes(c_ * channel_stride(n2)) + f32_bytes(c_ * ss) +
+                            f32_bytes(omp_get_max_threads() * ss) + f32_bytes(block * c_z_) +
+                            f32_bytes(block * 2 * c_) + 2 * f32_bytes(block * c_z_);
+  // Linear scratch depends on the row count: every block size the passes take (a full block
+  // and the tails of the whole pair matrix, of a full slab and of the last, shorter slab).
   const EpilogueKind sigmoid{.activation = Activation::sigmoid};
   const EpilogueKind residual{.gated = true, .accumulate = true};
-  std::size_t inner = f32_bytes(omp_get_max_threads() * n2);
-  for (const std::int64_t r : {rows, n2 % rows}) {
+  std::size_t inner = 0;
+  for (const std::int64_t r :
+       {block, n2 % block, rows * n_res % block, n_res % rows * n_res % block,
+        std::min(block, n_res % rows * n_res)}) {
     if (r == 0) continue;
-    inner = std::max(inner, projections_.scratch_bytes(r));
+    inner = std::max(inner, whole_projection_.scratch_bytes(r));
+    inner = std::max(inner, slab_projection_.scratch_bytes(r));
     inner = std::max(inner, gating_linear_.scratch_bytes(r, sigmoid));
     inner = std::max(inner, output_projection_.scratch_bytes(r, residual));
   }

@@ -35,37 +35,51 @@ class TriangleMultiplication {
 
   // z: [n_res, n_res, c_z] (rows of c_z must collapse to one stride, e.g. contiguous), updated
   // in place: z += TriangleMultiplication(z). pair_mask: [n_res, n_res], 1 for valid pairs.
-  // Transients come from ctx.arena() (scratch_bytes(n_res)); ctx.chunk is not used. The
-  // triangle products are bitwise independent of the thread count; the projections (oneDNN
-  // matmul) may differ in the last bits between thread counts.
+  // Transients come from ctx.arena() (scratch_bytes(n_res, ctx.chunk)). ctx.chunk is the slab:
+  // rows of the pair matrix (outgoing) or columns (incoming) whose products are formed and
+  // written back at once, clamped to [16, 64] (64 when unchunked). The result does not depend on
+  // the chunk; the triangle products are bitwise independent of the thread count; the projections
+  // (oneDNN matmul) may differ in the last bits between thread counts.
   void forward(const Tensor& z, const Tensor& pair_mask, const RunContext& ctx) const;
 
-  // Scratch bytes forward() takes for n_res residues with the current OpenMP thread count:
-  // a and b channel-major (2·c_hidden·n_res² floats, the bulk), one n_res² product per thread
-  // and fixed-size row blocks for the projections (LayerNorm(z) is recomputed per block rather
-  // than kept).
-  std::size_t scratch_bytes(std::int64_t n_res) const;
+  // Scratch bytes forward() takes for n_res residues, this chunk and the current OpenMP thread
+  // count: the right edge over all pairs channel-major (c_hidden·n_res² floats, the bulk, which
+  // no chunk reduces), the left edge of one slab (c_hidden·rows·n_res), one slab product per
+  // thread and fixed-size pair blocks for the projections.
+  std::size_t scratch_bytes(std::int64_t n_res, std::int64_t chunk) const;
 
   std::int64_t c_z() const { return c_z_; }
   std::int64_t c_hidden() const { return c_; }
   Direction direction() const { return direction_; }
 
  private:
-  // The channel-major a and b and the row-block buffers of one forward() call.
+  // The edge buffers and pair-block buffers of one forward() call.
   struct Workspace;
-  // Alg. 11/12 lines 1-2: a, b = sigmoid(LayerNorm(z)·W_g + b_g) ⊙ (LayerNorm(z)·W_p + b_p) ⊙
-  // mask, block by block, stored channel-major in w.
-  void project_edges(const Tensor& z_rows, const Workspace& w, Arena& arena) const;
-  // Line 4: the triangle products, one n_res x n_res GEMM per channel, each replacing a_ch.
-  void triangle_products(const Workspace& w, Arena& arena) const;
-  // Lines 3 and 5: z += sigmoid(LayerNorm(z)·W_g + b_g) ⊙ (LayerNorm(p)·W_o + b_o), block by block.
-  void gated_output(const Tensor& z_rows, const Workspace& w, Arena& arena) const;
+  // The pairs of z one slab covers (its rows or its columns).
+  struct Slab;
+  // Alg. 11/12 lines 1-2 for the pairs of `slab`: sigmoid(LayerNorm(z)·W_g + b_g) ⊙
+  // (LayerNorm(z)·W_p + b_p) ⊙ mask, block by block, stored channel-major at dst (channels
+  // `stride` apart).
+  void project_edge(const Linear& projection, const Slab& slab, float* dst, std::int64_t stride,
+                    const Workspace& w, Arena& arena) const;
+  // Line 4 for the slab's pairs: one GEMM per channel, each replacing the channel's left edge.
+  void triangle_products(const Slab& slab, const Workspace& w) const;
+  // Lines 3 and 5: z += sigmoid(LayerNorm(z)·W_g + b_g) ⊙ (LayerNorm(p)·W_o + b_o) on the
+  // slab's pairs, block by block.
+  void gated_output(const Slab& slab, const Workspace& w, Arena& arena) const;
+  // Pairs q0..q0+nr of `slab` as rows of c_z: a view of z for a row slab, gathered into the
+  // block buffer for a column slab (store_pairs writes them back).
+  Tensor load_pairs(const Slab& slab, std::int64_t q0, std::int64_t nr, const Workspace& w) const;
+  void store_pairs(const Slab& slab, std::int64_t q0, const Tensor& pairs,
+                   const Workspace& w) const;
 
   std::int64_t c_z_, c_;
   Direction direction_;
   LayerNorm layer_norm_input_;
-  // [a_proj | b_proj | a_gate | b_gate]: c_z -> 4·c_hidden, one GEMM.
-  Linear projections_;
+  // [proj | gate] of AF2's `right` edge (over all pairs) and of its `left` edge (per slab),
+  // c_z -> 2·c_hidden each.
+  Linear whole_projection_;
+  Linear slab_projection_;
   Linear gating_linear_;  // c_z -> c_z, sigmoid fused
   LayerNorm center_layer_norm_;
   Linear output_projection_;  // c_hidden -> c_z

@@ -17,9 +17,16 @@ class Tracer {
   virtual void record(const std::string& name, const Tensor& value) = 0;
 };
 
+// chunk: the slice size of every chunked loop, which bounds a module's transients
+// (scratch_bytes(..., chunk)); <= 0: unchunked (all rows at once, the fastest). Per family:
+//   attention, transitions, template pointwise attention, IPA: batch (query) rows per slice;
+//   outer product mean: residues i per slab, sequences summed in blocks of <= 8·chunk·c_hidden;
+//   triangle multiplication: pair-matrix rows (outgoing) or columns (incoming) per slab,
+//     clamped to [16, 64] (64 when unchunked); its right edge over all pairs
+//     (c_hidden·n_res² floats) is needed whatever the chunk.
 struct RunContext {
   Arena* scratch = nullptr;  // transients; a module releases what it takes before returning
-  std::int64_t chunk = 0;    // batch rows per attention / outer-product slice; <= 0: all rows
+  std::int64_t chunk = 0;    // see above
   Tracer* tracer = nullptr;  // null: tracing off
   int call = 0;              // recycling iteration, the k of call_k in trace names
 

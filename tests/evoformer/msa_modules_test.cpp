@@ -331,6 +331,8 @@ class MsaModulesBase : public ::testing::Test {
     }
   }
 
+  void check_outer_product_mean(std::size_t n_seq, std::uint32_t seed);
+
   WeightStore store_;
   ModelConfig cfg_;
   bool extra_;
@@ -441,21 +443,54 @@ TEST_P(MsaModules, PairTransition) {
       [&](const Tensor& x, const RunContext& ctx) { module.forward(x, mv, ctx); });
 }
 
-TEST_P(MsaModules, OuterProductMean) {
+// Outer product mean over `n_seq` random sequences against the naive double result, at every
+// chunk of check().
+void MsaModulesBase::check_outer_product_mean(std::size_t n_seq, std::uint32_t seed) {
   const std::int64_t c_h = extra_ ? cfg_.extra_c_hidden_opm : cfg_.c_hidden_opm;
   const ParamScope s = scope_ / "outer_product_mean";
   const OuterProductMean module(s, c_m_, cfg_.c_z, c_h);
-  std::vector<float> m = random_values(S * N * static_cast<std::size_t>(c_m_), 12);
-  const std::vector<float> z = random_values(N * N * static_cast<std::size_t>(cfg_.c_z), 13);
-  std::vector<float> mask = random_mask(S, N, 14);
+  std::vector<float> m = random_values(n_seq * N * static_cast<std::size_t>(c_m_), seed);
+  const std::vector<float> z = random_values(N * N * static_cast<std::size_t>(cfg_.c_z), seed + 1);
+  std::vector<float> mask = random_mask(n_seq, N, seed + 2);
   const Vec want =
-      naive_outer_product_mean(s, c_m_, cfg_.c_z, c_h, to_double(m), to_double(mask), S, N);
-  const Tensor mview(m.data(), DType::f32, Shape{S, N, c_m_});
-  const Tensor mv(mask.data(), DType::f32, Shape{S, N});
+      naive_outer_product_mean(s, c_m_, cfg_.c_z, c_h, to_double(m), to_double(mask), n_seq, N);
+  const std::int64_t rows = static_cast<std::int64_t>(n_seq);
+  const Tensor mview(m.data(), DType::f32, Shape{rows, N, c_m_});
+  const Tensor mv(mask.data(), DType::f32, Shape{rows, N});
   check(
       "OuterProductMean", z, Shape{N, N, cfg_.c_z}, want,
-      [&](std::int64_t chunk) { return module.scratch_bytes(S, N, chunk); },
+      [&](std::int64_t chunk) { return module.scratch_bytes(rows, N, chunk); },
       [&](const Tensor& x, const RunContext& ctx) { module.forward(mview, mv, x, ctx); });
+}
+
+TEST_P(MsaModules, OuterProductMean) {
+  check_outer_product_mean(S, 12);
+}
+
+// More sequences than one accumulation step of the chunked sum (8·chunk·c at chunk 1, 64 per
+// LayerNorm block): the steps add up to the naive double result and to the unchunked one.
+TEST_P(MsaModules, OuterProductMeanOverSeveralSequenceBlocks) {
+  check_outer_product_mean(150, 17);
+}
+
+// With a chunk the transients do not grow with the MSA depth (the extra MSA's 5,120 rows): they
+// are O(chunk·n_res·c²).
+TEST_P(MsaModules, OuterProductMeanScratchIsBoundedByTheChunk) {
+  const std::int64_t c_h = extra_ ? cfg_.extra_c_hidden_opm : cfg_.c_hidden_opm;
+  const OuterProductMean module(scope_ / "outer_product_mean", c_m_, cfg_.c_z, c_h);
+  const std::size_t n = 200, chunk = 4, c = static_cast<std::size_t>(c_h);
+  const std::size_t cm = static_cast<std::size_t>(c_m_), cz = static_cast<std::size_t>(cfg_.c_z);
+  const std::size_t deep = module.scratch_bytes(5120, 200, 4);
+  EXPECT_EQ(deep, module.scratch_bytes(1024, 200, 4));
+  EXPECT_LT(deep, module.scratch_bytes(5120, 200, 0));
+  // outer and its reorder, the output, a, b and their mask for at most 8·chunk·c sequences,
+  // LayerNorm rows of 64 sequences.
+  const std::size_t block = 8 * chunk * c;
+  const std::size_t bound =
+      sizeof(float) * (2 * chunk * n * c * c + chunk * n * (cz + 1) +
+                       block * (n * (c + 1) + chunk * c) + 64 * chunk * cm + n * cm) +
+      (1u << 20);
+  EXPECT_LE(deep, bound);
 }
 
 // No MSA rows (cpufold's absent extra MSA): AF2 still adds output_b / (1e-3 + 0) to every

@@ -230,7 +230,7 @@ std::vector<float> run_tri_mul(Direction dir, const std::vector<float>& z0,
                                             : "triangle_multiplication_incoming"),
       m.cfg.c_z, m.cfg.c_hidden_tri_mul, dir);
   std::vector<float> z = z0, mk = mask;
-  Arena arena = sized_arena(mod.scratch_bytes(n));
+  Arena arena = sized_arena(mod.scratch_bytes(n, chunk));
   RunContext ctx;
   ctx.scratch = &arena;
   ctx.chunk = chunk;
@@ -297,7 +297,7 @@ TEST_P(TriangleMultiplicationTest, IndependentOfChunkAndThreads) {
   const int threads = omp_get_max_threads();
   const auto base = run_tri_mul(dir, z, mask, n, 0);
   const Shape shape{n, n, c_z};
-  for (const std::int64_t chunk : {1L, 3L, 8L}) {
+  for (const std::int64_t chunk : {1L, 17L, 30L, 50L}) {
     expect_close("chunk " + std::to_string(chunk), run_tri_mul(dir, z, mask, n, chunk), base, shape,
                  kChunkInvarianceTolerance);
   }
@@ -312,6 +312,35 @@ TEST_P(TriangleMultiplicationTest, IndependentOfChunkAndThreads) {
       std::cout << "[ note     ] " << t << " threads: equal within tolerance, not bitwise\n";
     }
   }
+}
+
+// The chunk bounds the transient: beyond the right edge over all pairs (c·n² floats, which no
+// slab order avoids), scratch grows by O(rows·n·c) for slabs of the chunk's rows clamped to
+// [16, 64], plus fixed pair blocks, where the whole-matrix version took 2·c·n² + threads·n²
+// floats at any chunk.
+TEST_P(TriangleMultiplicationTest, ScratchIsBoundedByTheChunk) {
+  TinyModel& m = tiny();
+  const Direction dir = GetParam();
+  const TriangleMultiplication mod(
+      m.block / (dir == Direction::outgoing ? "triangle_multiplication_outgoing"
+                                            : "triangle_multiplication_incoming"),
+      m.cfg.c_z, m.cfg.c_hidden_tri_mul, dir);
+  const std::size_t n = 200, c = static_cast<std::size_t>(m.cfg.c_hidden_tri_mul);
+  const std::size_t threads = static_cast<std::size_t>(omp_get_max_threads());
+  const std::size_t edge = c * n * n * sizeof(float);
+  const std::size_t whole_matrix = 2 * edge + threads * n * n * sizeof(float);
+  const auto slab = [&](std::size_t rows) { return (c + threads) * rows * n * sizeof(float); };
+  const std::size_t small = mod.scratch_bytes(200, 4), larger = mod.scratch_bytes(200, 32);
+  std::cout << "[ scratch  ] n 200: chunk 4 " << small << " B, chunk 32 " << larger
+            << " B, unchunked " << mod.scratch_bytes(200, 0) << " B\n";
+  constexpr std::size_t kFixedBlocks = 2u << 20;  // pair blocks of 512 rows and Linear scratch
+  EXPECT_LE(small, edge + slab(16) + 2 * 4096 + kFixedBlocks);
+  EXPECT_LT(small, whole_matrix);
+  EXPECT_LT(small, mod.scratch_bytes(200, 0));
+  EXPECT_EQ(mod.scratch_bytes(200, 1), mod.scratch_bytes(200, 16));
+  // Doubling the chunk adds slabs of its rows, not another pair matrix.
+  EXPECT_GT(larger, small);
+  EXPECT_LE(larger - small, slab(16) + 2 * 4096);
 }
 
 TEST_P(TriangleAttentionTest, MaskedPairsMatchNaiveReference) {
