@@ -128,7 +128,7 @@ int main(int argc, char** argv) {
   std::printf("%-26s", "MiB");
   for (const auto n : ns)
     for (const auto k : chunks)
-      std::printf(" %9s", ("N" + std::to_string(n) + "/c" + std::to_string(k)).c_str());
+      std::printf(" N%lld/c%-4lld", static_cast<long long>(n), static_cast<long long>(k));
   std::printf("\n");
   for (const auto& [name, f] : rows) {
     std::printf("%-26s", name.c_str());
