@@ -38,6 +38,12 @@ class WeightStore {
   const Shape& shape_of(std::string_view key) const;
   DType dtype_of(std::string_view key) const;
 
+  // Call once the model holds (or maps) everything it needs: the values leave this process's
+  // memory. HDF5: the mapped pages leave RSS (a later read faults them back in from the page
+  // cache, unchanged). npz: the arrays are freed and a later require/get throws
+  // InternalError. Keys, shapes and unused_keys() stay.
+  void release_values();
+
   std::vector<std::string> keys() const;         // sorted
   std::vector<std::string> unused_keys() const;  // keys no require/get has touched, sorted
   std::int64_t parameter_count() const;          // total elements over all keys

@@ -12,6 +12,7 @@
 #include "ops/parallel_rows.h"
 #include "ops/row_kernels.h"
 #include "ops/row_view.h"
+#include "ops/weight_cache.h"
 
 namespace cpufold {
 namespace {
@@ -82,8 +83,10 @@ memory::data_type dnnl_type(DType t, const char* what) {
 struct Linear::Impl {
   std::int64_t c_in = 0, c_out = 0;
   bool force_staging = false;  // detail::force_linear_staging at construction
-  memory weights;              // f32 in the layout the matmul chose at construction
-  memory bias;                 // f32 [1, c_out], empty when there is none
+  // f32 in the layout the matmul chose at construction; private, or viewing a shared
+  // WeightCache file when one was current at construction.
+  memory weights;
+  memory bias;  // f32 [1, c_out], empty when there is none; private or shared like weights
   std::mutex mutex;
   std::vector<std::unique_ptr<Plan>> plans;  // few per object: one per row count in use
 
@@ -289,11 +292,14 @@ void Linear::Impl::convert(const Tensor& w, const Tensor& bias) {
       dnnl::matmul::primitive_desc(dnnl::matmul::desc(row_desc(typical_rows, m.c_in, m.c_in), any,
                                                       row_desc(typical_rows, m.c_out, m.c_out)),
                                    ctx.engine());
-  m.weights = memory(probe.weights_desc(), ctx.engine());
   memory user(
       memory::desc(Dims{m.c_in, m.c_out}, dnnl_type(w.dtype(), "weight"), memory::format_tag::ab),
       ctx.engine(), w.data());
-  dnnl::reorder(user, m.weights).execute(ctx.stream(), user, m.weights);
+  // With a WeightCache current, the reordered weights come from (or go to) its shared file.
+  m.weights = obtain_weight_memory(probe.weights_desc(), weight_fingerprint(w), [&](memory& dst) {
+    dnnl::reorder(user, dst).execute(ctx.stream(), user, dst);
+    ctx.stream().wait();
+  });
 
   if (!bias.empty()) {
     if (bias.numel() != m.c_out || !bias.is_contiguous()) {
@@ -301,11 +307,13 @@ void Linear::Impl::convert(const Tensor& w, const Tensor& bias) {
                          w.describe() + " (" + std::to_string(m.c_out) + " outputs)");
     }
     const auto md = memory::desc(Dims{1, m.c_out}, memory::data_type::f32, memory::format_tag::ab);
-    m.bias = memory(md, ctx.engine());
     memory user_bias(
         memory::desc(Dims{1, m.c_out}, dnnl_type(bias.dtype(), "bias"), memory::format_tag::ab),
         ctx.engine(), bias.data());
-    dnnl::reorder(user_bias, m.bias).execute(ctx.stream(), user_bias, m.bias);
+    m.bias = obtain_weight_memory(md, weight_fingerprint(bias), [&](memory& dst) {
+      dnnl::reorder(user_bias, dst).execute(ctx.stream(), user_bias, dst);
+      ctx.stream().wait();
+    });
   }
   ctx.stream().wait();
 }

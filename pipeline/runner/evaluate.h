@@ -8,6 +8,8 @@
 #include <optional>
 #include <string>
 
+#include "ops/weight_cache.h"
+
 namespace cpufold {
 
 struct EvaluateOptions {
@@ -28,6 +30,8 @@ struct EvaluateReport {
   std::optional<double> ptm;      // _ptm presets only
   std::size_t planned_bytes = 0;  // arenas reserved for activations
   std::size_t peak_rss_bytes = 0;
+  WeightResidency weights;             // of the model as built
+  std::filesystem::path weight_cache;  // the shared file of its Linear weights, if any
 };
 
 EvaluateReport evaluate(const EvaluateOptions& options);

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "evoformer/trunk.h"
+#include "ops/weight_cache.h"
 #include "pipeline/features/feature_source.h"
 #include "structure/structure_module.h"
 
@@ -59,18 +60,31 @@ struct Prediction {
 
 class ModelRunner {
  public:
+  // Builds the model with its Linear weights in a WeightCache for store's file (mapped and
+  // shared; see ops/weight_cache.h). Afterwards nothing reads the store's values; callers
+  // may release them (WeightStore::release_values).
   ModelRunner(const WeightStore& store, const ModelConfig& config);
   ~ModelRunner();
 
   const ModelConfig& config() const { return trunk_.config(); }
 
+  // The weights this model keeps: the packed Linear weights mapped from the shared cache
+  // file, and private bytes (Linear weights when no cache could be written, plus every
+  // other parameter, which modules copy: LayerNorm, embedders, IPA).
+  WeightResidency weight_residency() const { return residency_; }
+  // The cache file of the Linear weights (empty when there is none).
+  const std::filesystem::path& weight_cache_file() const { return weight_cache_->file(); }
+
   // Throws InputError when the source holds fewer than options.recycles + 1 iterations.
   Prediction run(const FeatureSource& features, const RunOptions& options) const;
 
  private:
+  // First member: the Linears of the members below view its mapping.
+  std::unique_ptr<WeightCache> weight_cache_;
   Trunk trunk_;
   StructureModule structure_module_;
   std::unique_ptr<PredictionHeads> heads_;
+  WeightResidency residency_;
 };
 
 }  // namespace cpufold
