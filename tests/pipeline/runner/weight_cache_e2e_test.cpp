@@ -114,9 +114,11 @@ Resident resident(pid_t pid, const std::string& suffix) {
 }
 
 // A child that builds the model from `h5`, says so on `ready`, and waits until `hold` closes.
-pid_t start_model_process(const fs::path& h5, int ready, int hold) {
+pid_t start_model_process(const fs::path& h5, const int (&ready)[2], const int (&hold)[2]) {
   const pid_t pid = ::fork();
   if (pid != 0) return pid;
+  ::close(ready[0]);
+  ::close(hold[1]);  // so that the parent's close is the last and ends the read below
   int code = 0;
   try {
     WeightStore store = WeightStore::open(h5);
@@ -125,8 +127,8 @@ pid_t start_model_process(const fs::path& h5, int ready, int hold) {
     store.release_values();
     if (runner.weight_residency().shared_bytes == 0) code = 3;
     char c = 'r';
-    if (::write(ready, &c, 1) != 1) code = 4;
-    while (::read(hold, &c, 1) > 0) {
+    if (::write(ready[1], &c, 1) != 1) code = 4;
+    while (::read(hold[0], &c, 1) > 0) {
     }
   } catch (...) {
     code = 2;
@@ -144,7 +146,7 @@ TEST(WeightCacheE2e, TwoProcessesOnOneH5ShareTheCacheAndDropTheH5Pages) {
   ASSERT_EQ(::pipe(hold), 0);
   std::vector<pid_t> children;
   for (int i = 0; i < 2; ++i) {  // one after the other: the first writes the cache
-    children.push_back(start_model_process(h5, ready[1], hold[0]));
+    children.push_back(start_model_process(h5, ready, hold));
     char c = 0;
     ASSERT_EQ(::read(ready[0], &c, 1), 1) << "model process " << i << " failed";
   }
