@@ -155,6 +155,11 @@ void require_values(const WeightStore::Impl& impl, std::string_view key) {
 
 }  // namespace
 
+std::span<const std::byte> WeightStore::bytes() const {
+  if (impl_->format == Format::hdf5) return impl_->mapping.bytes();
+  return {impl_->npz_storage.data(), impl_->npz_storage.size()};
+}
+
 void WeightStore::release_values() {
   if (impl_->format == Format::hdf5) {
     impl_->mapping.drop_resident_pages();

@@ -7,6 +7,7 @@
 #include <map>
 #include <memory>
 #include <set>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -43,6 +44,9 @@ class WeightStore {
   // cache, unchanged). npz: the arrays are freed and a later require/get throws
   // InternalError. Keys, shapes and unused_keys() stay.
   void release_values();
+
+  // Every value's bytes: the mapped HDF5 file, or the npz arrays' storage.
+  std::span<const std::byte> bytes() const;
 
   std::vector<std::string> keys() const;         // sorted
   std::vector<std::string> unused_keys() const;  // keys no require/get has touched, sorted

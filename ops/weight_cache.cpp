@@ -210,12 +210,16 @@ dnnl::memory obtain_weight_memory(const dnnl::memory::desc& desc, std::uint64_t 
   return m;
 }
 
-std::uint64_t weight_fingerprint(const Tensor& t) {
+std::uint64_t WeightCache::identity(const Tensor& t) const {
   std::uint64_t h = mix(0, static_cast<std::uint64_t>(t.dtype()));
   for (std::int64_t d : t.shape().dims()) h = mix(h, static_cast<std::uint64_t>(d));
+  const auto* bytes = static_cast<const std::byte*>(t.data());
+  if (!source_.empty() && bytes >= source_.data() &&
+      bytes + t.nbytes() <= source_.data() + source_.size()) {
+    return mix(h, static_cast<std::uint64_t>(bytes - source_.data()));
+  }
   const std::int64_t n = t.numel();
   const std::size_t size = dtype_size(t.dtype());
-  const auto* bytes = static_cast<const unsigned char*>(t.data());
   constexpr std::int64_t kSamples = 16;
   for (std::int64_t s = 0; s < std::min(n, kSamples); ++s) {
     const std::int64_t at = n <= kSamples ? s : s * (n - 1) / (kSamples - 1);
@@ -223,7 +227,16 @@ std::uint64_t weight_fingerprint(const Tensor& t) {
     std::memcpy(&v, bytes + static_cast<std::size_t>(at) * size, std::min(size, sizeof v));
     h = mix(h, v);
   }
-  return h;
+  return mix(h, 1);
+}
+
+std::uint64_t weight_identity(const Tensor& t) {
+  const WeightCache* cache = WeightCache::current();
+  return cache != nullptr ? cache->identity(t) : 0;
+}
+
+std::uint64_t combine_identity(std::uint64_t seed, std::uint64_t value) {
+  return mix(seed, value);
 }
 
 }  // namespace cpufold

@@ -18,6 +18,7 @@
 #include <memory>
 #include <oneapi/dnnl/dnnl.hpp>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -48,6 +49,10 @@ class WeightCache {
 
   // Linear constructors on this thread use this cache until finish() (or destruction).
   void begin();
+  // The bytes of the parameter file the weights come from: a tensor inside them is
+  // identified by its offset there (so its values are not read), others by sampled values.
+  void set_source(std::span<const std::byte> bytes) { source_ = bytes; }
+  std::uint64_t identity(const Tensor& t) const;
   // The memory for a Linear's weight (or bias) of layout `desc`: the cached blob when it
   // matches, else new private memory that `fill` writes. `fingerprint` identifies the source.
   dnnl::memory obtain(const dnnl::memory::desc& desc, std::uint64_t fingerprint,
@@ -77,6 +82,7 @@ class WeightCache {
 
   std::filesystem::path file_;
   std::string key_;
+  std::span<const std::byte> source_;
   std::optional<BlobCache> loaded_;  // the file as found (or as written by finish())
   std::vector<Entry> entries_;
   bool stale_ = false;  // some Linear did not find its blob in loaded_
@@ -87,8 +93,9 @@ class WeightCache {
 dnnl::memory obtain_weight_memory(const dnnl::memory::desc& desc, std::uint64_t fingerprint,
                                   const std::function<void(dnnl::memory&)>& fill);
 
-// Identifies a weight tensor cheaply: its dtype, shape and up to 16 values spread over it (so
-// a few pages are read, not the whole tensor).
-std::uint64_t weight_fingerprint(const Tensor& t);
+// Identifies a weight tensor for the current cache (WeightCache::identity), 0 without one.
+std::uint64_t weight_identity(const Tensor& t);
+// Combines identities, e.g. of the parts of a concatenated weight.
+std::uint64_t combine_identity(std::uint64_t seed, std::uint64_t value);
 
 }  // namespace cpufold

@@ -333,6 +333,7 @@ namespace {
 // The cache the members' Linears take their weights from while they are built.
 std::unique_ptr<WeightCache> begin_weight_cache(const WeightStore& store) {
   auto cache = WeightCache::for_parameters(store.path());
+  cache->set_source(store.bytes());
   cache->begin();
   return cache;
 }
