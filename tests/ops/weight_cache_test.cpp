@@ -4,11 +4,13 @@
 #include "ops/weight_cache.h"
 
 #include <gtest/gtest.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 
 #include <cstring>
 #include <fstream>
 
+#include "ops/concat_linear.h"
 #include "ops/linear.h"
 #include "tests/support/tensor_test_util.h"
 #include "tests/support/test_support.h"
@@ -218,6 +220,56 @@ TEST(WeightCache, DisabledByEnvironment) {
   const auto cache = WeightCache::for_parameters("/nonexistent/params.npz");
   ::unsetenv("CPUFOLD_WEIGHT_CACHE");
   EXPECT_TRUE(cache->file().empty());
+}
+
+// Weights in a page-aligned mapping standing in for a mapped parameter file.
+struct SourcePages {
+  std::size_t bytes = std::size_t{1} << 20;
+  void* data = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  ~SourcePages() { ::munmap(data, bytes); }
+  Tensor at(std::size_t offset, const Shape& shape, std::uint32_t seed) const {
+    Tensor t(static_cast<std::byte*>(data) + offset, DType::f32, shape);
+    std::vector<float> v(static_cast<std::size_t>(shape.numel()));
+    fill_normal(v, seed, 0.1f);
+    std::memcpy(t.data(), v.data(), t.nbytes());
+    return t;
+  }
+};
+
+std::vector<float> run_pair(const SourcePages& src, WeightCache& cache, const Tensor& w,
+                            const Tensor& b, const Tensor& q, const Tensor& k) {
+  cache.set_source({static_cast<const std::byte*>(src.data), src.bytes});
+  cache.begin();
+  const Linear plain(w, b);
+  const Linear qk = concat_linear({q, k}, {});
+  cache.finish();
+  Arena arena = test_arena();
+  Buffer x(Shape{3, 64}), y(Shape{3, 32}), z(Shape{3, 48});
+  fill_normal(x.data, 4);
+  plain.forward(x.view, y.view, arena);
+  qk.forward(x.view, z.view, arena);
+  std::vector<float> out = y.data;
+  out.insert(out.end(), z.data.begin(), z.data.end());
+  return out;
+}
+
+TEST(WeightCache, CachedBuildDoesNotReadTheSourceWeights) {
+  const ScratchDir dir;
+  const SourcePages src;
+  const Tensor w = src.at(0, {64, 32}, 1), b = src.at(65536, {32}, 2);
+  const Tensor q = src.at(131072, {64, 16}, 3), k = src.at(196608, {64, 32}, 4);
+  std::vector<float> first;
+  {
+    WeightCache cache(dir / "w.weights", kKey);
+    first = run_pair(src, cache, w, b, q, k);
+    EXPECT_TRUE(cache.wrote_file());
+  }
+  // Any read of the sources (a sampled identity, a reorder, concat_linear's copy) now faults.
+  ASSERT_EQ(::mprotect(src.data, src.bytes, PROT_NONE), 0);
+  WeightCache cache(dir / "w.weights", kKey);
+  EXPECT_EQ(run_pair(src, cache, w, b, q, k), first);
+  EXPECT_FALSE(cache.wrote_file());
+  EXPECT_EQ(cache.residency().private_bytes, 0u);
 }
 
 }  // namespace
