@@ -30,8 +30,8 @@ namespace cpufold {
 // Bytes of a built model's weights: mapped from a shared file (resident once for every
 // process on the machine) or held privately by this process.
 struct WeightResidency {
-  std::size_t shared_bytes = 0;
-  std::size_t private_bytes = 0;
+  std::size_t shared_bytes = 0;   // the packed Linear weights in the cache file
+  std::size_t private_bytes = 0;  // this process's own copies
 };
 
 class WeightCache {

@@ -136,38 +136,32 @@ TEST(WeightCache, CorruptDataIsRebuiltWithAWarning) {
       "checksum");
 }
 
-TEST(WeightCache, FileOfOtherWeightsIsRebuiltWithAWarning) {
+// A cache written under `first_key` from `first`, then built from `second` under kKey: it
+// is rebuilt with `expected_warning`, and the results are those without a cache.
+void expect_replaced(const std::string& first_key, const Params& first, const Params& second,
+                     const char* expected_warning) {
   const ScratchDir dir;
   const fs::path file = dir / "w.weights";
   {
-    WeightCache first(file, kKey);
-    build_and_run(Params(1), &first);
+    WeightCache cache(file, first_key);
+    build_and_run(first, &cache);
   }
-  // Same shapes and key, other values (e.g. a new model order in the code): never used.
-  const Params other(50);
   ::testing::internal::CaptureStderr();
-  WeightCache second(file, kKey);
-  EXPECT_EQ(build_and_run(other, &second), build_and_run(other, nullptr));
+  WeightCache cache(file, kKey);
+  EXPECT_EQ(build_and_run(second, &cache), build_and_run(second, nullptr));
   const std::string err = ::testing::internal::GetCapturedStderr();
-  EXPECT_TRUE(second.wrote_file());
-  EXPECT_NE(err.find("does not match"), std::string::npos) << err;
-  EXPECT_EQ(second.residency().private_bytes, 0u);
+  EXPECT_TRUE(cache.wrote_file());
+  EXPECT_NE(err.find(expected_warning), std::string::npos) << err;
+  EXPECT_EQ(cache.residency().private_bytes, 0u);
+}
+
+TEST(WeightCache, FileOfOtherWeightsIsRebuiltWithAWarning) {
+  // Same shapes and key, other values (e.g. a new model order in the code): never used.
+  expect_replaced(kKey, Params(1), Params(50), "does not match");
 }
 
 TEST(WeightCache, FileForAnotherKeyIsRebuiltWithAWarning) {
-  const ScratchDir dir;
-  const fs::path file = dir / "w.weights";
-  const Params p(3);
-  {
-    WeightCache first(file, "other machine\n");
-    build_and_run(p, &first);
-  }
-  ::testing::internal::CaptureStderr();
-  WeightCache second(file, kKey);
-  EXPECT_EQ(build_and_run(p, &second), build_and_run(p, nullptr));
-  const std::string err = ::testing::internal::GetCapturedStderr();
-  EXPECT_TRUE(second.wrote_file());
-  EXPECT_NE(err.find("made for other"), std::string::npos) << err;
+  expect_replaced("other machine\n", Params(3), Params(3), "made for other");
 }
 
 TEST(WeightCache, UnwritableLocationKeepsPrivateCopiesWithAWarning) {
