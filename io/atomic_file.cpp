@@ -75,6 +75,10 @@ std::size_t temporary_name_overhead() {
 }
 
 void write_file_atomically(const fs::path& path, std::string_view bytes) {
+  write_file_atomically(path, std::span<const std::string_view>(&bytes, 1));
+}
+
+void write_file_atomically(const fs::path& path, std::span<const std::string_view> pieces) {
   const fs::path dir = directory_of(path);
   std::string tmp_name = ".";  // built by appending: GCC 12 misreports "." + std::string
   tmp_name += path.filename().string();
@@ -92,7 +96,8 @@ void write_file_atomically(const fs::path& path, std::string_view bytes) {
     throw InputError("cannot write " + path.string() + ": cannot create " + tmp.string() + ": " +
                      errno_text(err));
   }
-  int err = write_all(fd, bytes);
+  int err = 0;
+  for (std::size_t i = 0; i < pieces.size() && err == 0; ++i) err = write_all(fd, pieces[i]);
   if (err == 0 && ::fsync(fd) != 0) err = errno;
   if (::close(fd) != 0 && err == 0) err = errno;
   if (err != 0) fail("writing " + tmp.string(), err);

@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <filesystem>
+#include <span>
 #include <string_view>
 
 namespace cpufold {
@@ -12,6 +13,10 @@ namespace cpufold {
 // fsyncs it and renames it over `path`. InputError naming `path` on any failure (the
 // temporary file is removed).
 void write_file_atomically(const std::filesystem::path& path, std::string_view bytes);
+// The same for a file made of `pieces` in order, so large parts need not be copied into one
+// buffer first.
+void write_file_atomically(const std::filesystem::path& path,
+                           std::span<const std::string_view> pieces);
 
 // The most bytes the temporary name adds to a file name: the leading '.', ".tmp." and the
 // widest PID.

@@ -64,6 +64,11 @@ void MappedFile::reset() {
   size_ = 0;
 }
 
+void MappedFile::drop_resident_pages() const {
+  // For a shared read-only file mapping MADV_DONTNEED only unmaps pages; it never loses data.
+  if (data_ != nullptr) ::madvise(const_cast<std::byte*>(data_), size_, MADV_DONTNEED);
+}
+
 bool MappedFile::same_file_as(const std::filesystem::path& path) const {
   struct stat st {};
   return ::stat(path.c_str(), &st) == 0 && st.st_dev == device_ && st.st_ino == inode_;

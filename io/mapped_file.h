@@ -27,6 +27,9 @@ class MappedFile {
   std::size_t size() const { return size_; }
   // True when `path` still names the file that was mapped (not replaced by a rename since).
   bool same_file_as(const std::filesystem::path& path) const;
+  // Drops this process's resident pages of the mapping (they stay in the page cache): RSS
+  // falls by what was touched, and a later read faults the page back in, unchanged.
+  void drop_resident_pages() const;
   void reset();
 
  private:

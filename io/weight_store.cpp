@@ -29,6 +29,8 @@ struct WeightStore::Impl {
   mutable std::mutex used_mutex;
   mutable std::set<std::string, std::less<>> used;
 
+  bool values_released = false;  // npz arrays freed by release_values
+
   const Tensor& find(std::string_view key) const {
     const auto it = tensors.find(key);
     if (it != tensors.end()) return it->second;
@@ -131,6 +133,9 @@ WeightStore WeightStore::open(const fs::path& path) {
     impl->add(std::move(contents.arrays));
   }
   impl->check_finite();
+  // The check read every page; the model reads (or, with a weight cache, samples) them again
+  // as it is built, so they need not stay resident meanwhile.
+  impl->mapping.drop_resident_pages();
   return WeightStore(std::move(impl));
 }
 
@@ -139,7 +144,33 @@ WeightStore::WeightStore(WeightStore&&) noexcept = default;
 WeightStore& WeightStore::operator=(WeightStore&&) noexcept = default;
 WeightStore::~WeightStore() = default;
 
+namespace {
+
+void require_values(const WeightStore::Impl& impl, std::string_view key) {
+  if (impl.values_released) {
+    throw InternalError("parameter '" + std::string(key) + "' of " + impl.path.string() +
+                        " read after the model released the file's values");
+  }
+}
+
+}  // namespace
+
+std::span<const std::byte> WeightStore::bytes() const {
+  if (impl_->format == Format::hdf5) return impl_->mapping.bytes();
+  return {impl_->npz_storage.data(), impl_->npz_storage.size()};
+}
+
+void WeightStore::release_values() {
+  if (impl_->format == Format::hdf5) {
+    impl_->mapping.drop_resident_pages();
+  } else {
+    impl_->npz_storage = Region();
+    impl_->values_released = true;
+  }
+}
+
 Tensor WeightStore::require(std::string_view key, const Shape& expected) const {
+  require_values(*impl_, key);
   const Tensor& t = impl_->find(key);
   if (!(t.shape() == expected)) {
     throw WeightsError("parameter '" + std::string(key) + "' in " + impl_->path.string() +
@@ -151,6 +182,7 @@ Tensor WeightStore::require(std::string_view key, const Shape& expected) const {
 }
 
 Tensor WeightStore::get(std::string_view key) const {
+  require_values(*impl_, key);
   const Tensor& t = impl_->find(key);
   impl_->mark_used(key);
   return t;

@@ -7,6 +7,7 @@
 #include <map>
 #include <memory>
 #include <set>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -37,6 +38,15 @@ class WeightStore {
   // Shape of a key; throws like require when missing.
   const Shape& shape_of(std::string_view key) const;
   DType dtype_of(std::string_view key) const;
+
+  // Call once the model holds (or maps) everything it needs: the values leave this process's
+  // memory. HDF5: the mapped pages leave RSS (a later read faults them back in from the page
+  // cache, unchanged). npz: the arrays are freed and a later require/get throws
+  // InternalError. Keys, shapes and unused_keys() stay.
+  void release_values();
+
+  // Every value's bytes: the mapped HDF5 file, or the npz arrays' storage.
+  std::span<const std::byte> bytes() const;
 
   std::vector<std::string> keys() const;         // sorted
   std::vector<std::string> unused_keys() const;  // keys no require/get has touched, sorted

@@ -5,6 +5,7 @@
 
 #include "memory/error.h"
 #include "memory/tensor_copy.h"
+#include "ops/weight_cache.h"
 
 namespace cpufold {
 namespace {
@@ -44,27 +45,37 @@ Linear concat_linear(const std::vector<Tensor>& weights, const std::vector<Tenso
     total += c_out.back();
   }
 
-  std::vector<float> w_all(static_cast<std::size_t>(c_in * total));
-  std::vector<float> b_all(biases.empty() ? 0 : static_cast<std::size_t>(total), 0.f);
-  std::int64_t col = 0;
-  for (std::size_t p = 0; p < weights.size(); ++p) {
-    const std::vector<float> w = to_f32(weights[p]);
-    for (std::int64_t i = 0; i < c_in; ++i) {
-      std::copy_n(w.data() + i * c_out[p], c_out[p], w_all.data() + i * total + col);
+  for (std::size_t p = 0; p < biases.size(); ++p) {
+    if (!biases[p].empty() && biases[p].numel() != c_out[p]) {
+      throw WeightsError("concat_linear: bias " + biases[p].describe() + " does not match weight " +
+                         weights[p].describe());
     }
-    if (!biases.empty() && !biases[p].empty()) {
-      if (biases[p].numel() != c_out[p]) {
-        throw WeightsError("concat_linear: bias " + biases[p].describe() +
-                           " does not match weight " + weights[p].describe());
-      }
-      const std::vector<float> b = to_f32(biases[p]);
-      std::copy(b.begin(), b.end(), b_all.begin() + col);
-    }
-    col += c_out[p];
   }
-  // Linear reorders both into memory it owns, so the vectors may go.
-  return Linear(Tensor(w_all.data(), DType::f32, Shape{c_in, total}),
-                biases.empty() ? Tensor() : Tensor(b_all.data(), DType::f32, Shape{total}));
+  DeferredWeights d;
+  d.c_in = c_in;
+  d.c_out = total;
+  d.bias = !biases.empty();
+  d.identity = combine_identity(static_cast<std::uint64_t>(in_axes), weights.size());
+  for (const Tensor& w : weights) d.identity = combine_identity(d.identity, weight_identity(w));
+  for (const Tensor& b : biases)
+    d.identity = combine_identity(d.identity, b.empty() ? 0 : weight_identity(b));
+  // Runs only when the concatenation is not in the weight cache.
+  d.produce = [&](std::span<float> w_all, std::span<float> b_all) {
+    std::fill(b_all.begin(), b_all.end(), 0.f);
+    std::int64_t col = 0;
+    for (std::size_t p = 0; p < weights.size(); ++p) {
+      const std::vector<float> w = to_f32(weights[p]);
+      for (std::int64_t i = 0; i < c_in; ++i) {
+        std::copy_n(w.data() + i * c_out[p], c_out[p], w_all.data() + i * total + col);
+      }
+      if (!biases.empty() && !biases[p].empty()) {
+        const std::vector<float> b = to_f32(biases[p]);
+        std::copy(b.begin(), b.end(), b_all.begin() + col);
+      }
+      col += c_out[p];
+    }
+  };
+  return Linear(d);
 }
 
 }  // namespace cpufold

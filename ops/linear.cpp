@@ -12,6 +12,7 @@
 #include "ops/parallel_rows.h"
 #include "ops/row_kernels.h"
 #include "ops/row_view.h"
+#include "ops/weight_cache.h"
 
 namespace cpufold {
 namespace {
@@ -82,8 +83,10 @@ memory::data_type dnnl_type(DType t, const char* what) {
 struct Linear::Impl {
   std::int64_t c_in = 0, c_out = 0;
   bool force_staging = false;  // detail::force_linear_staging at construction
-  memory weights;              // f32 in the layout the matmul chose at construction
-  memory bias;                 // f32 [1, c_out], empty when there is none
+  // f32 in the layout the matmul chose at construction; private, or viewing a shared
+  // WeightCache file when one was current at construction.
+  memory weights;
+  memory bias;  // f32 [1, c_out], empty when there is none; private or shared like weights
   std::mutex mutex;
   // Most recently used first, at most kMaxPlans: a batch of many lengths would otherwise keep
   // a primitive (and its jit code) for every row count it ever saw. Shared so that a plan in
@@ -103,8 +106,11 @@ struct Linear::Impl {
   std::size_t staged_scratch_bytes(std::int64_t rows) const;
   void forward_staged(const Plan& p, const RowView& vx, const RowView& vy, const RowView& vm,
                       const LinearEpilogue& epilogue, Arena& scratch);
-  // Reorders w (and the bias) into weights (bias), in the layout oneDNN's matmul wants.
-  void convert(const Tensor& w, const Tensor& bias);
+  // The layout oneDNN's matmul wants the weights in, and the bias's.
+  memory::desc packed_desc() const;
+  memory::desc bias_desc() const;
+  // Reorders src (the weight [c_in, c_out] or the bias [c_out], f32 or bf16) into dst.
+  void reorder_into(const Tensor& src, memory& dst) const;
   dnnl::matmul::primitive_desc try_desc(const PlanKey& key, bool with_bias, bool activation,
                                         bool multiply, bool sum) const;
 };
@@ -287,39 +293,73 @@ Linear::Linear(const Tensor& w, const Tensor& bias, int in_axes, DType compute)
   m.c_out = w.numel() / std::max<std::int64_t>(m.c_in, 1);
   if (m.c_in == 0 || m.c_out == 0)
     throw WeightsError("Linear weight " + w.describe() + " is empty");
-
-  build_primitive("Linear weight " + w.describe(), [&] { m.convert(w, bias); });
+  if (!bias.empty() && (bias.numel() != m.c_out || !bias.is_contiguous())) {
+    throw WeightsError("Linear bias " + bias.describe() + " does not match weight " + w.describe() +
+                       " (" + std::to_string(m.c_out) + " outputs)");
+  }
+  build_primitive("Linear weight " + w.describe(), [&] {
+    m.weights = obtain_weight_memory(m.packed_desc(), weight_identity(w),
+                                     [&](memory& dst) { m.reorder_into(w, dst); });
+    if (!bias.empty()) {
+      m.bias = obtain_weight_memory(m.bias_desc(), weight_identity(bias),
+                                    [&](memory& dst) { m.reorder_into(bias, dst); });
+    }
+  });
 }
 
-void Linear::Impl::convert(const Tensor& w, const Tensor& bias) {
-  Impl& m = *this;
-  auto& ctx = DnnlContext::instance();
+Linear::Linear(const DeferredWeights& d) : impl_(std::make_unique<Impl>()) {
+  Impl& m = *impl_;
+  m.force_staging = force_staging_for_tests;
+  m.c_in = d.c_in;
+  m.c_out = d.c_out;
+  if (m.c_in <= 0 || m.c_out <= 0) {
+    throw WeightsError("Linear weight [" + std::to_string(d.c_in) + " x " +
+                       std::to_string(d.c_out) + "] is empty");
+  }
+  // Made at most once, and only if a weight or bias is missing from the cache.
+  std::vector<float> w, b;
+  const auto make = [&] {
+    if (!w.empty()) return;
+    w.resize(static_cast<std::size_t>(m.c_in * m.c_out));
+    b.resize(d.bias ? static_cast<std::size_t>(m.c_out) : 0);
+    d.produce(w, b);
+  };
+  build_primitive(
+      "Linear weight [" + std::to_string(m.c_in) + " x " + std::to_string(m.c_out) + "]", [&] {
+        m.weights = obtain_weight_memory(m.packed_desc(), d.identity, [&](memory& dst) {
+          make();
+          m.reorder_into(Tensor(w.data(), DType::f32, Shape{m.c_in, m.c_out}), dst);
+        });
+        if (!d.bias) return;
+        m.bias = obtain_weight_memory(m.bias_desc(), d.identity ^ 0x5bd1e995u, [&](memory& dst) {
+          make();
+          m.reorder_into(Tensor(b.data(), DType::f32, Shape{m.c_out}), dst);
+        });
+      });
+}
+
+memory::desc Linear::Impl::packed_desc() const {
   // Let oneDNN pick the weight layout for a typical row count; later primitives take it as is.
   const std::int64_t typical_rows = 256;
-  const auto any =
-      memory::desc(Dims{m.c_in, m.c_out}, memory::data_type::f32, memory::format_tag::any);
+  const auto any = memory::desc(Dims{c_in, c_out}, memory::data_type::f32, memory::format_tag::any);
   const auto probe =
-      dnnl::matmul::primitive_desc(dnnl::matmul::desc(row_desc(typical_rows, m.c_in, m.c_in), any,
-                                                      row_desc(typical_rows, m.c_out, m.c_out)),
-                                   ctx.engine());
-  m.weights = memory(probe.weights_desc(), ctx.engine());
-  memory user(
-      memory::desc(Dims{m.c_in, m.c_out}, dnnl_type(w.dtype(), "weight"), memory::format_tag::ab),
-      ctx.engine(), w.data());
-  dnnl::reorder(user, m.weights).execute(ctx.stream(), user, m.weights);
+      dnnl::matmul::primitive_desc(dnnl::matmul::desc(row_desc(typical_rows, c_in, c_in), any,
+                                                      row_desc(typical_rows, c_out, c_out)),
+                                   DnnlContext::instance().engine());
+  return probe.weights_desc();
+}
 
-  if (!bias.empty()) {
-    if (bias.numel() != m.c_out || !bias.is_contiguous()) {
-      throw WeightsError("Linear bias " + bias.describe() + " does not match weight " +
-                         w.describe() + " (" + std::to_string(m.c_out) + " outputs)");
-    }
-    const auto md = memory::desc(Dims{1, m.c_out}, memory::data_type::f32, memory::format_tag::ab);
-    m.bias = memory(md, ctx.engine());
-    memory user_bias(
-        memory::desc(Dims{1, m.c_out}, dnnl_type(bias.dtype(), "bias"), memory::format_tag::ab),
-        ctx.engine(), bias.data());
-    dnnl::reorder(user_bias, m.bias).execute(ctx.stream(), user_bias, m.bias);
-  }
+memory::desc Linear::Impl::bias_desc() const {
+  return memory::desc(Dims{1, c_out}, memory::data_type::f32, memory::format_tag::ab);
+}
+
+void Linear::Impl::reorder_into(const Tensor& src, memory& dst) const {
+  auto& ctx = DnnlContext::instance();
+  const Dims dims = src.numel() == c_out ? Dims{1, c_out} : Dims{c_in, c_out};
+  memory user(memory::desc(dims, dnnl_type(src.dtype(), src.numel() == c_out ? "bias" : "weight"),
+                           memory::format_tag::ab),
+              ctx.engine(), src.data());
+  dnnl::reorder(user, dst).execute(ctx.stream(), user, dst);
   ctx.stream().wait();
 }
 

@@ -3,7 +3,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <span>
 
 #include "memory/arena.h"
 #include "memory/tensor.h"
@@ -30,6 +32,16 @@ struct LinearEpilogue {
   EpilogueKind kind() const { return {activation, !multiply.empty(), accumulate}; }
 };
 
+// The weights of a Linear, made only when they must be reordered: when a WeightCache already
+// holds them (matched by `identity`), `produce` never runs and its sources are never read.
+struct DeferredWeights {
+  std::int64_t c_in = 0, c_out = 0;
+  bool bias = false;
+  std::uint64_t identity = 0;  // equal for equal values (built from weight_identity)
+  // Writes w [c_in, c_out] and, when `bias`, b [c_out], both f32.
+  std::function<void(std::span<float> w, std::span<float> b)> produce;
+};
+
 class Linear {
  public:
   // w: [c_in axes..., c_out axes...], contiguous, in AF2's layout (input axes first); the first
@@ -39,6 +51,7 @@ class Linear {
   // Weights are reordered once here into memory this object owns; w may be unmapped after.
   // compute: f32 today; bf16 throws InputError until a bf16 path exists.
   Linear(const Tensor& w, const Tensor& bias, int in_axes = 1, DType compute = DType::f32);
+  explicit Linear(const DeferredWeights& weights);
   ~Linear();
   Linear(Linear&&) noexcept;
   Linear& operator=(Linear&&) noexcept;

@@ -251,9 +251,14 @@ class BatchRunner {
     const LoadedModel& loaded = models_.get(model_number);
     const double load_seconds = loading ? loaded.load_seconds : 0;
     if (loading) {
+      const WeightResidency weights = loaded.runner->weight_residency();
+      const auto mib = [](std::size_t bytes) {
+        return fixed(static_cast<double>(bytes) / (1 << 20), 1) + " MiB";
+      };
       log_.say("loaded " + model + " from " + loaded.store.path().string() + " (" +
                std::to_string(loaded.config.parameter_count) + " parameters) in " +
-               fixed(load_seconds, 1) + " s");
+               fixed(load_seconds, 1) + " s; weights " + mib(weights.shared_bytes) +
+               " mapped shared, " + mib(weights.private_bytes) + " private");
     }
 
     const auto run_start = Clock::now();

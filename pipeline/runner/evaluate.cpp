@@ -143,12 +143,17 @@ EvaluateReport evaluate(const EvaluateOptions& o) {
     if (o.progress) o.progress(msg);
   };
 
-  const LoadedModel model = load_model(o.params);
+  LoadedModel model = load_model(o.params);
   const Hdf5TensorReader features(o.features);
   say("loading " + model.preset + " (" + std::to_string(model.config.parameter_count) +
       " parameters)");
   const ModelRunner runner(model.store, model.config);
   refuse_unused_parameters(model.store);
+  model.store.release_values();
+  const WeightResidency weights = runner.weight_residency();
+  say("weights: " + mib(weights.shared_bytes) + " mapped shared" +
+      (runner.weight_cache_file().empty() ? "" : " from " + runner.weight_cache_file().string()) +
+      ", " + mib(weights.private_bytes) + " private");
 
   const FeatureSource source = file_source(features, model.config);
   std::optional<Hdf5Tracer> tracer;
@@ -161,6 +166,8 @@ EvaluateReport evaluate(const EvaluateOptions& o) {
   if (tracer) tracer->commit();
 
   EvaluateReport report = report_of(p);
+  report.weights = weights;
+  report.weight_cache = runner.weight_cache_file();
   report.seconds = std::chrono::duration<double>(Clock::now() - start).count();
   report.peak_rss_bytes = os_peak_rss_bytes();
   say("wrote " + o.out.string() + "; peak RSS " + mib(report.peak_rss_bytes) + ", predicted " +

@@ -10,6 +10,7 @@
 
 #include "evoformer/trunk.h"
 #include "memory/memory_plan.h"
+#include "ops/weight_cache.h"
 
 namespace cpufold {
 
@@ -34,6 +35,8 @@ struct EvaluateReport {
   std::size_t predicted_peak_bytes = 0;  // the plan's peak (process and arenas)
   std::int64_t chunk = 0;                // the plan's chunk size
   std::size_t peak_rss_bytes = 0;
+  WeightResidency weights;             // of the model as built
+  std::filesystem::path weight_cache;  // the shared file of its Linear weights, if any
 };
 
 EvaluateReport evaluate(const EvaluateOptions& options);

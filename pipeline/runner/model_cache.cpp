@@ -44,6 +44,7 @@ const LoadedModel& ModelCache::get(int model_number) {
     throw WeightsError(std::to_string(unused.size()) + " parameters in " + path.string() +
                        " are not used by the model, e.g. " + unused.front());
   }
+  model->store.release_values();
   model->load_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return *models_.emplace(model_number, std::move(model)).first->second;

@@ -14,7 +14,7 @@
 namespace cpufold {
 
 struct LoadedModel {
-  WeightStore store;  // kept alive: the runner may view mapped weights
+  WeightStore store;  // keys and shapes; its values are released once the runner is built
   ModelConfig config;
   std::unique_ptr<ModelRunner> runner;
   double load_seconds = 0;

@@ -337,12 +337,30 @@ void check_run_options(const FeatureSource& source, const RunOptions& o) {
 
 }  // namespace
 
+namespace {
+
+// The cache the members' Linears take their weights from while they are built.
+std::unique_ptr<WeightCache> begin_weight_cache(const WeightStore& store) {
+  auto cache = WeightCache::for_parameters(store.path());
+  cache->set_source(store.bytes());
+  cache->begin();
+  return cache;
+}
+
+}  // namespace
+
 ModelRunner::ModelRunner(const WeightStore& store, const ModelConfig& config)
-    : trunk_(store, config),
+    : weight_cache_(begin_weight_cache(store)),
+      trunk_(store, config),
       structure_module_(store, config),
-      heads_(std::make_unique<PredictionHeads>(store, config)),
-      // f32 values held twice: by the store and by the modules' reordered copies.
-      weight_bytes_(2 * static_cast<std::size_t>(store.parameter_count()) * sizeof(float)) {}
+      heads_(std::make_unique<PredictionHeads>(store, config)) {
+  weight_cache_->finish();
+  residency_ = weight_cache_->residency();
+  // Every parameter a Linear does not pack is copied by its module, as f32.
+  const auto all = static_cast<std::size_t>(store.parameter_count()) * sizeof(float);
+  const std::size_t packed_plain = weight_cache_->unpacked_bytes();
+  residency_.private_bytes += all > packed_plain ? all - packed_plain : 0;
+}
 
 ModelRunner::~ModelRunner() = default;
 

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "evoformer/trunk.h"
+#include "ops/weight_cache.h"
 #include "pipeline/features/feature_source.h"
 #include "pipeline/runner/run_plan.h"
 #include "structure/structure_module.h"
@@ -68,10 +69,20 @@ struct Prediction {
 
 class ModelRunner {
  public:
+  // Builds the model with its Linear weights in a WeightCache for store's file (mapped and
+  // shared; see ops/weight_cache.h). Afterwards nothing reads the store's values; callers
+  // may release them (WeightStore::release_values).
   ModelRunner(const WeightStore& store, const ModelConfig& config);
   ~ModelRunner();
 
   const ModelConfig& config() const { return trunk_.config(); }
+
+  // The weights this model keeps: the packed Linear weights mapped from the shared cache
+  // file, and private bytes (Linear weights when no cache could be written, plus every
+  // other parameter, which modules copy: LayerNorm, embedders, IPA).
+  WeightResidency weight_residency() const { return residency_; }
+  // The cache file of the Linear weights (empty when there is none).
+  const std::filesystem::path& weight_cache_file() const { return weight_cache_->file(); }
 
   // Throws InputError when the source holds fewer than options.recycles + 1 iterations, and
   // BudgetError when options.mem_budget is given and no plan fits it.
@@ -85,17 +96,19 @@ class ModelRunner {
                         std::int64_t chunk) const;
   MemoryPlan plan(const TrunkDims& dims, std::size_t features_bytes,
                   const RunOptions& options) const;
-  // Bytes this model's weights keep resident: the parameter file's values (mapped .h5 pages
-  // touched at load, or a loaded .npz) and the modules' converted copies.
-  std::size_t weight_bytes() const { return weight_bytes_; }
+  // Bytes this model's weights keep resident (weight_residency's shared and private bytes;
+  // the shared mapping counts in full: it is resident in this process).
+  std::size_t weight_bytes() const { return residency_.shared_bytes + residency_.private_bytes; }
   // Sizes of the first iteration's features.
   TrunkDims dims_of(const FeatureSource& features) const;
 
  private:
+  // First member: the Linears of the members below view its mapping.
+  std::unique_ptr<WeightCache> weight_cache_;
   Trunk trunk_;
   StructureModule structure_module_;
   std::unique_ptr<PredictionHeads> heads_;
-  std::size_t weight_bytes_ = 0;
+  WeightResidency residency_;
 };
 
 }  // namespace cpufold
