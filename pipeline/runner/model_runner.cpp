@@ -389,7 +389,8 @@ MemoryPlan ModelRunner::plan(const TrunkDims& d, std::size_t features_bytes,
   PlanRequest request;
   request.chunk = o.chunk;
   request.budget = o.mem_budget;
-  request.weight_bytes = weight_bytes_ + o.other_weight_bytes;
+  request.shared_weight_bytes = residency_.shared_bytes;
+  request.private_weight_bytes = residency_.private_bytes + o.other_weight_bytes;
   // What the process holds already is usable by this run too.
   request.usable_bytes = usable_memory_bytes() + os_current_rss_bytes();
   return plan_run(d, request, [&](std::int64_t chunk) {

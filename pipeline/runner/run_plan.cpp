@@ -20,12 +20,13 @@ double relative_time(std::int64_t chunk, const TrunkDims& d) {
 namespace {
 
 PlanCandidate plan_candidate(std::int64_t chunk, const TrunkDims& d, const RunArenas& a,
-                             std::size_t weight_bytes) {
+                             const PlanRequest& r) {
   PlanCandidate c;
   c.chunk = chunk;
   c.relative_time = relative_time(chunk, d);
   c.blocks = {{"process (code, libraries, threads, heap)", process_bytes(d)},
-              {"weights", weight_bytes},
+              {"weights, shared (mapped weight cache)", r.shared_weight_bytes},
+              {"weights, private", r.private_weight_bytes},
               {"features arena", a.features},
               {"outputs arena", a.outputs},
               {"scratch arena", a.scratch}};
@@ -38,13 +39,13 @@ MemoryPlan plan_run(const TrunkDims& d, const PlanRequest& r,
                     const std::function<RunArenas(std::int64_t chunk)>& arenas) {
   std::vector<PlanCandidate> candidates;
   if (r.chunk) {
-    candidates.push_back(plan_candidate(*r.chunk, d, arenas(*r.chunk), r.weight_bytes));
+    candidates.push_back(plan_candidate(*r.chunk, d, arenas(*r.chunk), r));
   } else {
     const std::int64_t widest = std::max({d.n_res, d.n_seq + d.n_templ, d.n_extra});
     for (const std::int64_t c : kChunkCandidates) {
       // A chunk that covers every sliced axis is the unsliced plan again.
       if (c > 0 && c >= widest) continue;
-      candidates.push_back(plan_candidate(c, d, arenas(c), r.weight_bytes));
+      candidates.push_back(plan_candidate(c, d, arenas(c), r));
     }
   }
   return choose_plan(std::move(candidates), r.budget, r.usable_bytes, kPlanTimeSlack);

@@ -25,8 +25,11 @@ struct RunArenas {
 struct PlanRequest {
   std::optional<std::int64_t> chunk;  // fixed by the user; empty: the planner chooses
   std::optional<std::size_t> budget;  // --mem-budget; empty: the usable memory is the limit
-  std::size_t weight_bytes = 0;       // weights resident during the run (every loaded model)
-  std::size_t usable_bytes = 0;       // usable memory (memory/system_memory); 0: unknown
+  // Weights resident during the run: this model's mapping of the shared weight cache (resident
+  // in this process, counted once per node), and what is private (copies, other models).
+  std::size_t shared_weight_bytes = 0;
+  std::size_t private_weight_bytes = 0;
+  std::size_t usable_bytes = 0;  // usable memory (memory/system_memory); 0: unknown
 };
 
 // Chunk sizes the planner weighs, unsliced first.
