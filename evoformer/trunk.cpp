@@ -86,26 +86,27 @@ TrunkState Trunk::allocate_state(const TrunkDims& d, Arena& arena) const {
   return s;
 }
 
+// Mirrors forward()'s phases: the embedders before the masks exist, then with the masks
+// resident the template stack, the extra-MSA stack (its activations live only there) and the
+// Evoformer stack, one after the other.
 std::size_t Trunk::scratch_bytes(const TrunkDims& d, std::int64_t chunk) const {
   const ModelConfig& c = config_;
   const std::int64_t rows = d.n_seq + d.n_templ;
-  // Live for the whole iteration: masks and the extra MSA activations.
-  const std::size_t resident = f32_bytes({rows, d.n_res}) + f32_bytes({d.n_res, d.n_res}) +
-                               f32_bytes({d.n_extra, d.n_res, c.c_e});
-  std::size_t peak = std::max({
+  const std::size_t before_masks = std::max(
       // With tracing, the input embedder's pair goes to its own buffer first.
       input_embedder_.scratch_bytes(d.n_seq, d.n_res) + f32_bytes({d.n_res, d.n_res, c.c_z}),
-      RecyclingEmbedder::scratch_bytes(d.n_res, c.c_m, c.c_z, false, chunk),
-      ExtraMsaEmbedder::scratch_bytes(d.n_extra, d.n_res),
-      single_activations_.scratch_bytes(d.n_res),
-  });
-  if (template_embedder_ && d.n_templ > 0)
-    peak = std::max(peak, template_embedder_->scratch_bytes(d.n_templ, d.n_res, chunk));
+      RecyclingEmbedder::scratch_bytes(d.n_res, c.c_m, c.c_z, false, chunk));
+  const std::size_t masks = f32_bytes({rows, d.n_res}) + f32_bytes({d.n_res, d.n_res});
+  std::size_t extra = ExtraMsaEmbedder::scratch_bytes(d.n_extra, d.n_res);
   for (const EvoformerBlock& b : extra_msa_stack_)
-    peak = std::max(peak, b.scratch_bytes(d.n_extra, d.n_res, chunk));
+    extra = std::max(extra, b.scratch_bytes(d.n_extra, d.n_res, chunk));
+  std::size_t phase = f32_bytes({d.n_extra, d.n_res, c.c_e}) + extra;
+  if (template_embedder_ && d.n_templ > 0)
+    phase = std::max(phase, template_embedder_->scratch_bytes(d.n_templ, d.n_res, chunk));
   for (const EvoformerBlock& b : evoformer_stack_)
-    peak = std::max(peak, b.scratch_bytes(rows, d.n_res, chunk));
-  return resident + peak;
+    phase = std::max(phase, b.scratch_bytes(rows, d.n_res, chunk));
+  phase = std::max(phase, single_activations_.scratch_bytes(d.n_res));
+  return std::max(before_masks, masks + phase);
 }
 
 void Trunk::forward(const TrunkInputs& in, TrunkState& state, const RunContext& ctx) const {

@@ -43,8 +43,9 @@ class Trunk {
   TrunkState allocate_state(const TrunkDims& dims, Arena& arena) const;
   // Bytes allocate_state takes.
   std::size_t state_bytes(const TrunkDims& dims) const;
-  // Scratch bytes one forward() takes for these sizes and chunk (the largest module's need
-  // plus the extra MSA and masks that live for the whole iteration).
+  // Scratch bytes one forward() takes for these sizes and chunk: the largest of its phases
+  // (embedders; then with the masks the template stack, the extra-MSA stack with its
+  // activations, the Evoformer stack).
   std::size_t scratch_bytes(const TrunkDims& dims, std::int64_t chunk) const;
 
   // One iteration: reads state.msa_first_row / pair / prev_pseudo_beta as the recycled inputs,

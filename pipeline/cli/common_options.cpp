@@ -20,10 +20,12 @@ constexpr CommonOptionEntry kCommonOptions[] = {
      }},
     {CommonOption::chunk_size,
      [](CLI::App& cmd, CommonOptions& into) {
-       cmd.add_option("--chunk-size", into.chunk_size,
-                      "rows per attention / outer-product slice (0: no slicing); bounds "
-                      "transient memory (default: the memory planner chooses the leanest plan "
-                      "within 3% of the fastest, or what fits --mem-budget)")
+       cmd.add_option(
+              "--chunk-size", into.chunk_size,
+              "rows per slice of every chunked loop: attention, outer product mean, triangle "
+              "multiplication (0: no slicing); bounds transient memory (default: the "
+              "memory planner chooses the leanest plan within 3% of the fastest, or "
+              "what fits --mem-budget)")
            ->transform(integer_in(0, kMaxRows));
      }},
     {CommonOption::mem_budget,
