@@ -393,7 +393,7 @@ MemoryPlan ModelRunner::plan(const TrunkDims& d, std::size_t features_bytes,
   request.private_weight_bytes = residency_.private_bytes + o.other_weight_bytes;
   // What the process holds already is usable by this run too.
   request.usable_bytes = usable_memory_bytes() + os_current_rss_bytes();
-  return plan_run(d, request, [&](std::int64_t chunk) {
+  return plan_run(trunk_.config(), d, request, [&](std::int64_t chunk) {
     return arena_bytes(d, features_bytes, o.ensemble, chunk);
   });
 }

@@ -35,9 +35,9 @@ struct PlanRequest {
 // Chunk sizes the planner weighs, unsliced first.
 inline constexpr std::int64_t kChunkCandidates[] = {0, 256, 128, 64, 32, 16, 8, 4, 2, 1};
 
-// The process without weights or arenas: code, libraries, OpenMP threads, oneDNN's
-// primitives and jit code, heap. Measured (README, "Memory").
-std::size_t process_bytes(const TrunkDims& d);
+// The process without weights or arenas: code, libraries, OpenMP threads, heap, and oneDNN's
+// primitives and jit code, which grow with the model's depth. Measured (README, "Memory").
+std::size_t process_bytes(const ModelConfig& config);
 
 // Predicted run time with `chunk` over the unsliced run's: a slice costs a fixed overhead,
 // so what matters is the tokens (chunk x n_res) it holds.
@@ -47,7 +47,7 @@ double relative_time(std::int64_t chunk, const TrunkDims& d);
 inline constexpr double kPlanTimeSlack = 0.03;
 
 // The plan of one run; `arenas(chunk)` gives a candidate's arenas.
-MemoryPlan plan_run(const TrunkDims& d, const PlanRequest& r,
+MemoryPlan plan_run(const ModelConfig& config, const TrunkDims& d, const PlanRequest& r,
                     const std::function<RunArenas(std::int64_t chunk)>& arenas);
 
 }  // namespace cpufold
