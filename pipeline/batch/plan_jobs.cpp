@@ -22,7 +22,7 @@ std::vector<JobPlan> plan_jobs(const PredictOptions& o) {
   JobList jobs = discover_jobs(o.input, o.sort_queries_by);
   reorder_jobs(jobs.jobs, o.sort_queries_by, o.random_seed);
   apply_jobname_prefix(jobs.jobs, o.jobname_prefix);
-  ModelCache models(params, o.model_type);
+  ModelCache models(params, o.model_type, o.mem_budget);
 
   std::vector<JobPlan> plans;
   for (const PredictJob& job : jobs.jobs) {

@@ -13,16 +13,18 @@ namespace fs = std::filesystem;
 
 }  // namespace
 
-ModelCache::ModelCache(std::map<int, fs::path> files, ModelType type)
+ModelCache::ModelCache(std::map<int, fs::path> files, ModelType type,
+                       std::optional<std::size_t> budget)
     : files_(std::move(files)), type_(type) {
-  // Converting an npz costs about its size again; a mapped .h5 file costs no copy.
+  // A loaded model keeps its weights resident once (the mapped weight cache, or private
+  // copies without one): about its parameter file's size, .npz or .h5.
   std::size_t estimate = 0;
   for (const auto& [n, path] : files_) {
     std::error_code ec;
-    const std::size_t bytes = fs::file_size(path, ec);
-    estimate += path.extension() == ".h5" ? bytes : 2 * bytes;
+    estimate += fs::file_size(path, ec);
   }
-  const std::size_t available = usable_memory_bytes();
+  std::size_t available = usable_memory_bytes();
+  if (budget && (available == 0 || *budget < available)) available = *budget;
   keep_all_ = available == 0 || estimate < available / 2;
 }
 

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <optional>
 
 #include "io/model_config.h"
 #include "io/weight_store.h"
@@ -24,7 +25,9 @@ class ModelCache {
  public:
   // `files`: model number -> parameter file. Decides from the file sizes and the available
   // memory (MemAvailable or the cgroup limit) whether every model stays loaded.
-  ModelCache(std::map<int, std::filesystem::path> files, ModelType type);
+  // With a memory budget, the budget counts instead when it is lower.
+  ModelCache(std::map<int, std::filesystem::path> files, ModelType type,
+             std::optional<std::size_t> budget = std::nullopt);
 
   bool keeps_all() const { return keep_all_; }
   bool is_loaded(int model_number) const { return models_.count(model_number) > 0; }
