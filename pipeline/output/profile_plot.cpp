@@ -201,7 +201,7 @@ std::string profile_plot_png(const std::string& title, const std::string& subtit
   };
   const auto pixel = [](double v) { return static_cast<int>(std::floor(v)); };
 
-  // Grids and ticks: powers of two on both log axes, the lengths measured labelled too.
+  // Grids and ticks: powers of two on both log axes.
   const std::vector<double> x_ticks = log_ticks(x_lo, x_hi, 12);
   for (double v : x_ticks) {
     img.vline(pixel(ax.at(v)), top, bottom, kGrid);
@@ -223,8 +223,9 @@ std::string profile_plot_png(const std::string& title, const std::string& subtit
     img.text(pixel(x) + 0.5, r_bottom + 16, std::to_string(std::lround(v)), kTickSize, c,
              Anchor::centre);
   };
-  for (double v : x_ticks) x_label(v, kText);
-  for (const ProfilePlotLength& l : lengths) x_label(static_cast<double>(l.n_res), kFaint);
+  // The lengths run first; powers of two where they leave room.
+  for (const ProfilePlotLength& l : lengths) x_label(static_cast<double>(l.n_res), kText);
+  for (double v : x_ticks) x_label(v, kFaint);
 
   // Stages (pale, underneath), then the prediction, then the measured peaks on top.
   std::vector<LegendRow> rows = {
