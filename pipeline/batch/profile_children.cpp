@@ -102,9 +102,10 @@ std::string child_message(const std::vector<std::string_view>& lines) {
   return std::string(last);
 }
 
-ProfiledLength outcome(const ChildRun& run, const LengthProfile& sizes) {
+ProfiledLength outcome(const ChildRun& run, const ProfileSizes& sizes) {
   const std::vector<std::string_view> lines = lines_of(run.output);
-  ProfiledLength out{sizes, 0};
+  ProfiledLength out;
+  out.profile.sizes = sizes;
   for (std::string_view line : lines) {
     if (auto plan = parse_profile_record(kProfilePlanTag, line)) out.profile = *plan;
     if (auto result = parse_profile_record(kProfileResultTag, line)) out.profile = *result;
@@ -128,12 +129,12 @@ ProfiledLength outcome(const ChildRun& run, const LengthProfile& sizes) {
 }  // namespace
 
 std::vector<ProfiledLength> profile_in_children(
-    std::span<const std::int64_t> lengths, const LengthProfile& sizes,
+    std::span<const std::int64_t> lengths, const ProfileSizes& sizes,
     const std::function<std::vector<std::string>(std::int64_t n_res)>& child_args,
     const std::function<void(const ProfiledLength&, std::size_t index)>& done) {
   std::vector<ProfiledLength> out;
   for (std::size_t i = 0; i < lengths.size(); ++i) {
-    LengthProfile expected = sizes;
+    ProfileSizes expected = sizes;
     expected.n_res = lengths[i];
     out.push_back(outcome(run_child(child_args(lengths[i])), expected));
     if (done) done(out.back(), i);
@@ -145,7 +146,7 @@ std::string profile_progress_line(const ProfiledLength& p, std::size_t index, st
   const LengthProfile& l = p.profile;
   char head[96];
   std::snprintf(head, sizeof head, "[%zu/%zu] N_res %lld: ", index + 1, count,
-                static_cast<long long>(l.n_res));
+                static_cast<long long>(l.sizes.n_res));
   std::string line = head;
   const std::string chunk = l.chunk > 0 ? std::to_string(l.chunk) : std::string("off");
   if (l.ok) {

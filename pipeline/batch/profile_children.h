@@ -22,9 +22,9 @@ struct ProfiledLength {
 
 // Runs /proc/self/exe with `child_args(n_res)` (the arguments after the program name) for each
 // length in turn; the child prints profile_record lines (profile_record.h). `sizes` gives the
-// sizes a failed length is recorded with; `done` sees each length as it ends.
+// sizes a failed length is recorded with (n_res aside); `done` sees each length as it ends.
 std::vector<ProfiledLength> profile_in_children(
-    std::span<const std::int64_t> lengths, const LengthProfile& sizes,
+    std::span<const std::int64_t> lengths, const ProfileSizes& sizes,
     const std::function<std::vector<std::string>(std::int64_t n_res)>& child_args,
     const std::function<void(const ProfiledLength&, std::size_t index)>& done);
 

@@ -14,9 +14,12 @@ namespace {
 std::string csv_field(const std::string& s) {
   if (s.find_first_of(",\"\r\n") == std::string::npos) return s;
   std::string q = "\"";
-  for (char c : s)
-    q += c == '"' ? std::string("\"\"") : std::string(1, c == '\n' || c == '\r' ? ' ' : c);
-  return q + "\"";
+  for (char c : s) {
+    if (c == '"') q += '"';  // doubled
+    q += c == '\n' || c == '\r' ? ' ' : c;
+  }
+  q += '"';
+  return q;
 }
 
 std::string decimal(double v, int places) {
@@ -60,18 +63,22 @@ std::string profile_csv(std::span<const LengthProfile> lengths) {
 
   std::string csv;
   const auto row = [&csv](const std::vector<std::string>& fields) {
-    for (std::size_t i = 0; i < fields.size(); ++i) csv += (i ? "," : "") + csv_field(fields[i]);
+    for (std::size_t i = 0; i < fields.size(); ++i) {
+      if (i > 0) csv += ',';
+      csv += csv_field(fields[i]);
+    }
     csv += "\n";
   };
   row(header);
   for (const LengthProfile& l : lengths) {
     const auto planned = [&](std::size_t v) { return l.planned ? std::to_string(v) : ""; };
     const auto measured = [&](std::size_t v) { return l.ok ? std::to_string(v) : ""; };
-    std::vector<std::string> f = {std::to_string(l.n_res),
-                                  std::to_string(l.msa_rows),
-                                  std::to_string(l.extra_rows),
-                                  std::to_string(l.templates),
-                                  std::to_string(l.recycles),
+    const ProfileSizes& z = l.sizes;
+    std::vector<std::string> f = {std::to_string(z.n_res),
+                                  std::to_string(z.msa_rows),
+                                  std::to_string(z.extra_rows),
+                                  std::to_string(z.templates),
+                                  std::to_string(z.recycles),
                                   l.planned ? std::to_string(l.chunk) : "",
                                   planned(l.predicted_peak_bytes),
                                   measured(l.measured_peak_bytes),
@@ -107,8 +114,10 @@ std::vector<std::filesystem::path> write_profile_files(const std::filesystem::pa
   std::vector<ProfilePlotLength> plot;
   bool any = false;
   for (const LengthProfile& l : lengths) {
-    ProfilePlotLength p{
-        l.n_res, l.planned ? l.predicted_peak_bytes : 0, l.ok ? l.measured_peak_bytes : 0, {}};
+    ProfilePlotLength p{l.sizes.n_res,
+                        l.planned ? l.predicted_peak_bytes : 0,
+                        l.ok ? l.measured_peak_bytes : 0,
+                        {}};
     if (l.ok) {
       for (const StagePeak& s : l.stages) p.stages.push_back({s.name, s.peak_bytes});
     }

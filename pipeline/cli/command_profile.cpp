@@ -110,11 +110,7 @@ std::vector<std::string> child_args(const ProfileArgs& a, std::int64_t templates
 void run_child(const ProfileArgs& a, std::int64_t n_res) {
   ProfileRequest r;
   r.params = a.params;
-  r.n_res = n_res;
-  r.msa_rows = a.msa_rows;
-  r.extra_rows = a.extra_rows;
-  r.templates = a.templates.value_or(0);
-  r.recycles = a.recycles;
+  r.sizes = {n_res, a.msa_rows, a.extra_rows, a.templates.value_or(0), a.recycles};
   r.chunk = a.common.chunk_size;
   r.mem_budget = a.common.memory_budget_bytes;
   const LengthProfile p = profile_length(r, [](const LengthProfile& planned) {
@@ -161,11 +157,7 @@ void run_profile(ProfileArgs& a) {
                        ") has no template embedding; give --templates 0");
     }
   }
-  LengthProfile sizes;
-  sizes.msa_rows = a.msa_rows;
-  sizes.extra_rows = a.extra_rows;
-  sizes.templates = *a.templates;
-  sizes.recycles = a.recycles;
+  const ProfileSizes sizes{0, a.msa_rows, a.extra_rows, *a.templates, a.recycles};
   std::cerr << "profile: " << model << ", " << lengths.size() << " length(s), " << a.msa_rows
             << " MSA rows, " << a.extra_rows << " extra rows, " << *a.templates << " templates, "
             << a.recycles << " recycle(s); each in its own process\n";

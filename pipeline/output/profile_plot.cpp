@@ -10,14 +10,11 @@
 namespace cpufold {
 namespace {
 
-constexpr Rgb kWhite{255, 255, 255};
-constexpr Rgb kBlack{0, 0, 0};
-constexpr Rgb kGrid{228, 228, 228};
-constexpr Rgb kText{30, 30, 30};
-constexpr Rgb kFaint{110, 110, 110};
-constexpr Rgb kPredicted{31, 119, 180};
-constexpr Rgb kMeasured{214, 39, 40};
-constexpr Rgb kBand{214, 240, 214};
+// The plot's colours: black on white, the prediction blue and the measurements red (the first
+// two of matplotlib's tab10), the ratio's target band pale green.
+constexpr Rgb kWhite{255, 255, 255}, kBlack{0, 0, 0}, kGrid{228, 228, 228}, kText{30, 30, 30};
+constexpr Rgb kFaint{110, 110, 110}, kBand{214, 240, 214};
+constexpr Rgb kPredicted{31, 119, 180}, kMeasured{214, 39, 40};
 
 constexpr double kTitleSize = 20, kSubtitleSize = 12.5, kLabelSize = 15, kTickSize = 12.5,
                  kSmallSize = 11.5;

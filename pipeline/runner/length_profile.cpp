@@ -22,28 +22,25 @@ const StagePeak* LengthProfile::stage(const std::string& name) const {
 LengthProfile profile_length(const ProfileRequest& r,
                              const std::function<void(const LengthProfile&)>& on_plan) {
   StageMeter meter;
+  const ProfileSizes& z = r.sizes;
   LengthProfile p;
-  p.n_res = r.n_res;
-  p.msa_rows = r.msa_rows;
-  p.extra_rows = r.extra_rows;
-  p.templates = r.templates;
-  p.recycles = r.recycles;
+  p.sizes = z;
   p.stage_method = StageMeter::method_name(meter.method());
 
   meter.begin("load");
   const WeightStore store = WeightStore::open(r.params);
   const ModelConfig config = ModelConfig::from_weights(store);
-  if (r.templates > 0 && !config.templates) {
+  if (z.templates > 0 && !config.templates) {
     throw InputError(store.path().filename().string() + " (" +
                      config.preset_for_file(store.path().filename().string()) +
                      ") has no template embedding: give --templates 0");
   }
   const ModelRunner runner(store, config);
   const FeatureSource source =
-      synthetic_feature_source({r.n_res, r.msa_rows, r.extra_rows, r.templates, r.recycles + 1});
+      synthetic_feature_source({z.n_res, z.msa_rows, z.extra_rows, z.templates, z.recycles + 1});
 
   RunOptions options;
-  options.recycles = r.recycles;
+  options.recycles = z.recycles;
   options.chunk = r.chunk;
   options.mem_budget = r.mem_budget;
   options.on_stage = [&meter](std::string_view stage) {
@@ -54,7 +51,7 @@ LengthProfile profile_length(const ProfileRequest& r,
     }
   };
   // The sizes are known: planning need not generate a sample.
-  const TrunkDims dims{r.n_res, r.msa_rows, r.extra_rows, r.templates};
+  const TrunkDims dims{z.n_res, z.msa_rows, z.extra_rows, z.templates};
   const MemoryPlan plan = runner.plan(dims, source.bytes_per_iteration, options);
   p.planned = true;
   p.chunk = plan.chosen.chunk;

@@ -18,15 +18,20 @@ namespace cpufold {
 // The stages measured, in run order: loading the weights, then the run's own stages.
 inline constexpr const char* kProfileStages[] = {"load", "features", "trunk", "structure", "heads"};
 
+// The sizes of one profiled run.
+struct ProfileSizes {
+  std::int64_t n_res = 0, msa_rows = 512, extra_rows = 5120, templates = 4, recycles = 0;
+};
+
 struct ProfileRequest {
   std::filesystem::path params;
-  std::int64_t n_res = 0, msa_rows = 512, extra_rows = 5120, templates = 4, recycles = 0;
+  ProfileSizes sizes;
   std::optional<std::int64_t> chunk;      // empty: the planner chooses
   std::optional<std::size_t> mem_budget;  // empty: the memory available
 };
 
 struct LengthProfile {
-  std::int64_t n_res = 0, msa_rows = 0, extra_rows = 0, templates = 0, recycles = 0;
+  ProfileSizes sizes;
   // The plan (set once the model is loaded, before it runs).
   bool planned = false;
   std::int64_t chunk = 0;  // 0: unsliced

@@ -14,10 +14,12 @@ namespace {
 
 using testing::contains;
 using testing::run_cpufold;
-using testing::ScratchDir;
 
+// A path as one shell word.
 std::string q(const std::filesystem::path& p) {
-  return std::string("'").append(p.string()).append("'");  // GCC 12 -Wrestrict on "'" + ...
+  std::string word = "'";
+  word += p.string();
+  return word + "'";
 }
 
 std::string params(const char* model = "params_model_1_ptm.npz") {
@@ -49,7 +51,7 @@ double number(const std::map<std::string, std::string>& row, const std::string& 
 }
 
 TEST(ProfileE2eTest, WritesOneCsvRowPerLengthWithPredictedMeasuredAndStagePeaks) {
-  ScratchDir dir;
+  testing::ScratchDir dir;
   const auto r =
       run_cpufold("profile " + params() + " --lengths 32,16" + kSmall + " --out " + q(dir / "out"));
   ASSERT_EQ(r.exit_code, 0) << r.output;
@@ -94,7 +96,7 @@ TEST(ProfileE2eTest, WritesOneCsvRowPerLengthWithPredictedMeasuredAndStagePeaks)
 }
 
 TEST(ProfileE2eTest, ALengthThatFailsIsRecordedAndTheOthersStillRun) {
-  ScratchDir dir;
+  testing::ScratchDir dir;
   const auto first =
       run_cpufold("profile " + params() + " --lengths 16" + kSmall + " --out " + q(dir / "a"));
   ASSERT_EQ(first.exit_code, 0) << first.output;
@@ -118,7 +120,7 @@ TEST(ProfileE2eTest, ALengthThatFailsIsRecordedAndTheOthersStillRun) {
 }
 
 TEST(ProfileE2eTest, BadLengthsAreRefusedWithExit2) {
-  ScratchDir dir;
+  testing::ScratchDir dir;
   for (const char* lengths : {"''", "0", "16,abc", "16,16", "16,,32", "-4", "12x"}) {
     const auto r =
         run_cpufold("profile " + params() + " --lengths " + lengths + " --out " + q(dir / "out"));
@@ -131,7 +133,7 @@ TEST(ProfileE2eTest, BadLengthsAreRefusedWithExit2) {
 }
 
 TEST(ProfileE2eTest, TemplatesForAModelWithoutTemplatesAreRefused) {
-  ScratchDir dir;
+  testing::ScratchDir dir;
   const auto r = run_cpufold("profile " + params("params_model_3_ptm.npz") +
                              " --lengths 16 --templates 2 --out " + q(dir / "out"));
   EXPECT_EQ(r.exit_code, 2) << r.output;
