@@ -46,8 +46,8 @@ struct LogAxis {
 };
 
 // Ticks of a log axis over [lo, hi]: powers of two (every 2nd, 4th... when there are many),
-// or with 1.5 x each power, or quarter steps between powers, whichever coarsest gives three.
-std::vector<double> log_ticks(double lo, double hi, int most) {
+// or with 1.5 x each power, or quarter steps between powers: the coarsest that gives `fewest`.
+std::vector<double> log_ticks(double lo, double hi, int most, std::size_t fewest) {
   const int first = static_cast<int>(std::floor(std::log2(lo)));
   const int last = static_cast<int>(std::ceil(std::log2(hi)));
   const auto within = [&](std::initializer_list<double> steps, int every) {
@@ -64,8 +64,8 @@ std::vector<double> log_ticks(double lo, double hi, int most) {
   for (int every = 2; static_cast<int>(powers.size()) > most; every *= 2) {
     powers = within({1.0}, every);
   }
-  if (powers.size() >= 3) return powers;
-  if (std::vector<double> halves = within({1.0, 1.5}, 1); halves.size() >= 3) return halves;
+  if (powers.size() >= fewest) return powers;
+  if (std::vector<double> halves = within({1.0, 1.5}, 1); halves.size() >= fewest) return halves;
   return within({1.0, 1.25, 1.5, 1.75}, 1);
 }
 
@@ -199,12 +199,13 @@ std::string profile_plot_png(const std::string& title, const std::string& subtit
   const auto pixel = [](double v) { return static_cast<int>(std::floor(v)); };
 
   // Grids and ticks: powers of two on both log axes.
-  const std::vector<double> x_ticks = log_ticks(x_lo, x_hi, 12);
+  // The lengths run are labelled anyway: powers of two suffice between them.
+  const std::vector<double> x_ticks = log_ticks(x_lo, x_hi, 12, 0);
   for (double v : x_ticks) {
     img.vline(pixel(ax.at(v)), top, bottom, kGrid);
     img.vline(pixel(ax.at(v)), r_top, r_bottom, kGrid);
   }
-  for (double v : log_ticks(y_lo, y_hi, 10)) {
+  for (double v : log_ticks(y_lo, y_hi, 10, 4)) {
     img.hline(left, right, pixel(ay.at(v)), kGrid);
     img.hline(left - 5, left - 1, pixel(ay.at(v)), kBlack);
     img.text(left - 8, pixel(ay.at(v)) + 0.5, byte_tick(v), kTickSize, kText, Anchor::end);
@@ -270,7 +271,7 @@ std::string profile_plot_png(const std::string& title, const std::string& subtit
              kTickSize, kText, Anchor::end);
   }
   img.hline(left, right, pixel(ry(1.0)), kFaint);
-  img.text(right - 6, pixel(ry(1.1)) - 8, "±10%", kSmallSize, {60, 140, 60}, Anchor::end);
+  img.text(right + 8, (ry(1.1) + ry(0.9)) / 2, "band: within 10%", kSmallSize, {60, 140, 60});
   for (const ProfilePlotLength& l : lengths) {
     if (l.measured_bytes == 0 || l.predicted_bytes == 0) continue;
     const double r = static_cast<double>(l.measured_bytes) / static_cast<double>(l.predicted_bytes);
