@@ -158,16 +158,6 @@ void run_profile(ProfileArgs& a) {
     }
   }
   const ProfileSizes sizes{0, a.msa_rows, a.extra_rows, *a.templates, a.recycles};
-  std::cerr << "profile: " << model << ", " << lengths.size() << " length(s), " << a.msa_rows
-            << " MSA rows, " << a.extra_rows << " extra rows, " << *a.templates << " templates, "
-            << a.recycles << " recycle(s); each in its own process\n";
-  const std::vector<ProfiledLength> runs = profile_in_children(
-      lengths, sizes, [&](std::int64_t n) { return child_args(a, *a.templates, n); },
-      [&](const ProfiledLength& p, std::size_t i) {
-        std::cerr << "profile: " << profile_progress_line(p, i, lengths.size()) << "\n";
-      });
-  std::vector<LengthProfile> rows;
-  for (const ProfiledLength& r : runs) rows.push_back(r.profile);
   const std::string title = "Peak memory per run: " + model + " (" +
                             std::filesystem::path(a.params).filename().string() + ")";
   std::string subtitle = std::to_string(a.msa_rows) + " MSA rows, " + std::to_string(a.extra_rows) +
@@ -178,8 +168,22 @@ void run_profile(ProfileArgs& a) {
                          "; random inputs at real sizes";
   if (a.common.memory_budget_bytes)
     subtitle += "; budget " + format_bytes(*a.common.memory_budget_bytes);
-  for (const auto& path : write_profile_files(a.out, rows, title, subtitle))
-    std::cout << "wrote " << path.string() << "\n";
+  // An output directory that cannot be made fails now, not after hours of runs.
+  std::filesystem::create_directories(a.out);
+  std::cerr << "profile: " << model << ", " << lengths.size() << " length(s), " << a.msa_rows
+            << " MSA rows, " << a.extra_rows << " extra rows, " << *a.templates << " templates, "
+            << a.recycles << " recycle(s); each in its own process\n";
+  // The files are rewritten after every length: a long profile that is stopped keeps its rows.
+  std::vector<LengthProfile> rows;
+  std::vector<std::filesystem::path> written;
+  const std::vector<ProfiledLength> runs = profile_in_children(
+      lengths, sizes, [&](std::int64_t n) { return child_args(a, *a.templates, n); },
+      [&](const ProfiledLength& p, std::size_t i) {
+        std::cerr << "profile: " << profile_progress_line(p, i, lengths.size()) << "\n";
+        rows.push_back(p.profile);
+        written = write_profile_files(a.out, rows, title, subtitle);
+      });
+  for (const auto& path : written) std::cout << "wrote " << path.string() << "\n";
   std::cout.flush();
   for (const ProfiledLength& r : runs) {
     if (!r.profile.ok) refuse_failures(runs);

@@ -145,5 +145,14 @@ TEST(ProfileE2eTest, TemplatesForAModelWithoutTemplatesAreRefused) {
   EXPECT_EQ(read_csv(dir / "out" / "profile.csv").at(0).at("templates"), "0");
 }
 
+TEST(ProfileE2eTest, AnOutputDirectoryThatCannotBeMadeIsRefusedBeforeAnyRun) {
+  testing::ScratchDir dir;
+  testing::write_file(dir / "file", "not a directory");
+  const auto r = run_cpufold("profile " + params() + " --lengths 16" + kSmall + " --out " +
+                             q(dir / "file" / "out"));
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_FALSE(contains(r.output, "N_res 16")) << "no length runs: " << r.output;
+}
+
 }  // namespace
 }  // namespace cpufold
