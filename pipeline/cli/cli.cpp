@@ -165,6 +165,7 @@ int run_cli(int argc, char** argv) {
   add_evaluate_command(app);
   add_predict_command(app);
   add_plan_command(app);
+  add_profile_command(app);
   add_bench_command(app);
   add_exit_status_footers(app);
 

@@ -27,5 +27,6 @@ void add_evaluate_command(CLI::App& app);
 void add_bench_command(CLI::App& app);
 void add_predict_command(CLI::App& app);
 void add_plan_command(CLI::App& app);
+void add_profile_command(CLI::App& app);
 
 }  // namespace cpufold

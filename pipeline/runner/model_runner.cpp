@@ -156,6 +156,7 @@ class RecyclingRun {
                   {"structure", t_structure_},
                   {"heads", t_heads_},
                   {"total", seconds_since(start_)}};
+    stage("done");
     p_.peak_rss_bytes = os_peak_rss_bytes();
     return std::move(p_);
   }
@@ -164,10 +165,14 @@ class RecyclingRun {
   void say(const std::string& msg) const {
     if (o_.progress) o_.progress(msg);
   }
+  void stage(std::string_view name) const {
+    if (o_.on_stage) o_.on_stage(name);
+  }
 
   // Every arena sized from the first iteration's features before anything runs, by the plan;
   // a budget the plan cannot meet stops the run here.
   void plan() {
+    stage("features");
     in_ = source_.read(0, features_);
     d_ = Trunk::dims_of(in_, c_);
     p_.plan = runner_.plan(d_, features_.capacity(), o_);
@@ -212,6 +217,7 @@ class RecyclingRun {
 
   // Iteration k's feature sample for ensemble member e (the first is read by plan()).
   void read_features(std::int64_t k, std::int64_t e) {
+    stage("features");
     const auto t = Clock::now();
     features_.release_to(0);
     in_ = source_.read(k * o_.ensemble + e, features_);
@@ -236,6 +242,7 @@ class RecyclingRun {
           ens_->restore_recycled(state_);
         }
       }
+      stage("trunk");
       const auto t = Clock::now();
       trunk_.forward(in_, state_, ctx);
       seconds += seconds_since(t);
@@ -248,6 +255,7 @@ class RecyclingRun {
 
   // The structure module and the atoms; returns its seconds.
   double structure_pass(const RunContext& ctx) {
+    stage("structure");
     const auto t = Clock::now();
     const std::int64_t last = c_.n_structure_layers - 1;
     structure_module_.forward(state_.single, state_.pair, in_.aatype, in_.seq_mask, p_.sm, ctx);
@@ -268,6 +276,7 @@ class RecyclingRun {
     heads_.forward(p_, in_.seq_mask, RunContext{&*scratch_, chunk_, o_.tracer, 0});
   }
   void timed_heads() {
+    stage("heads");
     const auto t = Clock::now();
     run_heads();
     heads_current_ = true;

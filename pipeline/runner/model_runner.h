@@ -7,6 +7,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "evoformer/trunk.h"
@@ -42,6 +43,10 @@ struct RunOptions {
   // iteration's outputs (0-based); returning true stops recycling there (ColabFold's
   // --stop-at-score, --save-recycles).
   std::function<bool(const Prediction&, std::int64_t iteration)> after_iteration;
+  // Called as each stage begins ("features", "trunk", "structure", "heads"; a stage recurs
+  // once per iteration) and with "done" at the end, so a caller can measure each stage
+  // (`cpufold profile`).
+  std::function<void(std::string_view stage)> on_stage;
 };
 
 struct StageTime {

@@ -34,7 +34,7 @@ TEST(CliExitStatusE2eTest, EveryUsageErrorExits2WithAPlainMessageAndAHint) {
   const std::vector<UsageCase> cases = {
       {"", {"cpufold: error: a command is required", "predict", "cpufold --help"}},
       {"fold x",
-       {"unknown command 'fold'", "info, convert-params, evaluate, predict, plan, bench",
+       {"unknown command 'fold'", "info, convert-params, evaluate, predict, plan, profile, bench",
         "Run 'cpufold --help'"}},
       {"--bogus", {"unknown option '--bogus'", "cpufold --help"}},
       {"predict", {"cpufold predict: error: INPUT is required", "cpufold predict --help"}},

@@ -1,0 +1,225 @@
+// `cpufold profile`: how much memory a run of each length needs, and whether the memory
+// planner's prediction holds. Each length runs the whole model on random inputs of real sizes
+// in a child process of this binary (the hidden --child option), measured per stage.
+
+#include <algorithm>
+#include <iostream>
+#include <memory>
+
+#include "io/model_config.h"
+#include "io/weight_store.h"
+#include "memory/byte_size.h"
+#include "memory/error.h"
+#include "pipeline/batch/profile_children.h"
+#include "pipeline/batch/profile_files.h"
+#include "pipeline/batch/profile_record.h"
+#include "pipeline/cli/cli.h"
+#include "pipeline/cli/common_options.h"
+#include "pipeline/cli/option_checks.h"
+
+namespace cpufold {
+namespace {
+
+constexpr const char* kProfileManual = R"(
+WHAT IT MEASURES
+  Each length runs in a fresh child process (so that one length's heap does not
+  inflate the next and a length that runs out of memory fails alone): the
+  weights are loaded, random inputs of the given sizes are generated (fixed
+  seed; the values mean nothing, only the sizes matter) and the whole model
+  runs. Recorded per length: the memory plan (chunk size, predicted peak, each
+  planned block), the measured peak resident memory of the process, and the
+  peak and wall time of each stage (load, features, trunk, structure, heads).
+  A stage's peak is the kernel's VmHWM, reset as the stage begins (write "5"
+  to /proc/self/clear_refs); where the kernel refuses, the resident size is
+  sampled every millisecond instead (column stage_peak_method says which).
+
+OUTPUT (in --out)
+  profile.csv  one row per length (columns in README, "cpufold profile")
+  profile.png  peak memory against length: predicted (line), measured
+               (points), each stage's measured peak (pale), and below it
+               measured / predicted with the 10% band
+  stderr       one line per length: predicted, measured and their ratio
+  A length that fails is recorded as failed with the reason; the others go on.
+  The status is then that of the failure (4 when every failure was memory).
+
+EXAMPLES
+  cpufold profile --params params_model_1_ptm.h5 --lengths 64,128,256,512
+  cpufold profile --params params_model_3_ptm.h5 --lengths 100,200 --templates 0 \
+      --msa-rows 128 --extra-rows 1024 --out profile_small
+)";
+
+struct ProfileArgs {
+  std::string params, lengths, out = "profile";
+  std::int64_t msa_rows = 512, extra_rows = 5120, recycles = 0;
+  std::optional<std::int64_t> templates;
+  bool child = false;
+  CommonOptions common;
+};
+
+// "64,128,256": distinct lengths, at least one, returned in ascending order.
+std::vector<std::int64_t> parse_lengths(const std::string& text) {
+  std::vector<std::int64_t> lengths;
+  std::size_t start = 0;
+  for (;;) {
+    const std::size_t comma = text.find(',', start);
+    const std::string item = text.substr(start, comma - start);
+    if (item.find_first_not_of(" \t") == std::string::npos) {
+      throw InputError("--lengths: '" + text +
+                       "' has an empty entry; give residue counts separated by commas, e.g. "
+                       "64,128,256");
+    }
+    const std::int64_t n = parse_integer("--lengths", item, 1, kMaxRows, "residues per run");
+    if (std::find(lengths.begin(), lengths.end(), n) != lengths.end())
+      throw InputError("--lengths: " + std::to_string(n) +
+                       " is given twice; give each length once");
+    lengths.push_back(n);
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  std::sort(lengths.begin(), lengths.end());
+  return lengths;
+}
+
+// The child's command line for one length: the parent's options with the sizes resolved.
+std::vector<std::string> child_args(const ProfileArgs& a, std::int64_t templates,
+                                    std::int64_t n_res) {
+  std::vector<std::string> args = {"profile",
+                                   "--params",
+                                   a.params,
+                                   "--lengths",
+                                   std::to_string(n_res),
+                                   "--msa-rows",
+                                   std::to_string(a.msa_rows),
+                                   "--extra-rows",
+                                   std::to_string(a.extra_rows),
+                                   "--templates",
+                                   std::to_string(templates),
+                                   "--recycles",
+                                   std::to_string(a.recycles),
+                                   "--child"};
+  if (a.common.threads > 0)
+    args.insert(args.end(), {"--threads", std::to_string(a.common.threads)});
+  if (a.common.chunk_size)
+    args.insert(args.end(), {"--chunk-size", std::to_string(*a.common.chunk_size)});
+  if (a.common.memory_budget_bytes)
+    args.insert(args.end(), {"--mem-budget", std::to_string(*a.common.memory_budget_bytes)});
+  return args;
+}
+
+// In the child: one length, its plan and then its result on stdout.
+void run_child(const ProfileArgs& a, std::int64_t n_res) {
+  ProfileRequest r;
+  r.params = a.params;
+  r.sizes = {n_res, a.msa_rows, a.extra_rows, a.templates.value_or(0), a.recycles};
+  r.chunk = a.common.chunk_size;
+  r.mem_budget = a.common.memory_budget_bytes;
+  const LengthProfile p = profile_length(r, [](const LengthProfile& planned) {
+    std::cout << profile_record(kProfilePlanTag, planned) << std::flush;
+  });
+  std::cout << profile_record(kProfileResultTag, p) << std::flush;
+}
+
+// The status of a profile with failed lengths: memory when every failure was, else the first
+// other failure's.
+[[noreturn]] void refuse_failures(const std::vector<ProfiledLength>& runs) {
+  std::size_t failed = 0;
+  int code = 4;
+  for (const ProfiledLength& r : runs) {
+    if (r.profile.ok) continue;
+    ++failed;
+    if (code == 4 && r.exit_code != 4) code = r.exit_code;
+  }
+  const std::string what = std::to_string(failed) + " of " + std::to_string(runs.size()) +
+                           " length(s) failed (reasons in profile.csv); the others are recorded";
+  if (code == 4) throw BudgetError(what);
+  if (code == 2) throw InputError(what);
+  if (code == 3) throw WeightsError(what);
+  throw InternalError(what);
+}
+
+void run_profile(ProfileArgs& a) {
+  apply_common_options(a.common);
+  const std::vector<std::int64_t> lengths = parse_lengths(a.lengths);
+  if (a.child) {
+    if (lengths.size() != 1) throw InputError("--child measures one length");
+    run_child(a, lengths.front());
+    return;
+  }
+  std::string model;
+  {  // the parent only needs the configuration; the children load the weights
+    const WeightStore store = WeightStore::open(a.params);
+    const ModelConfig config = ModelConfig::from_weights(store);
+    model = config.preset_for_file(store.path().filename().string());
+    if (!a.templates) a.templates = config.templates ? 4 : 0;
+    if (*a.templates > 0 && !config.templates) {
+      throw InputError("--templates " + std::to_string(*a.templates) + ": " + model + " (" +
+                       store.path().filename().string() +
+                       ") has no template embedding; give --templates 0");
+    }
+  }
+  const ProfileSizes sizes{0, a.msa_rows, a.extra_rows, *a.templates, a.recycles};
+  const std::string title = "Peak memory per run: " + model + " (" +
+                            std::filesystem::path(a.params).filename().string() + ")";
+  std::string subtitle = std::to_string(a.msa_rows) + " MSA rows, " + std::to_string(a.extra_rows) +
+                         " extra MSA rows, " + std::to_string(*a.templates) + " templates, " +
+                         std::to_string(a.recycles) + " recycle(s); chunk " +
+                         (a.common.chunk_size ? std::to_string(*a.common.chunk_size)
+                                              : std::string("chosen by the planner")) +
+                         "; random inputs at real sizes";
+  if (a.common.memory_budget_bytes)
+    subtitle += "; budget " + format_bytes(*a.common.memory_budget_bytes);
+  // An output directory that cannot be made fails now, not after hours of runs.
+  std::filesystem::create_directories(a.out);
+  std::cerr << "profile: " << model << ", " << lengths.size() << " length(s), " << a.msa_rows
+            << " MSA rows, " << a.extra_rows << " extra rows, " << *a.templates << " templates, "
+            << a.recycles << " recycle(s); each in its own process\n";
+  // The files are rewritten after every length: a long profile that is stopped keeps its rows.
+  std::vector<LengthProfile> rows;
+  std::vector<std::filesystem::path> written;
+  const std::vector<ProfiledLength> runs = profile_in_children(
+      lengths, sizes, [&](std::int64_t n) { return child_args(a, *a.templates, n); },
+      [&](const ProfiledLength& p, std::size_t i) {
+        std::cerr << "profile: " << profile_progress_line(p, i, lengths.size()) << "\n";
+        rows.push_back(p.profile);
+        written = write_profile_files(a.out, rows, title, subtitle);
+      });
+  for (const auto& path : written) std::cout << "wrote " << path.string() << "\n";
+  std::cout.flush();
+  for (const ProfiledLength& r : runs) {
+    if (!r.profile.ok) refuse_failures(runs);
+  }
+}
+
+}  // namespace
+
+void add_profile_command(CLI::App& app) {
+  auto args = std::make_shared<ProfileArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "profile",
+      "How much memory a run of each length needs, and whether the memory planner's "
+      "prediction holds: runs the whole model on random inputs of each length (each in its "
+      "own process) and writes profile.csv and profile.png (peak memory against length, "
+      "predicted and measured, per stage).");
+  cmd->footer(std::string(kProfileManual) + kExitStatusHelp);
+  cmd->add_option("--params", args->params, "AF2 parameters (.npz or .h5)")->required();
+  cmd->add_option("--lengths", args->lengths,
+                  "residue counts to run, comma-separated, e.g. 64,128,256 (each once)")
+      ->required();
+  cmd->add_option("--msa-rows", args->msa_rows, "MSA cluster rows (default 512)")
+      ->transform(integer_in(1, kMaxRows));
+  cmd->add_option("--extra-rows", args->extra_rows, "extra MSA rows (default 5120)")
+      ->transform(integer_in(1, kMaxRows));
+  cmd->add_option("--templates", args->templates,
+                  "templates (default 4, or 0 for a model without templates, which takes none)")
+      ->transform(integer_in(0, kMaxRows));
+  cmd->add_option("--recycles", args->recycles, "recycles per run (default 0: one iteration)")
+      ->transform(integer_in(0, kMaxRecycles));
+  cmd->add_option("--out", args->out,
+                  "directory for profile.csv and profile.png (default profile)");
+  cmd->add_flag("--child", args->child, "measure one length in this process (internal)")->group("");
+  add_common_options(*cmd, args->common,
+                     {CommonOption::threads, CommonOption::chunk_size, CommonOption::mem_budget});
+  cmd->callback([args] { run_profile(*args); });
+}
+
+}  // namespace cpufold
