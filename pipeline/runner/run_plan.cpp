@@ -30,8 +30,8 @@ PlanCandidate plan_candidate(const ModelConfig& config, std::int64_t chunk, cons
   c.chunk = chunk;
   c.relative_time = relative_time(chunk, d);
   c.blocks = {{"process (code, libraries, threads, heap)", process_bytes(config)},
-              {"weights, shared (mapped weight cache)", r.shared_weight_bytes},
-              {"weights, private", r.private_weight_bytes},
+              {"shared weights (the mapped weight cache)", r.shared_weight_bytes},
+              {"private weights", r.private_weight_bytes},
               {"features arena", a.features},
               {"outputs arena", a.outputs},
               {"scratch arena", a.scratch}};
