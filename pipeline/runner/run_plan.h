@@ -39,8 +39,7 @@ inline constexpr std::int64_t kChunkCandidates[] = {0, 256, 128, 64, 32, 16, 8, 
 // primitives and jit code, which grow with the model's depth. Measured (README, "Memory").
 std::size_t process_bytes(const ModelConfig& config);
 
-// Predicted run time with `chunk` over the unsliced run's: a slice costs a fixed overhead,
-// so what matters is the tokens (chunk x n_res) it holds.
+// Predicted run time with `chunk` over the unsliced run's, from measurements (run_plan.cpp).
 double relative_time(std::int64_t chunk, const TrunkDims& d);
 
 // Time slack of the default choice: the leanest plan within 3% of the fastest.
