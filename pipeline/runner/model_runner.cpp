@@ -400,8 +400,9 @@ MemoryPlan ModelRunner::plan(const TrunkDims& d, std::size_t features_bytes,
   request.budget = o.mem_budget;
   request.shared_weight_bytes = residency_.shared_bytes;
   request.private_weight_bytes = residency_.private_bytes + o.other_weight_bytes;
-  // What the process holds already is usable by this run too.
-  request.usable_bytes = usable_memory_bytes() + os_current_rss_bytes();
+  // What the process holds already is usable by this run too; 0 (unknown) stays unknown.
+  if (const std::size_t usable = usable_memory_bytes(); usable > 0)
+    request.usable_bytes = usable + os_current_rss_bytes();
   return plan_run(trunk_.config(), d, request, [&](std::int64_t chunk) {
     return arena_bytes(d, features_bytes, o.ensemble, chunk);
   });
