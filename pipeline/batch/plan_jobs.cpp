@@ -4,24 +4,15 @@
 
 #include "memory/error.h"
 #include "pipeline/batch/job_msas.h"
-#include "pipeline/batch/job_order.h"
 #include "pipeline/batch/run_settings.h"
 #include "pipeline/features/feature_pipeline.h"
 #include "pipeline/features/raw_features.h"
 #include "pipeline/runner/model_cache.h"
-#include "pipeline/runner/params_directory.h"
 
 namespace cpufold {
 
 std::vector<JobPlan> plan_jobs(const PredictOptions& o) {
-  check_predict_options(o);
-  std::map<int, std::filesystem::path> params;
-  for (int i = 0; i < o.num_models; ++i) {
-    params[o.model_order[i]] = find_params(o.data_dir, o.model_order[i], o.model_type);
-  }
-  JobList jobs = discover_jobs(o.input, o.sort_queries_by);
-  reorder_jobs(jobs.jobs, o.sort_queries_by, o.random_seed);
-  apply_jobname_prefix(jobs.jobs, o.jobname_prefix);
+  const auto [params, jobs] = batch_inputs(o);
   ModelCache models(params, o.model_type, o.mem_budget);
 
   std::vector<JobPlan> plans;

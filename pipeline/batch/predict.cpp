@@ -353,9 +353,7 @@ class BatchRunner {
   Clock::time_point start_;
 };
 
-}  // namespace
-
-void check_predict_options(const PredictOptions& o) {
+void check_options(const PredictOptions& o) {
   if (o.num_models < 1 || o.num_models > 5) {
     throw InputError("--num-models must be 1 to 5, not " + std::to_string(o.num_models));
   }
@@ -383,6 +381,21 @@ void check_predict_options(const PredictOptions& o) {
   }
 }
 
+}  // namespace
+
+BatchInputs batch_inputs(const PredictOptions& o) {
+  check_options(o);
+  // Parameters first: a missing file stops the batch before any work (and names the path).
+  BatchInputs in;
+  for (int i = 0; i < o.num_models; ++i) {
+    in.params[o.model_order[i]] = find_params(o.data_dir, o.model_order[i], o.model_type);
+  }
+  in.jobs = discover_jobs(o.input, o.sort_queries_by);
+  reorder_jobs(in.jobs.jobs, o.sort_queries_by, o.random_seed);
+  apply_jobname_prefix(in.jobs.jobs, o.jobname_prefix);
+  return in;
+}
+
 std::size_t PredictSummary::count(JobOutcome::Status status) const {
   return static_cast<std::size_t>(std::count_if(
       jobs.begin(), jobs.end(), [&](const JobOutcome& j) { return j.status == status; }));
@@ -391,15 +404,7 @@ std::size_t PredictSummary::count(JobOutcome::Status status) const {
 namespace {
 
 PredictSummary run_batch(const PredictOptions& o) {
-  check_predict_options(o);
-  // Parameters first: a missing file stops the batch before any work (and names the path).
-  std::map<int, fs::path> params;
-  for (int i = 0; i < o.num_models; ++i) {
-    params[o.model_order[i]] = find_params(o.data_dir, o.model_order[i], o.model_type);
-  }
-  JobList jobs = discover_jobs(o.input, o.sort_queries_by);
-  reorder_jobs(jobs.jobs, o.sort_queries_by, o.random_seed);
-  apply_jobname_prefix(jobs.jobs, o.jobname_prefix);
+  auto [params, jobs] = batch_inputs(o);
 
   std::error_code ec;
   fs::create_directories(o.output_dir, ec);

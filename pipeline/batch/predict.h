@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -68,7 +69,12 @@ struct PredictSummary {
 // error is appended to its log.txt first.
 PredictSummary predict(const PredictOptions& options);
 
-// The checks predict() makes of its options before any work (InputError).
-void check_predict_options(const PredictOptions& options);
+// What a batch works on, in predict's order, after the checks predict() makes before any work:
+// each selected model's parameter file (a missing one throws, naming the path) and the jobs.
+struct BatchInputs {
+  std::map<int, std::filesystem::path> params;
+  JobList jobs;
+};
+BatchInputs batch_inputs(const PredictOptions& options);
 
 }  // namespace cpufold

@@ -413,8 +413,4 @@ TrunkDims ModelRunner::dims_of(const FeatureSource& source) const {
   return Trunk::dims_of(source.read(0, features), trunk_.config());
 }
 
-MemoryPlan ModelRunner::plan(const FeatureSource& source, const RunOptions& o) const {
-  return plan(dims_of(source), source.bytes_per_iteration, o);
-}
-
 }  // namespace cpufold

@@ -93,12 +93,10 @@ class ModelRunner {
   // BudgetError when options.mem_budget is given and no plan fits it.
   Prediction run(const FeatureSource& features, const RunOptions& options) const;
 
-  // The memory plan run() would follow, without running the model (reads the first
-  // iteration's features for their sizes); what the process holds now counts as resident.
-  MemoryPlan plan(const FeatureSource& features, const RunOptions& options) const;
   // The arenas of a run with these sizes.
   RunArenas arena_bytes(const TrunkDims& dims, std::size_t features_bytes, std::int64_t ensemble,
                         std::int64_t chunk) const;
+  // The memory plan run() would follow for features of these sizes, without running the model.
   MemoryPlan plan(const TrunkDims& dims, std::size_t features_bytes,
                   const RunOptions& options) const;
   // Bytes this model's weights keep resident (weight_residency's shared and private bytes;

@@ -14,8 +14,7 @@ std::size_t process_bytes(const ModelConfig& config) {
   return kBase + kPerBlock * blocks;
 }
 
-double relative_time(std::int64_t chunk, const TrunkDims& d) {
-  (void)d;
+double relative_time(std::int64_t chunk) {
   if (chunk <= 0 || chunk >= 64) return 1;
   // One Evoformer block at N = 256 (516 rows, full widths, 2 threads, AVX-512), time over the
   // unsliced block's, each twice or more in one session (`cpufold bench evoformer-block`):
@@ -30,11 +29,11 @@ double relative_time(std::int64_t chunk, const TrunkDims& d) {
 
 namespace {
 
-PlanCandidate plan_candidate(const ModelConfig& config, std::int64_t chunk, const TrunkDims& d,
-                             const RunArenas& a, const PlanRequest& r) {
+PlanCandidate plan_candidate(const ModelConfig& config, std::int64_t chunk, const RunArenas& a,
+                             const PlanRequest& r) {
   PlanCandidate c;
   c.chunk = chunk;
-  c.relative_time = relative_time(chunk, d);
+  c.relative_time = relative_time(chunk);
   c.blocks = {{"process (code, libraries, threads, heap)", process_bytes(config)},
               {"shared weights (the mapped weight cache)", r.shared_weight_bytes},
               {"private weights", r.private_weight_bytes},
@@ -50,13 +49,13 @@ MemoryPlan plan_run(const ModelConfig& config, const TrunkDims& d, const PlanReq
                     const std::function<RunArenas(std::int64_t chunk)>& arenas) {
   std::vector<PlanCandidate> candidates;
   if (r.chunk) {
-    candidates.push_back(plan_candidate(config, *r.chunk, d, arenas(*r.chunk), r));
+    candidates.push_back(plan_candidate(config, *r.chunk, arenas(*r.chunk), r));
   } else {
     const std::int64_t widest = std::max({d.n_res, d.n_seq + d.n_templ, d.n_extra});
     for (const std::int64_t c : kChunkCandidates) {
       // A chunk that covers every sliced axis is the unsliced plan again.
       if (c > 0 && c >= widest) continue;
-      candidates.push_back(plan_candidate(config, c, d, arenas(c), r));
+      candidates.push_back(plan_candidate(config, c, arenas(c), r));
     }
   }
   return choose_plan(std::move(candidates), r.budget, r.usable_bytes, kPlanTimeSlack);

@@ -40,7 +40,7 @@ inline constexpr std::int64_t kChunkCandidates[] = {0, 256, 128, 64, 32, 16, 8, 
 std::size_t process_bytes(const ModelConfig& config);
 
 // Predicted run time with `chunk` over the unsliced run's, from measurements (run_plan.cpp).
-double relative_time(std::int64_t chunk, const TrunkDims& d);
+double relative_time(std::int64_t chunk);
 
 // Time slack of the default choice: the leanest plan within 3% of the fastest.
 inline constexpr double kPlanTimeSlack = 0.03;
