@@ -33,7 +33,7 @@ void MsaColumnAttention::forward(const Tensor& m, const Tensor& msa_mask,
   const Tensor mask_bias = arena.allocate(DType::f32, Shape{n_res, n_seq});
   detail::mask_to_bias(msa_mask.transpose(0, 1), kInf, mask_bias);
 
-  const std::int64_t cols = detail::chunk_rows(n_res, ctx.chunk);
+  const std::int64_t cols = detail::chunk_columns(n_res, n_seq, ctx.chunk);
   for (std::int64_t j0 = 0; j0 < n_res; j0 += cols) {
     const std::int64_t nj = std::min(cols, n_res - j0);
     ArenaScope chunk_scope(arena);
@@ -49,7 +49,7 @@ void MsaColumnAttention::forward(const Tensor& m, const Tensor& msa_mask,
 
 std::size_t MsaColumnAttention::scratch_bytes(std::int64_t n_seq, std::int64_t n_res,
                                               std::int64_t chunk) const {
-  const std::int64_t cols = detail::chunk_rows(n_res, chunk);
+  const std::int64_t cols = detail::chunk_columns(n_res, n_seq, chunk);
   std::size_t step = 0;
   for (std::int64_t nj : {cols, n_res % cols}) {
     if (nj == 0) continue;

@@ -24,7 +24,8 @@ class MsaColumnAttention {
 
   // m: [n_seq, n_res, c_m] (unit-stride rows); updated in place: m += MsaColumnAttention(m).
   // msa_mask: [n_seq, n_res] f32 (any strides); masked sequences get logit bias -1e9 as keys.
-  // ctx.chunk residue columns at a time (<= 0: all) are gathered into a contiguous
+  // detail::chunk_columns(n_res, n_seq, ctx.chunk) residue columns at a time (<= 0: all;
+  // about ctx.chunk·n_res rows) are gathered into a contiguous
   // [columns, n_seq, c_m] buffer, normalised, attended and added back.
   void forward(const Tensor& m, const Tensor& msa_mask, const RunContext& ctx) const;
 

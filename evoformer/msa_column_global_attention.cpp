@@ -50,7 +50,7 @@ void MsaColumnGlobalAttention::forward(const Tensor& m, const Tensor& msa_mask,
   detail::mask_to_bias(mask_t, kInf, mask_bias);
 
   const auto mul = detail::row_kernels().mul;
-  const std::int64_t cols = detail::chunk_rows(n_res, ctx.chunk);
+  const std::int64_t cols = detail::chunk_columns(n_res, n_seq, ctx.chunk);
   for (std::int64_t j0 = 0; j0 < n_res; j0 += cols) {
     const std::int64_t nj = std::min(cols, n_res - j0);
     ArenaScope chunk_scope(arena);
@@ -90,7 +90,7 @@ void MsaColumnGlobalAttention::forward(const Tensor& m, const Tensor& msa_mask,
 std::size_t MsaColumnGlobalAttention::scratch_bytes(std::int64_t n_seq, std::int64_t n_res,
                                                     std::int64_t chunk) const {
   const std::int64_t n_head = dims_.n_head, c = dims_.c_hidden;
-  const std::int64_t cols = detail::chunk_rows(n_res, chunk);
+  const std::int64_t cols = detail::chunk_columns(n_res, n_seq, chunk);
   std::size_t step = 0;
   for (std::int64_t nj : {cols, n_res % cols}) {
     if (nj == 0) continue;

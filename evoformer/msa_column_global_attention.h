@@ -30,7 +30,8 @@ class MsaColumnGlobalAttention {
   // The query mean divides by (mask count + 1e-10) as AF2's mask_mean does; OpenFold (the
   // reference) adds its config eps (1e-8) instead. Both round to the same float unless a
   // column is fully masked.
-  // ctx.chunk residue columns at a time (<= 0: all) are gathered into a contiguous
+  // detail::chunk_columns(n_res, n_seq, ctx.chunk) residue columns at a time (<= 0: all;
+  // about ctx.chunk·n_res rows) are gathered into a contiguous
   // [columns, n_seq, c_e] buffer, normalised, attended and added back.
   void forward(const Tensor& m, const Tensor& msa_mask, const RunContext& ctx) const;
 

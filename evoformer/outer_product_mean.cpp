@@ -14,11 +14,9 @@ namespace {
 
 // Sequences whose projections a chunked forward() holds at once.
 constexpr std::int64_t kSeqBlock = 64;
-// A chunked forward() keeps the right projection of the whole MSA (n_seq·n_res·c floats) when
-// that is at most four times the slab's outer products (2·chunk·n_res·c² floats), i.e. n_seq <=
-// kKeepRight·chunk·c: with AF2's widths the Evoformer's MSA (516 rows) at chunks >= 3, the
-// extra MSA (5,120 rows) at chunks >= 20.
-constexpr std::int64_t kKeepRight = 8;
+// Sequences summed per step when the right projection is recomputed for every slab: deep
+// enough for an efficient GEMM, small beside the slab's outer products.
+constexpr std::int64_t kSumBlock = 256;
 
 }  // namespace
 
@@ -190,9 +188,9 @@ void OuterProductMean::forward_in_slabs(const Tensor& m, const Tensor& msa_mask,
   };
   if (keep_right) right_rows(0, n_seq);
 
-  // For each slab of residues i the sum over sequences is accumulated block by block. When the
-  // MSA is deep (n_seq > kKeepRight·chunk·c) its right projection would outgrow the slab, so it
-  // is recomputed for every slab, a block at a time: c_m/(chunk·c) of the outer products' work.
+  // For each slab of residues i the sum over sequences is accumulated block by block. Unless the
+  // right projection is kept (sequence_block), it is recomputed for every slab, a block at a
+  // time.
   for (std::int64_t i0 = 0; i0 < n_res; i0 += ni_max) {
     const std::int64_t ni = std::min(ni_max, n_res - i0);
     for (std::int64_t s0 = 0; s0 < n_seq; s0 += sb_max) {
@@ -236,8 +234,16 @@ void OuterProductMean::forward_in_slabs(const Tensor& m, const Tensor& msa_mask,
   }
 }
 
+// Keeping the right projection of the whole MSA (n_seq·n_res·c floats) saves recomputing it for
+// every slab of ni residues, which costs c_m/(ni·c) of the outer products' work. It is kept
+// while it is at most twice the slab's MSA rows (n_seq·c <= 2·ni·c_m·c, i.e. n_seq <= 2·ni·c_m):
+// bounded by the chunk, and where it is not kept recomputing is cheap (c_m/(ni·c) <
+// n_seq/(2·ni²·c)). With AF2's widths: the Evoformer's 516 rows (c_m = 256) from 2 residues per
+// slab on; the 5,120 extra rows (c_m = 64) from 40 on, recomputed at 6% of the outer products' work
+// at 32.
 std::int64_t OuterProductMean::sequence_block(std::int64_t n_seq, std::int64_t slab_rows) const {
-  return std::max<std::int64_t>(1, std::min(n_seq, kKeepRight * slab_rows * c_));
+  const bool keep = n_seq <= 2 * slab_rows * c_m_;
+  return std::max<std::int64_t>(1, keep ? n_seq : std::min(n_seq, kSumBlock));
 }
 
 std::size_t OuterProductMean::scratch_bytes(std::int64_t n_seq, std::int64_t n_res,

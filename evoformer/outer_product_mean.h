@@ -48,7 +48,7 @@ class OuterProductMean {
   void forward_in_slabs(const Tensor& m, const Tensor& msa_mask, const Tensor& z,
                         const RunContext& ctx) const;
   // Sequences whose right projections a chunked forward() holds at once: all of them (computed
-  // once) unless that would exceed kKeepRight·slab_rows·c_hidden (then recomputed per slab).
+  // once) or a block (recomputed per slab), whichever the .cpp's rule finds cheaper.
   std::int64_t sequence_block(std::int64_t n_seq, std::int64_t slab_rows) const;
   // Alg. 10 lines 3-4 for residues i0..i0+ni: z[i, j] += Linear_out(outer[i, j]) / (norm[i, j] +
   // eps), outer: [ni·c, n_res·c] (overwritten), norm: [ni, n_res]; p: room for [ni, n_res, c²].

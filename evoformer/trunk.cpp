@@ -68,60 +68,71 @@ TrunkDims Trunk::dims_of(const TrunkInputs& in, const ModelConfig& c) {
 
 std::size_t Trunk::state_bytes(const TrunkDims& d) const {
   const ModelConfig& c = config_;
-  return f32_bytes({d.n_seq + d.n_templ, d.n_res, c.c_m}) + f32_bytes({d.n_res, c.c_m}) +
-         f32_bytes({d.n_res, d.n_res, c.c_z}) + f32_bytes({d.n_res, c.c_s}) +
-         f32_bytes({d.n_res, 3});
+  return f32_bytes({d.n_res, c.c_m}) + f32_bytes({d.n_res, d.n_res, c.c_z}) +
+         f32_bytes({d.n_res, c.c_s}) + f32_bytes({d.n_res, 3});
 }
 
 TrunkState Trunk::allocate_state(const TrunkDims& d, Arena& arena) const {
   const ModelConfig& c = config_;
   TrunkState s;
-  s.msa = arena.allocate(DType::f32, {d.n_seq + d.n_templ, d.n_res, c.c_m});
   s.msa_first_row = arena.allocate(DType::f32, {d.n_res, c.c_m});
   s.pair = arena.allocate(DType::f32, {d.n_res, d.n_res, c.c_z});
   s.single = arena.allocate(DType::f32, {d.n_res, c.c_s});
   s.prev_pseudo_beta = arena.allocate(DType::f32, {d.n_res, 3});
-  for (const Tensor* t : {&s.msa, &s.msa_first_row, &s.pair, &s.single, &s.prev_pseudo_beta})
+  for (const Tensor* t : {&s.msa_first_row, &s.pair, &s.single, &s.prev_pseudo_beta})
     std::memset(t->data(), 0, t->nbytes());
   return s;
 }
 
-// Mirrors forward()'s phases: the embedders before the masks exist, then with the masks
-// resident the template stack, the extra-MSA stack (its activations live only there) and the
-// Evoformer stack, one after the other.
-std::size_t Trunk::scratch_bytes(const TrunkDims& d, std::int64_t chunk) const {
+std::size_t Trunk::msa_bytes(const TrunkDims& d) const {
+  return f32_bytes({d.n_seq + d.n_templ, d.n_res, config_.c_m});
+}
+
+// Mirrors forward()'s phases: the embedders before the masks exist; then with the masks and the
+// template rows resident the template stack, the extra-MSA stack with its activations, and with
+// the MSA representation the input embedder's MSA part and the Evoformer stack.
+TrunkBytes Trunk::forward_bytes(const TrunkDims& d, std::int64_t chunk, bool apart) const {
   const ModelConfig& c = config_;
   const std::int64_t rows = d.n_seq + d.n_templ;
   const std::size_t before_masks = std::max(
       // With tracing, the input embedder's pair goes to its own buffer first.
       input_embedder_.scratch_bytes(d.n_seq, d.n_res) + f32_bytes({d.n_res, d.n_res, c.c_z}),
       RecyclingEmbedder::scratch_bytes(d.n_res, c.c_m, c.c_z, false, chunk));
-  const std::size_t masks = f32_bytes({rows, d.n_res}) + f32_bytes({d.n_res, d.n_res});
+  const std::size_t masks = f32_bytes({rows, d.n_res}) + f32_bytes({d.n_res, d.n_res}) +
+                            (d.n_templ > 0 ? f32_bytes({d.n_templ, d.n_res, c.c_m}) : 0);
+  std::size_t templates = 0;
+  if (template_embedder_ && d.n_templ > 0)
+    templates = template_embedder_->scratch_bytes(d.n_templ, d.n_res, chunk);
   std::size_t extra = ExtraMsaEmbedder::scratch_bytes(d.n_extra, d.n_res);
   for (const EvoformerBlock& b : extra_msa_stack_)
     extra = std::max(extra, b.scratch_bytes(d.n_extra, d.n_res, chunk));
-  std::size_t phase = f32_bytes({d.n_extra, d.n_res, c.c_e}) + extra;
-  if (template_embedder_ && d.n_templ > 0)
-    phase = std::max(phase, template_embedder_->scratch_bytes(d.n_templ, d.n_res, chunk));
+  std::size_t evoformer = std::max(input_embedder_.scratch_bytes(d.n_seq, d.n_res),
+                                   single_activations_.scratch_bytes(d.n_res));
   for (const EvoformerBlock& b : evoformer_stack_)
-    phase = std::max(phase, b.scratch_bytes(rows, d.n_res, chunk));
-  phase = std::max(phase, single_activations_.scratch_bytes(d.n_res));
-  return std::max(before_masks, masks + phase);
+    evoformer = std::max(evoformer, b.scratch_bytes(rows, d.n_res, chunk));
+  const std::size_t e = f32_bytes({d.n_extra, d.n_res, c.c_e}), m = msa_bytes(d);
+  TrunkBytes t;
+  if (apart) {
+    t.activations = std::max(e, m);
+    t.scratch = std::max(before_masks, masks + std::max({templates, extra, evoformer}));
+    t.retained = masks;
+  } else {
+    t.scratch = std::max(before_masks, masks + std::max({templates, e + extra, m + evoformer}));
+    t.retained = masks + m;
+  }
+  return t;
 }
 
 void Trunk::forward(const TrunkInputs& in, TrunkState& state, const RunContext& ctx) const {
   const TrunkDims d = dims_of(in, config_);
   Arena& arena = ctx.arena();
-  ArenaScope scope(arena);
-  const Tensor cluster_rows = state.msa.slice(0, 0, d.n_seq);
+  Arena& activations = ctx.activation_arena();
 
   // AF2 Alg. 32: the recycled first row and pair become their updates in place.
   recycling_embedder_.forward(state.msa_first_row, state.pair, state.prev_pseudo_beta,
                               state.msa_first_row, state.pair, /*accumulate=*/false, ctx);
 
-  // AF2 Alg. 3: embed the inputs and add the recycling updates.
-  input_embedder_.embed_msa(in.target_feat, in.msa_feat, cluster_rows, ctx);
-  ctx.trace("input_embedder", "out_0", cluster_rows);
+  // AF2 Alg. 3, the pair half (the MSA half waits until the extra-MSA stack is done).
   if (ctx.tracer != nullptr) {
     ArenaScope trace_scope(arena);
     Tensor z = arena.allocate(DType::f32, state.pair.shape());
@@ -131,24 +142,25 @@ void Trunk::forward(const TrunkInputs& in, TrunkState& state, const RunContext& 
   } else {
     input_embedder_.embed_pair(in.target_feat, in.residue_index, state.pair, true, ctx);
   }
-  add_inplace(cluster_rows.select(0, 0), state.msa_first_row);
 
   Tensor msa_mask = arena.allocate(DType::f32, {d.n_seq + d.n_templ, d.n_res});
   Tensor pair_mask = arena.allocate(DType::f32, {d.n_res, d.n_res});
   copy_tensor(in.msa_mask, msa_mask.slice(0, 0, d.n_seq));
   outer_mask(in.seq_mask, pair_mask);
 
-  // AF2 Alg. 2 lines 7-10: templates add to the pair and append MSA rows.
+  // AF2 Alg. 2 lines 7-10: templates add to the pair and make MSA rows, kept here until the
+  // MSA representation exists.
+  Tensor template_rows;
   if (template_embedder_ && d.n_templ > 0) {
-    template_embedder_->forward(in, state.pair, pair_mask,
-                                state.msa.slice(0, d.n_seq, d.n_seq + d.n_templ),
+    template_rows = arena.allocate(DType::f32, {d.n_templ, d.n_res, config_.c_m});
+    template_embedder_->forward(in, state.pair, pair_mask, template_rows,
                                 msa_mask.slice(0, d.n_seq, d.n_seq + d.n_templ), ctx);
   }
 
   // AF2 Alg. 18: the extra-MSA stack updates the pair.
   {
-    ArenaScope extra_scope(arena);
-    Tensor e = arena.allocate(DType::f32, {d.n_extra, d.n_res, config_.c_e});
+    ArenaScope extra_scope(activations);
+    Tensor e = activations.allocate(DType::f32, {d.n_extra, d.n_res, config_.c_e});
     extra_msa_embedder_.forward(in.extra_msa, in.extra_has_deletion, in.extra_deletion_value, e,
                                 ctx);
     for (std::size_t i = 0; i < extra_msa_stack_.size(); ++i) {
@@ -160,6 +172,15 @@ void Trunk::forward(const TrunkInputs& in, TrunkState& state, const RunContext& 
       ctx.trace(name, "out_1", state.pair);
     }
   }
+
+  // AF2 Alg. 3, the MSA half, plus the recycled first row; then the template rows.
+  state.msa = activations.allocate(DType::f32, {d.n_seq + d.n_templ, d.n_res, config_.c_m});
+  const Tensor cluster_rows = state.msa.slice(0, 0, d.n_seq);
+  input_embedder_.embed_msa(in.target_feat, in.msa_feat, cluster_rows, ctx);
+  ctx.trace("input_embedder", "out_0", cluster_rows);
+  add_inplace(cluster_rows.select(0, 0), state.msa_first_row);
+  if (!template_rows.empty())
+    copy_tensor(template_rows, state.msa.slice(0, d.n_seq, d.n_seq + d.n_templ));
 
   // AF2 Alg. 6 x n_blocks.
   for (std::size_t i = 0; i < evoformer_stack_.size(); ++i) {

@@ -31,6 +31,13 @@ struct TrunkDims {
   std::int64_t n_res, n_seq, n_extra, n_templ;
 };
 
+// The bytes one forward() takes, phase by phase (see Trunk::forward).
+struct TrunkBytes {
+  std::size_t scratch = 0;      // ctx.arena()'s peak (with the activations when they share it)
+  std::size_t activations = 0;  // the activation arena's peak when apart: max(extra MSA, MSA)
+  std::size_t retained = 0;     // ctx.arena() bytes left allocated after forward()
+};
+
 class Trunk {
  public:
   Trunk(const WeightStore& store, const ModelConfig& config);
@@ -39,18 +46,24 @@ class Trunk {
   const ModelConfig& config() const { return config_; }
 
   // Allocates a zeroed TrunkState (the first iteration's recycled inputs are zeros, as in AF2)
-  // from `arena`.
+  // from `arena`, all but `msa`, which forward() allocates.
   TrunkState allocate_state(const TrunkDims& dims, Arena& arena) const;
   // Bytes allocate_state takes.
   std::size_t state_bytes(const TrunkDims& dims) const;
-  // Scratch bytes one forward() takes for these sizes and chunk: the largest of its phases
-  // (embedders; then with the masks the template stack, the extra-MSA stack with its
-  // activations, the Evoformer stack).
-  std::size_t scratch_bytes(const TrunkDims& dims, std::int64_t chunk) const;
+  // What one forward() takes for these sizes and chunk, with the activations in their own
+  // arena (`activations_apart`) or sharing ctx.arena().
+  TrunkBytes forward_bytes(const TrunkDims& dims, std::int64_t chunk, bool activations_apart) const;
+  // Bytes of the MSA representation forward() leaves in the activation arena.
+  std::size_t msa_bytes(const TrunkDims& dims) const;
 
   // One iteration: reads state.msa_first_row / pair / prev_pseudo_beta as the recycled inputs,
-  // and overwrites state.msa, msa_first_row, pair, single with this iteration's results.
-  // Traces every module (reference names) when ctx.tracer is set.
+  // and overwrites msa_first_row, pair, single with this iteration's results. The big
+  // activations live one after the other: the extra-MSA representation only during the
+  // extra-MSA stack, then the MSA representation, which is computed only after it (it does not
+  // depend on the pair) and which forward() leaves allocated as state.msa from
+  // ctx.activation_arena(), with the masks in ctx.arena(): the caller releases both (arena
+  // marks) before the next forward(). Traces every module (reference names) when ctx.tracer is
+  // set.
   void forward(const TrunkInputs& in, TrunkState& state, const RunContext& ctx) const;
 
   static TrunkDims dims_of(const TrunkInputs& in, const ModelConfig& config);

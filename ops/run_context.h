@@ -20,7 +20,9 @@ class Tracer {
 // chunk: the slice size of every chunked loop, which bounds a module's transients
 // (scratch_bytes(..., chunk)); <= 0: unchunked (all rows at once, the fastest). Per family:
 //   attention, transitions, template pointwise attention, IPA: batch (query) rows per slice;
-//   outer product mean: residues i per slab, sequences summed in blocks of <= 8·chunk·c_hidden;
+//   MSA column attention: columns making about chunk·n_res rows (detail::chunk_columns);
+//   outer product mean: residues i per slab, sequences summed in blocks (all of them when the
+//     right projection is kept; see OuterProductMean::sequence_block);
 //   triangle multiplication: pair-matrix rows (outgoing) or columns (incoming) per slab,
 //     clamped to [16, 64] (64 when unchunked); its right edge over all pairs
 //     (c_hidden·n_res² floats) is needed whatever the chunk.
@@ -29,8 +31,13 @@ struct RunContext {
   std::int64_t chunk = 0;    // see above
   Tracer* tracer = nullptr;  // null: tracing off
   int call = 0;              // recycling iteration, the k of call_k in trace names
+  // The large per-iteration activations (the trunk's extra-MSA and MSA representations, the
+  // heads' N²·bins outputs) when the plan puts them apart, e.g. on the spill tier; null: they
+  // share `scratch`.
+  Arena* activations = nullptr;
 
   Arena& arena() const { return *scratch; }
+  Arena& activation_arena() const { return activations != nullptr ? *activations : *scratch; }
   // Records `value` as `<module>/call_<call>/<name>` when tracing is on.
   void trace(const std::string& module, const std::string& name, const Tensor& value) const {
     if (tracer) tracer->record(module + "/call_" + std::to_string(call) + "/" + name, value);

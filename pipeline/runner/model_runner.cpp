@@ -143,7 +143,7 @@ class RecyclingRun {
     plan();
     allocate_outputs();
     for (std::int64_t k = 0; k <= o_.recycles; ++k) {
-      const RunContext ctx{&*scratch_, chunk_, o_.tracer, static_cast<int>(k)};
+      const RunContext ctx{p_.scratch.get(), chunk_, o_.tracer, static_cast<int>(k)};
       const double trunk_s = trunk_pass(k, ctx);
       const double structure_s = structure_pass(ctx);
       p_.iterations = k + 1;
@@ -185,8 +185,8 @@ class RecyclingRun {
     chunk_ = p_.plan.chosen.chunk;
     const RunArenas a = runner_.arena_bytes(d_, features_.capacity(), o_.ensemble, chunk_);
     p_.arena = std::make_unique<Arena>("prediction", dram_tier(), a.outputs);
-    scratch_.emplace("scratch", dram_tier(), a.scratch);
-    p_.planned_bytes = features_.capacity() + p_.arena->capacity() + scratch_->capacity();
+    p_.scratch = std::make_unique<Arena>("scratch", dram_tier(), a.scratch);
+    p_.planned_bytes = features_.capacity() + p_.arena->capacity() + p_.scratch->capacity();
   }
 
   void allocate_outputs() {
@@ -201,14 +201,12 @@ class RecyclingRun {
     p_.final_rot_mats = out.allocate(DType::f32, {n, 3, 3});
     p_.final_trans = out.allocate(DType::f32, {n, 3});
     ca_prev_ = out.allocate(DType::f32, {n, 3});
-    heads_.allocate_outputs(p_, out, d_.n_seq, n);
     say("N_res " + std::to_string(n) + ", " + std::to_string(d_.n_seq) + " MSA rows, " +
         std::to_string(d_.n_extra) + " extra rows, " + std::to_string(d_.n_templ) +
         " templates; chunk " + (chunk_ > 0 ? std::to_string(chunk_) : std::string("off")) +
         "; predicted peak " + format_bytes(p_.plan.dram_peak_bytes) + " (arenas " +
         format_bytes(p_.planned_bytes) + ")");
     // Outputs are views of the trunk state: they hold the latest iteration's values.
-    p_.msa = state_.msa.slice(0, 0, d_.n_seq);
     p_.msa_first_row = state_.msa_first_row;
     p_.pair = state_.pair;
     p_.single = state_.single;
@@ -244,7 +242,11 @@ class RecyclingRun {
       }
       stage("trunk");
       const auto t = Clock::now();
+      // The previous pass's MSA representation, masks and head outputs go: each pass's
+      // activations reuse the same scratch.
+      p_.scratch->release_to(0);
       trunk_.forward(in_, state_, ctx);
+      p_.msa = state_.msa.slice(0, 0, d_.n_seq);
       seconds += seconds_since(t);
       if (ens_) ens_->accumulate(state_, e);
     }
@@ -273,7 +275,9 @@ class RecyclingRun {
     copy_tensor(p_.sm.positions.select(0, last), p_.final_atom14_positions);
     copy_tensor(p_.sm.frames.select(0, last), p_.final_affine_tensor);
     split_frames(p_.final_affine_tensor, p_.final_rot_mats, p_.final_trans);
-    heads_.forward(p_, in_.seq_mask, RunContext{&*scratch_, chunk_, o_.tracer, 0});
+    // Above the MSA representation, until the next iteration's trunk pass.
+    heads_.allocate_outputs(p_, *p_.scratch, d_.n_seq, d_.n_res);
+    heads_.forward(p_, in_.seq_mask, RunContext{p_.scratch.get(), chunk_, o_.tracer, 0});
   }
   void timed_heads() {
     stage("heads");
@@ -323,7 +327,6 @@ class RecyclingRun {
   Arena features_;
   TrunkInputs in_;
   TrunkDims d_;
-  std::optional<Arena> scratch_;
   std::int64_t chunk_ = 0;  // the plan's
   Prediction p_;
   TrunkState state_;
@@ -384,12 +387,17 @@ RunArenas ModelRunner::arena_bytes(const TrunkDims& d, std::size_t features_byte
   const std::int64_t n = d.n_res;
   RunArenas a;
   a.features = features_bytes;
-  a.outputs = trunk_.state_bytes(d) + StructureModuleOutputs::bytes(c, n) +
-              heads_->output_bytes(d.n_seq, n) + f32_bytes({n, 37, 3}) + f32_bytes({n, 37}) +
-              f32_bytes({n, 14, 3}) + f32_bytes({n, 7}) + f32_bytes({n, 3, 3}) +
-              2 * f32_bytes({n, 3}) + (ensemble > 1 ? EnsembleBuffers::bytes(d, c) : 0);
-  a.scratch = std::max({trunk_.scratch_bytes(d, chunk), structure_module_.scratch_bytes(n, chunk),
-                        heads_->scratch_bytes(d.n_seq, n)});
+  a.outputs = trunk_.state_bytes(d) + StructureModuleOutputs::bytes(c, n) + f32_bytes({n, 37, 3}) +
+              f32_bytes({n, 37}) + f32_bytes({n, 14, 3}) + f32_bytes({n, 7}) +
+              f32_bytes({n, 3, 3}) + 2 * f32_bytes({n, 3}) +
+              (ensemble > 1 ? EnsembleBuffers::bytes(d, c) : 0);
+  // The iteration's phases one after the other in one stack (see RecyclingRun): the trunk's,
+  // then what it leaves (masks, MSA representation) under the structure module's transients or
+  // under the heads' outputs and transients.
+  const TrunkBytes t = trunk_.forward_bytes(d, chunk, /*activations_apart=*/false);
+  a.scratch =
+      std::max({t.scratch, t.retained + structure_module_.scratch_bytes(n, chunk),
+                t.retained + heads_->output_bytes(d.n_seq, n) + heads_->scratch_bytes(d.n_seq, n)});
   return a;
 }
 

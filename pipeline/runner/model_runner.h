@@ -54,9 +54,10 @@ struct StageTime {
   double seconds;
 };
 
-// Every output, named as in the reference's outputs/ group; views into `arena`.
+// Every output, named as in the reference's outputs/ group; views into `arena` and `scratch`.
 struct Prediction {
-  std::unique_ptr<Arena> arena;
+  std::unique_ptr<Arena> arena;    // what persists across iterations: pair, single, atoms, ...
+  std::unique_ptr<Arena> scratch;  // the last iteration's MSA representation and head outputs
   Tensor msa, msa_first_row, pair, single;
   StructureModuleOutputs sm;
   Tensor final_atom14_positions, final_atom_positions, final_atom_mask;

@@ -467,10 +467,11 @@ TEST_P(MsaModules, OuterProductMean) {
   check_outer_product_mean(S, 12);
 }
 
-// More sequences than one accumulation step of the chunked sum (8·chunk·c at chunk 1, 64 per
-// LayerNorm block): the steps add up to the naive double result and to the unchunked one.
+// More sequences than one accumulation step of the chunked sum (256 when the right projection
+// is not kept: beyond 2·chunk·c_m sequences) and than a LayerNorm block (64): the steps add up to
+// the naive double result and to the unchunked one.
 TEST_P(MsaModules, OuterProductMeanOverSeveralSequenceBlocks) {
-  check_outer_product_mean(150, 17);
+  check_outer_product_mean(300, 17);
 }
 
 // With a chunk the transients do not grow with the MSA depth (the extra MSA's 5,120 rows): they
@@ -483,9 +484,10 @@ TEST_P(MsaModules, OuterProductMeanScratchIsBoundedByTheChunk) {
   const std::size_t deep = module.scratch_bytes(5120, 200, 4);
   EXPECT_EQ(deep, module.scratch_bytes(1024, 200, 4));
   EXPECT_LT(deep, module.scratch_bytes(5120, 200, 0));
-  // outer and its reorder, the output, a, b and their mask for at most 8·chunk·c sequences,
-  // LayerNorm rows of 64 sequences.
-  const std::size_t block = 8 * chunk * c;
+  // outer and its reorder, the output, a, b and their mask for at most max(256, 2·chunk·c_m)
+  // sequences (the right projection of 2·chunk·c_m sequences is kept whole, deeper MSAs are
+  // summed 256 at a time), LayerNorm rows of 64 sequences.
+  const std::size_t block = std::max<std::size_t>(256, 2 * chunk * cm);
   const std::size_t bound =
       sizeof(float) * (2 * chunk * n * c * c + chunk * n * (cz + 1) +
                        block * (n * (c + 1) + chunk * c) + 64 * chunk * cm + n * cm) +

@@ -22,21 +22,31 @@ std::string q(const std::filesystem::path& p) {
   return std::string("'").append(p.string()).append("'");  // GCC 12 -Wrestrict on "'" + ...
 }
 
-// A query long enough that slicing matters for the tiny model's memory (its unsliced
-// triangle attention holds heads x N^3 floats).
+// A query long enough, with an MSA deep enough (512 cluster rows), that slicing matters for the
+// tiny model's memory: its unsliced MSA transitions and attention then outweigh the heads'
+// N²·bins outputs, which no chunk size changes. The MSA goes to DIR/msas/long.a3m (a --msa-dir).
 std::filesystem::path long_query(const ScratchDir& dir) {
   std::mt19937 rng(7);
   const std::string aa = "ACDEFGHIKLMNPQRSTVWY";
   std::string seq;
   for (int i = 0; i < 300; ++i) seq += aa[rng() % aa.size()];
+  std::string a3m = ">long\n" + seq + "\n";
+  for (int k = 0; k < 520; ++k) {
+    std::string row = seq;
+    for (char& c : row)
+      if (rng() % 10 < 3) c = aa[rng() % aa.size()];
+    a3m += ">s" + std::to_string(k) + "\n" + row + "\n";
+  }
+  std::filesystem::create_directories(dir / "msas");
+  testing::write_file(dir / "msas" / "long.a3m", a3m);
   const auto path = dir / "long.fasta";
   testing::write_file(path, ">long\n" + seq + "\n");
   return path;
 }
 
-std::string options() {
-  return "--data " + q(testing::test_data_dir()) +
-         " --model-order 1 --num-models 1 --num-recycle 0 --threads 1";
+std::string options(const ScratchDir& dir) {
+  return "--data " + q(testing::test_data_dir()) + " --msa-dir " + q(dir / "msas") +
+         " --max-msa 512:8 --model-order 1 --num-models 1 --num-recycle 0 --threads 1";
 }
 
 std::size_t peak_rss_mib(const std::string& log) {
@@ -69,7 +79,7 @@ std::optional<std::filesystem::path> memlimit_tool() {
 TEST(MemBudgetE2eTest, PredictRefusesABudgetNoPlanMeetsBeforeAnyModelWork) {
   const ScratchDir dir;
   const auto r = run_cpufold("predict " + q(long_query(dir)) + " " + q(dir / "out") + " " +
-                             options() + " --mem-budget 20M");
+                             options(dir) + " --mem-budget 20M");
   EXPECT_EQ(r.exit_code, 4) << r.output;
   EXPECT_TRUE(contains(r.output, "needs at least")) << r.output;
   EXPECT_TRUE(contains(r.output, "more than the memory budget 20.0 MiB")) << r.output;
@@ -94,7 +104,7 @@ TEST(MemBudgetE2eTest, TightBudgetIsMetWithTheUnbudgetedResults) {
   const ScratchDir dir;
   const auto query = long_query(dir);
   const auto plan_of = [&](const std::string& extra) {
-    const auto r = run_cpufold("plan " + q(query) + " " + options() + extra + " --format json");
+    const auto r = run_cpufold("plan " + q(query) + " " + options(dir) + extra + " --format json");
     EXPECT_EQ(r.exit_code, 0) << r.output;
     return nlohmann::json::parse(r.output.substr(r.output.find('{')));
   };
@@ -104,15 +114,17 @@ TEST(MemBudgetE2eTest, TightBudgetIsMetWithTheUnbudgetedResults) {
   const std::size_t budget_mib = (smallest >> 20) + 1;
 
   const auto free_run = run_cpufold("predict " + q(query) + " " + q(dir / "free") + " " +
-                                    options() + " --chunk-size 0");
+                                    options(dir) + " --chunk-size 0");
   ASSERT_EQ(free_run.exit_code, 0) << free_run.output;
   const std::string budget = " --mem-budget " + std::to_string(budget_mib) + "M";
   const auto tight =
-      run_cpufold("predict " + q(query) + " " + q(dir / "tight") + " " + options() + budget);
+      run_cpufold("predict " + q(query) + " " + q(dir / "tight") + " " + options(dir) + budget);
   ASSERT_EQ(tight.exit_code, 0) << tight.output;
   // The plan's prediction holds within 10% of the measured peak (README, "Memory").
   EXPECT_LE(static_cast<double>(peak_rss_mib(tight.output)), 1.10 * budget_mib) << tight.output;
-  EXPECT_LT(peak_rss_mib(tight.output), peak_rss_mib(free_run.output));
+  // The budget made the planner slice (the unbudgeted default here is unsliced).
+  EXPECT_TRUE(contains(free_run.output, "chunk off;")) << free_run.output;
+  EXPECT_FALSE(contains(tight.output, "chunk off;")) << tight.output;
 
   const auto a = plddt(dir / "free"), b = plddt(dir / "tight");
   ASSERT_EQ(a.size(), b.size());
@@ -123,7 +135,7 @@ TEST(MemBudgetE2eTest, TightBudgetIsMetWithTheUnbudgetedResults) {
   if (const auto tool = memlimit_tool()) {
     const auto limited = run_command(q(*tool) + " " + std::to_string(budget_mib) +
                                      "M '" CPUFOLD_BINARY "' predict " + q(query) + " " +
-                                     q(dir / "limited") + " " + options() + budget);
+                                     q(dir / "limited") + " " + options(dir) + budget);
     EXPECT_EQ(limited.exit_code, 0) << limited.output;
     EXPECT_TRUE(contains(limited.output, "oom_kill 0")) << limited.output;
   }
