@@ -17,18 +17,11 @@
 namespace cpufold {
 namespace {
 
+using testing::contains;
+using testing::dir_is_empty;
+using testing::kMiB;
 using testing::ScratchDir;
 using testing::thrown_message;
-
-constexpr std::size_t kMiB = std::size_t{1} << 20;
-
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
-
-bool dir_is_empty(const std::filesystem::path& dir) {
-  return std::filesystem::directory_iterator(dir) == std::filesystem::directory_iterator();
-}
 
 // Lines of /proc/self/maps that map a file from `dir`.
 std::size_t mappings_from(const std::filesystem::path& dir) {

@@ -7,16 +7,14 @@
 #include <cstring>
 
 #include "memory/error.h"
+#include "tests/memory/spill_test_util.h"
 #include "tests/support/test_support.h"
 
 namespace cpufold {
 namespace {
 
+using testing::contains;
 using testing::thrown_message;
-
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
 
 TEST(NumaTier, NodeZeroHoldsZeroFilledPagesBoundToIt) {
   const auto nodes = numa_nodes();

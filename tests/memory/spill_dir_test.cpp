@@ -13,18 +13,10 @@
 namespace cpufold {
 namespace {
 
+using testing::contains;
+using testing::kMiB;
 using testing::ScratchDir;
 using testing::thrown_message;
-
-constexpr std::size_t kMiB = std::size_t{1} << 20;
-
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
-
-bool dir_is_empty(const std::filesystem::path& dir) {
-  return std::filesystem::directory_iterator(dir) == std::filesystem::directory_iterator();
-}
 
 std::string fd_target(const UniqueFd& fd) {
   return std::filesystem::read_symlink("/proc/self/fd/" + std::to_string(fd.get())).string();
@@ -59,7 +51,7 @@ TEST(SpillDir, AReadOnlyFileSystemIsAnInputErrorSayingSo) {
 TEST(SpillDir, AWritableDirectoryPassesAndStaysEmpty) {
   const ScratchDir dir;
   EXPECT_NO_THROW(require_spill_dir(dir.path()));
-  EXPECT_TRUE(dir_is_empty(dir.path()));
+  EXPECT_TRUE(testing::dir_is_empty(dir.path()));
 }
 
 TEST(SpillDir, FreeSpaceAndMemoryBackingOfATmpfs) {
@@ -90,7 +82,7 @@ TEST(SpillDir, UnnamedFilesLiveInTheDirectoryWithoutAName) {
     ASSERT_EQ(::pread(fd.get(), back, 5, 0), 5);
     EXPECT_EQ(std::string(back, 5), "spill");
   }
-  EXPECT_TRUE(dir_is_empty(dir.path()));
+  EXPECT_TRUE(testing::dir_is_empty(dir.path()));
 }
 
 }  // namespace

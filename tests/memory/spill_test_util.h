@@ -1,4 +1,5 @@
-// Helpers for the spill-tier tests: what of a file mapping is resident, and a small tmpfs.
+// Helpers for the spill-tier tests: what of a file mapping is resident, a small tmpfs, and
+// checks of messages and directories.
 #pragma once
 
 #include <sys/mman.h>
@@ -12,6 +13,16 @@
 #include <vector>
 
 namespace cpufold::testing {
+
+inline constexpr std::size_t kMiB = std::size_t{1} << 20;
+
+inline bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+inline bool dir_is_empty(const std::filesystem::path& dir) {
+  return std::filesystem::directory_iterator(dir) == std::filesystem::directory_iterator();
+}
 
 // Bytes of file-backed pages mapped into this process (RssFile + RssShmem of
 // /proc/self/status): what a spilled region adds to the resident set.
