@@ -91,7 +91,8 @@ void FileTier::evict(std::byte* base, std::size_t offset, std::size_t bytes) {
                      "': " + std::strerror(errno) + "; pass --spill-dir a working device");
   }
   // Unmap the pages from this process (MAP_SHARED: the data stays in the file), then drop
-  // them from the page cache, which only lets go of clean pages nobody maps.
+  // them from the page cache, which only lets go of clean pages nobody maps. Best effort: a
+  // failure leaves pages resident, never loses data.
   ::madvise(base + begin, end - begin, MADV_DONTNEED);
   ::posix_fadvise(fd, static_cast<off_t>(begin), static_cast<off_t>(end - begin),
                   POSIX_FADV_DONTNEED);
