@@ -30,4 +30,12 @@ void Arena::release_to(Mark m) {
   used_ = m;
 }
 
+void Arena::evict(const void* p, std::size_t bytes) const {
+  const auto* b = static_cast<const std::byte*>(p);
+  if (b < region_.data() || b > region_.data() + capacity()) {
+    throw InternalError("evicting memory outside arena '" + name_ + "'");
+  }
+  region_.evict(static_cast<std::size_t>(b - region_.data()), bytes);
+}
+
 }  // namespace cpufold

@@ -23,6 +23,9 @@ class Arena {
   Mark mark() const { return used_; }
   // Frees everything allocated after `m` (stack discipline).
   void release_to(Mark m);
+  // Region::evict for `bytes` at `p`, which must lie in this arena (a row slab of a tensor
+  // allocated from it): a spilled arena keeps only the slab in use resident.
+  void evict(const void* p, std::size_t bytes) const;
 
   std::size_t used() const { return used_; }
   std::size_t capacity() const { return region_.size(); }

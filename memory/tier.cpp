@@ -32,12 +32,22 @@ void Region::reset() {
   size_ = 0;
 }
 
+void Region::evict(std::size_t offset, std::size_t bytes) const {
+  if (offset > size_ || bytes > size_ - offset) {
+    throw InternalError("evicting bytes " + std::to_string(offset) + "+" + std::to_string(bytes) +
+                        " of a region of " + std::to_string(size_));
+  }
+  if (tier_ && data_ && bytes > 0) tier_->evict(data_, offset, bytes);
+}
+
 Region Tier::allocate(std::size_t bytes) {
   if (bytes == 0) return Region(this, nullptr, 0);
   std::byte* p = map(bytes);
   PeakTracker::instance().on_allocate(name(), bytes);
   return Region(this, p, bytes);
 }
+
+void Tier::evict(std::byte*, std::size_t, std::size_t) {}
 
 void Tier::release(std::byte* data, std::size_t bytes) {
   unmap(data, bytes);

@@ -1,6 +1,6 @@
-// Memory tiers: where the planner places storage. DRAM today; later a file-backed mmap tier
-// (SSD or fs-dax pmem) and a far NUMA node implement the same interface, so callers that hold
-// a Tier& never change when a tier is added.
+// Memory tiers: where the planner places storage. DRAM here; a file-backed mmap tier (SSD or
+// fs-dax pmem, memory/file_tier.h) and a far NUMA node (memory/numa_tier.h) implement the same
+// interface, so callers that hold a Tier& never change when a tier is added.
 #pragma once
 
 #include <cstddef>
@@ -26,6 +26,10 @@ class Region {
   std::size_t size() const { return size_; }
   Tier* tier() const { return tier_; }
   void reset();
+  // Drops the resident pages of [offset, offset + bytes) once their contents are safe in the
+  // tier's backing store, so that streaming through a large region slab by slab keeps about
+  // one slab resident. The contents stay (the next access reads them back); no-op for DRAM.
+  void evict(std::size_t offset, std::size_t bytes) const;
 
  private:
   Tier* tier_ = nullptr;
@@ -47,6 +51,8 @@ class Tier {
  protected:
   virtual std::byte* map(std::size_t bytes) = 0;
   virtual void unmap(std::byte* data, std::size_t bytes) = 0;
+  // [offset, offset + bytes) of the region mapped at `base`, checked to lie inside it.
+  virtual void evict(std::byte* base, std::size_t offset, std::size_t bytes);
 
  private:
   friend class Region;

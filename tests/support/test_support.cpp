@@ -33,6 +33,16 @@ std::filesystem::path require_reference_file(const std::filesystem::path& relati
   return p;
 }
 
+std::optional<std::filesystem::path> memlimit_tool() {
+  const auto ref = reference_dir();
+  if (!ref) return std::nullopt;
+  const auto tool = ref->parent_path() / "tools" / "memlimit";
+  if (!std::filesystem::exists(tool)) return std::nullopt;
+  if (run_command(std::string("'").append(tool.string()).append("' 64M true")).exit_code != 0)
+    return std::nullopt;
+  return tool;
+}
+
 ScratchDir::ScratchDir() {
   std::random_device rd;
   path_ = std::filesystem::temp_directory_path() /

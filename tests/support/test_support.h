@@ -17,6 +17,10 @@ std::filesystem::path test_data_dir();
 std::optional<std::filesystem::path> reference_dir();
 std::filesystem::path require_reference_file(const std::filesystem::path& relative);
 
+// ../shared/tools/memlimit beside CPUFOLD_REFERENCE_DIR, when it is there and this machine
+// lets it create memory cgroups; nullopt otherwise (tests that need it skip that part).
+std::optional<std::filesystem::path> memlimit_tool();
+
 // A fresh directory under the system temp dir, removed when the object dies.
 class ScratchDir {
  public:

@@ -14,6 +14,7 @@ namespace cpufold {
 namespace {
 
 using testing::contains;
+using testing::memlimit_tool;
 using testing::run_command;
 using testing::run_cpufold;
 using testing::ScratchDir;
@@ -65,15 +66,6 @@ std::vector<double> plddt(const std::filesystem::path& out) {
   }
   ADD_FAILURE() << "no scores in " << out;
   return {};
-}
-
-std::optional<std::filesystem::path> memlimit_tool() {
-  const auto ref = testing::reference_dir();
-  if (!ref) return std::nullopt;
-  const auto tool = ref->parent_path() / "tools" / "memlimit";
-  if (!std::filesystem::exists(tool)) return std::nullopt;
-  if (run_command(q(tool) + " 64M true").exit_code != 0) return std::nullopt;  // no cgroups
-  return tool;
 }
 
 TEST(MemBudgetE2eTest, PredictRefusesABudgetNoPlanMeetsBeforeAnyModelWork) {
