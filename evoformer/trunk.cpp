@@ -27,6 +27,13 @@ void outer_mask(const Tensor& seq_mask, const Tensor& pair_mask) {
     for (std::int64_t j = 0; j < n; ++j) dst[i * n + j] = s[i * stride] * s[j * stride];
 }
 
+// A spilled activation is written back and dropped from memory after each block: the next
+// block reads it back from its file as it goes, so that only what a block is working on stays
+// resident, whatever the cgroup (no-op for DRAM).
+void evict_spilled(const Tensor& t, const RunContext& ctx) {
+  if (ctx.activations != nullptr) ctx.activations->evict(t.data(), t.nbytes());
+}
+
 }  // namespace
 
 Trunk::Trunk(const WeightStore& store, const ModelConfig& c)
@@ -170,6 +177,7 @@ void Trunk::forward(const TrunkInputs& in, TrunkState& state, const RunContext& 
       extra_msa_stack_[i].forward(e, state.pair, in.extra_msa_mask, pair_mask, ctx);
       ctx.trace(name, "out_0", e);
       ctx.trace(name, "out_1", state.pair);
+      evict_spilled(e, ctx);
     }
   }
 
@@ -190,6 +198,7 @@ void Trunk::forward(const TrunkInputs& in, TrunkState& state, const RunContext& 
     evoformer_stack_[i].forward(state.msa, state.pair, msa_mask, pair_mask, ctx);
     ctx.trace(name, "out_0", state.msa);
     ctx.trace(name, "out_1", state.pair);
+    evict_spilled(state.msa, ctx);
   }
 
   // AF2 Alg. 2 line 15: single representation from the first MSA row.

@@ -13,9 +13,16 @@ std::size_t PlanCandidate::dram_bytes() const {
   return sum;
 }
 
-MemoryPlan choose_plan(std::vector<PlanCandidate> candidates, std::optional<std::size_t> budget,
-                       std::size_t usable, double time_slack) {
-  if (candidates.empty()) throw InternalError("choose_plan: no candidate plans");
+std::size_t PlanCandidate::spill_bytes() const {
+  std::size_t sum = 0;
+  for (const PlannedBlock& b : spill) sum += b.bytes;
+  return sum;
+}
+
+namespace {
+
+MemoryPlan choose_among(std::vector<PlanCandidate> candidates, std::optional<std::size_t> budget,
+                        std::size_t usable, double time_slack) {
   const auto leaner = [](const PlanCandidate& a, const PlanCandidate& b) {
     return a.dram_bytes() < b.dram_bytes() ||
            (a.dram_bytes() == b.dram_bytes() && a.relative_time < b.relative_time);
@@ -63,6 +70,32 @@ MemoryPlan choose_plan(std::vector<PlanCandidate> candidates, std::optional<std:
   }
   plan.chosen = *chosen;
   plan.dram_peak_bytes = chosen->dram_bytes();
+  plan.spill_bytes = chosen->spill_bytes();
+  return plan;
+}
+
+}  // namespace
+
+MemoryPlan choose_plan(std::vector<PlanCandidate> candidates, std::optional<std::size_t> budget,
+                       std::size_t usable, double time_slack) {
+  if (candidates.empty()) throw InternalError("choose_plan: no candidate plans");
+  std::vector<PlanCandidate> in_dram, spilled;
+  for (PlanCandidate& c : candidates) (c.spill.empty() ? in_dram : spilled).push_back(std::move(c));
+  if (spilled.empty()) return choose_among(std::move(in_dram), budget, usable, time_slack);
+  if (in_dram.empty()) {
+    MemoryPlan plan = choose_among(std::move(spilled), budget, usable, time_slack);
+    plan.spill_considered = true;
+    return plan;
+  }
+  MemoryPlan plan = choose_among(in_dram, budget, usable, time_slack);
+  MemoryPlan spill = choose_among(std::move(spilled), budget, usable, time_slack);
+  spill.spill_considered = plan.spill_considered = true;
+  const std::size_t min_budget = std::min(plan.min_budget_bytes, spill.min_budget_bytes);
+  if (!plan.fits && spill.fits) {
+    spill.why += " (no plan held in DRAM fits)";
+    plan = std::move(spill);
+  }
+  plan.min_budget_bytes = min_budget;
   return plan;
 }
 
@@ -70,12 +103,15 @@ void refuse_plan(const MemoryPlan& plan, const std::string& what) {
   const std::string limit = plan.budget
                                 ? "the memory budget " + format_bytes(*plan.budget)
                                 : "the memory available here " + format_bytes(plan.usable_bytes);
-  throw BudgetError(what + " needs at least " + format_bytes(plan.min_budget_bytes) +
-                    " (the leanest plan, chunk size " + std::to_string(plan.chosen.chunk) +
-                    "), more than " + limit + "; give --mem-budget " +
-                    slurm_mem(plan.min_budget_bytes) +
-                    " or more (and as much to the job's "
-                    "memory limit), or fold it on a machine with more memory");
+  throw BudgetError(
+      what + " needs at least " + format_bytes(plan.min_budget_bytes) +
+      " (the leanest plan, chunk size " + std::to_string(plan.chosen.chunk) + "), more than " +
+      limit + "; give --mem-budget " + slurm_mem(plan.min_budget_bytes) +
+      " or more (and as much to the job's memory limit)" +
+      (plan.spill_considered ? std::string(", or fold it on a machine with more memory")
+                             : std::string(", or add --spill-dir DIR (a directory on a local SSD "
+                                           "or a DAX mount) to place the largest activations in "
+                                           "files there")));
 }
 
 }  // namespace cpufold

@@ -21,9 +21,11 @@ struct PlannedBlock {
 struct PlanCandidate {
   std::int64_t chunk = 0;            // rows per slice; 0: unsliced
   std::vector<PlannedBlock> blocks;  // everything resident in DRAM at the peak
+  std::vector<PlannedBlock> spill;   // arenas placed on the spill tier (files under --spill-dir)
   double relative_time = 1;          // predicted time over the fastest candidate's (>= 1)
 
   std::size_t dram_bytes() const;
+  std::size_t spill_bytes() const;
 };
 
 struct MemoryPlan {
@@ -34,6 +36,7 @@ struct MemoryPlan {
   std::size_t usable_bytes = 0;       // what the machine or cgroup offers; 0: unknown
   bool fits = false;                  // dram_peak_bytes <= budget (or usable memory)
   std::size_t min_budget_bytes = 0;   // the leanest candidate's peak: the smallest budget that fits
+  bool spill_considered = false;      // some candidates spilled (a spill directory was given)
   std::string why;                    // one line: why this candidate was chosen
 };
 
@@ -41,7 +44,8 @@ struct MemoryPlan {
 // relative time is within `time_slack` (0.03: 3%) of the fastest. With a budget: the default
 // choice if it fits, else the fastest candidate that fits, else the leanest (fits = false).
 // Without a budget the limit is `usable` (0: unknown, no limit): the default choice if it fits,
-// else the fastest that fits, else the leanest (fits = false).
+// else the fastest that fits, else the leanest (fits = false). Candidates that spill are taken
+// only when no candidate held in DRAM fits: spilling is the last resort, after chunking.
 MemoryPlan choose_plan(std::vector<PlanCandidate> candidates, std::optional<std::size_t> budget,
                        std::size_t usable, double time_slack);
 

@@ -47,7 +47,12 @@ std::string plan_text(std::span<const JobPlan> plans) {
     std::snprintf(line, sizeof line, "  %-44s %12s\n", "predicted peak (DRAM)",
                   format_bytes(p.dram_peak_bytes).c_str());
     out += line;
-    out += "  spill: none\n";
+    if (p.chosen.spill.empty()) out += "  spill: none\n";
+    for (const PlannedBlock& b : p.chosen.spill) {
+      std::snprintf(line, sizeof line, "  spill: %-37s %12s\n", b.name.c_str(),
+                    format_bytes(b.bytes).c_str());
+      out += line;
+    }
     out += "  chunk size " + chunk_name(p.chosen.chunk) + ": " + p.why + "\n";
     std::snprintf(line, sizeof line, "  predicted time %.2fx the fastest plan's\n",
                   p.chosen.relative_time);
@@ -67,7 +72,7 @@ std::string plan_json(std::span<const JobPlan> plans) {
   using Json = nlohmann::ordered_json;
   Json jobs = Json::array();
   bool fits = true;
-  std::size_t peak = 0, min_budget = 0;
+  std::size_t peak = 0, min_budget = 0, spill_peak = 0;
   for (const JobPlan& j : plans) {
     Json o;
     o["name"] = j.name;
@@ -96,14 +101,19 @@ std::string plan_json(std::span<const JobPlan> plans) {
     for (const PlannedBlock& b : p.chosen.blocks)
       blocks.push_back({{"name", b.name}, {"bytes", b.bytes}});
     o["blocks"] = std::move(blocks);
+    Json spill = Json::array();
+    for (const PlannedBlock& b : p.chosen.spill)
+      spill.push_back({{"name", b.name}, {"bytes", b.bytes}});
+    o["spill"] = std::move(spill);
     fits = fits && p.fits;
     peak = std::max(peak, p.dram_peak_bytes);
+    spill_peak = std::max(spill_peak, p.spill_bytes);
     min_budget = std::max(min_budget, p.min_budget_bytes);
     jobs.push_back(std::move(o));
   }
   Json all;
   all["dram_peak_bytes"] = peak;
-  all["spill_bytes"] = 0;
+  all["spill_bytes"] = spill_peak;
   all["fits"] = fits;
   all["min_budget_bytes"] = min_budget;
   all["jobs"] = std::move(jobs);

@@ -7,7 +7,9 @@
 #include <optional>
 
 #include "memory/byte_size.h"
+#include "memory/file_tier.h"
 #include "memory/peak_tracker.h"
+#include "memory/spill_dir.h"
 #include "memory/system_memory.h"
 #include "memory/tensor_copy.h"
 #include "pipeline/runner/prediction_heads.h"
@@ -143,7 +145,8 @@ class RecyclingRun {
     plan();
     allocate_outputs();
     for (std::int64_t k = 0; k <= o_.recycles; ++k) {
-      const RunContext ctx{p_.scratch.get(), chunk_, o_.tracer, static_cast<int>(k)};
+      const RunContext ctx{p_.scratch.get(), chunk_, o_.tracer, static_cast<int>(k),
+                           p_.activations.get()};
       const double trunk_s = trunk_pass(k, ctx);
       const double structure_s = structure_pass(ctx);
       p_.iterations = k + 1;
@@ -183,10 +186,20 @@ class RecyclingRun {
           " of memory available now; the run may be killed");
     }
     chunk_ = p_.plan.chosen.chunk;
-    const RunArenas a = runner_.arena_bytes(d_, features_.capacity(), o_.ensemble, chunk_);
-    p_.arena = std::make_unique<Arena>("prediction", dram_tier(), a.outputs);
+    const SpillLevel spill = spill_level(p_.plan.chosen);
+    const RunArenas a = runner_.arena_bytes(d_, features_.capacity(), o_.ensemble, chunk_,
+                                            spill != SpillLevel::none);
+    if (spill != SpillLevel::none) {
+      p_.spill_tier = std::make_unique<FileTier>(*o_.spill_dir);
+      say("spilling " + format_bytes(p_.plan.spill_bytes) + " to " + o_.spill_dir->string() + " (" +
+          p_.plan.why + ")");
+    }
+    Tier& outputs_tier = spill == SpillLevel::outputs ? *p_.spill_tier : dram_tier();
+    p_.arena = std::make_unique<Arena>("prediction", outputs_tier, a.outputs);
     p_.scratch = std::make_unique<Arena>("scratch", dram_tier(), a.scratch);
-    p_.planned_bytes = features_.capacity() + p_.arena->capacity() + p_.scratch->capacity();
+    if (spill != SpillLevel::none)
+      p_.activations = std::make_unique<Arena>("activations", *p_.spill_tier, a.activations);
+    p_.planned_bytes = a.total();
   }
 
   void allocate_outputs() {
@@ -245,6 +258,7 @@ class RecyclingRun {
       // The previous pass's MSA representation, masks and head outputs go: each pass's
       // activations reuse the same scratch.
       p_.scratch->release_to(0);
+      if (p_.activations) p_.activations->release_to(0);
       trunk_.forward(in_, state_, ctx);
       p_.msa = state_.msa.slice(0, 0, d_.n_seq);
       seconds += seconds_since(t);
@@ -276,8 +290,9 @@ class RecyclingRun {
     copy_tensor(p_.sm.frames.select(0, last), p_.final_affine_tensor);
     split_frames(p_.final_affine_tensor, p_.final_rot_mats, p_.final_trans);
     // Above the MSA representation, until the next iteration's trunk pass.
-    heads_.allocate_outputs(p_, *p_.scratch, d_.n_seq, d_.n_res);
-    heads_.forward(p_, in_.seq_mask, RunContext{p_.scratch.get(), chunk_, o_.tracer, 0});
+    const RunContext ctx{p_.scratch.get(), chunk_, o_.tracer, 0, p_.activations.get()};
+    heads_.allocate_outputs(p_, ctx.activation_arena(), d_.n_seq, d_.n_res);
+    heads_.forward(p_, in_.seq_mask, ctx);
   }
   void timed_heads() {
     stage("heads");
@@ -382,7 +397,7 @@ Prediction ModelRunner::run(const FeatureSource& source, const RunOptions& o) co
 }
 
 RunArenas ModelRunner::arena_bytes(const TrunkDims& d, std::size_t features_bytes,
-                                   std::int64_t ensemble, std::int64_t chunk) const {
+                                   std::int64_t ensemble, std::int64_t chunk, bool apart) const {
   const ModelConfig& c = trunk_.config();
   const std::int64_t n = d.n_res;
   RunArenas a;
@@ -394,10 +409,13 @@ RunArenas ModelRunner::arena_bytes(const TrunkDims& d, std::size_t features_byte
   // The iteration's phases one after the other in one stack (see RecyclingRun): the trunk's,
   // then what it leaves (masks, MSA representation) under the structure module's transients or
   // under the heads' outputs and transients.
-  const TrunkBytes t = trunk_.forward_bytes(d, chunk, /*activations_apart=*/false);
+  // Apart, the MSA representation and the head outputs go to the activations arena instead.
+  const TrunkBytes t = trunk_.forward_bytes(d, chunk, apart);
+  const std::size_t head_outputs = heads_->output_bytes(d.n_seq, n);
   a.scratch =
       std::max({t.scratch, t.retained + structure_module_.scratch_bytes(n, chunk),
-                t.retained + heads_->output_bytes(d.n_seq, n) + heads_->scratch_bytes(d.n_seq, n)});
+                t.retained + (apart ? 0 : head_outputs) + heads_->scratch_bytes(d.n_seq, n)});
+  if (apart) a.activations = std::max(t.activations, trunk_.msa_bytes(d) + head_outputs);
   return a;
 }
 
@@ -411,8 +429,13 @@ MemoryPlan ModelRunner::plan(const TrunkDims& d, std::size_t features_bytes,
   // What the process holds already is usable by this run too; 0 (unknown) stays unknown.
   if (const std::size_t usable = usable_memory_bytes(); usable > 0)
     request.usable_bytes = usable + os_current_rss_bytes();
-  return plan_run(trunk_.config(), d, request, [&](std::int64_t chunk) {
-    return arena_bytes(d, features_bytes, o.ensemble, chunk);
+  // A spill directory in RAM (tmpfs) frees nothing: its plans would only look leaner.
+  if (o.spill_dir && !spill_dir_in_memory(*o.spill_dir)) {
+    request.may_spill = true;
+    request.spill_free_bytes = spill_free_bytes(*o.spill_dir);
+  }
+  return plan_run(trunk_.config(), d, request, [&](std::int64_t chunk, bool apart) {
+    return arena_bytes(d, features_bytes, o.ensemble, chunk, apart);
   });
 }
 

@@ -3,6 +3,7 @@
 // from the model configuration and the feature sizes before anything runs.
 #pragma once
 
+#include <filesystem>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -36,6 +37,9 @@ struct RunOptions {
   std::optional<std::size_t> mem_budget;
   // Weights of other models the caller keeps loaded beside this one (they count in the plan).
   std::size_t other_weight_bytes = 0;
+  // --spill-dir: when no plan held in DRAM fits, the planner may place the largest arenas in
+  // files mapped there (memory/file_tier.h).
+  std::optional<std::filesystem::path> spill_dir;
   Tracer* tracer = nullptr;
   // One plain line per stage (sizes and plan, each iteration's times); callers add context.
   std::function<void(const std::string&)> progress;
@@ -56,8 +60,10 @@ struct StageTime {
 
 // Every output, named as in the reference's outputs/ group; views into `arena` and `scratch`.
 struct Prediction {
-  std::unique_ptr<Arena> arena;    // what persists across iterations: pair, single, atoms, ...
-  std::unique_ptr<Arena> scratch;  // the last iteration's MSA representation and head outputs
+  std::unique_ptr<Tier> spill_tier;    // the files under --spill-dir, when the plan spills
+  std::unique_ptr<Arena> arena;        // what persists across iterations: pair, single, atoms, ...
+  std::unique_ptr<Arena> scratch;      // the last iteration's MSA representation and head outputs
+  std::unique_ptr<Arena> activations;  // those two instead, when the plan spills them
   Tensor msa, msa_first_row, pair, single;
   StructureModuleOutputs sm;
   Tensor final_atom14_positions, final_atom_positions, final_atom_mask;
@@ -95,8 +101,9 @@ class ModelRunner {
   Prediction run(const FeatureSource& features, const RunOptions& options) const;
 
   // The arenas of a run with these sizes.
+  // The arenas of a run with these sizes; `apart`: the activations in their own arena.
   RunArenas arena_bytes(const TrunkDims& dims, std::size_t features_bytes, std::int64_t ensemble,
-                        std::int64_t chunk) const;
+                        std::int64_t chunk, bool apart) const;
   // The memory plan run() would follow for features of these sizes, without running the model.
   MemoryPlan plan(const TrunkDims& dims, std::size_t features_bytes,
                   const RunOptions& options) const;

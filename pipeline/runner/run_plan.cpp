@@ -27,35 +27,78 @@ double relative_time(std::int64_t chunk) {
   return 2.9;
 }
 
+double spill_time_factor(SpillLevel level) {
+  // N = 128, full widths, one iteration, spill directory on the same ext4 SSD as the inputs
+  // (README, "Memory"): see the closing note of the spill tier.
+  switch (level) {
+    case SpillLevel::none:
+      return 1;
+    case SpillLevel::activations:
+      return 1.10;
+    case SpillLevel::outputs:
+      return 1.25;
+  }
+  return 1;
+}
+
+SpillLevel spill_level(const PlanCandidate& candidate) {
+  SpillLevel level = SpillLevel::none;
+  for (const PlannedBlock& b : candidate.spill) {
+    if (b.name == kOutputsBlock) return SpillLevel::outputs;
+    if (b.name == kActivationsBlock) level = SpillLevel::activations;
+  }
+  return level;
+}
+
 namespace {
 
 PlanCandidate plan_candidate(const ModelConfig& config, std::int64_t chunk, const RunArenas& a,
-                             const PlanRequest& r) {
+                             const PlanRequest& r, SpillLevel level) {
   PlanCandidate c;
   c.chunk = chunk;
-  c.relative_time = relative_time(chunk);
+  c.relative_time = relative_time(chunk) * spill_time_factor(level);
   c.blocks = {{"process (code, libraries, threads, heap)", process_bytes(config)},
               {"shared weights (the mapped weight cache)", r.shared_weight_bytes},
               {"private weights", r.private_weight_bytes},
-              {"features arena", a.features},
-              {"outputs arena", a.outputs},
-              {"scratch arena", a.scratch}};
+              {"features arena", a.features}};
+  if (level != SpillLevel::none) {
+    // The weight cache is a file too: when the memory limit presses, the kernel drops the pages
+    // of blocks that ran and reads them back at the next iteration, as it does for the spilled
+    // arenas. Resident: about the weights of two blocks (the one running and the next).
+    const auto blocks = static_cast<std::size_t>(std::max<std::int64_t>(
+        1, config.n_evoformer_blocks + config.n_extra_msa_blocks + config.n_template_blocks));
+    c.blocks[1] = {"shared weights (streamed from the weight cache file)",
+                   std::min(r.shared_weight_bytes, 2 * r.shared_weight_bytes / blocks)};
+  }
+  (level == SpillLevel::outputs ? c.spill : c.blocks).push_back({kOutputsBlock, a.outputs});
+  c.blocks.push_back({"scratch arena", a.scratch});
+  if (level != SpillLevel::none) c.spill.push_back({kActivationsBlock, a.activations});
   return c;
 }
 
 }  // namespace
 
 MemoryPlan plan_run(const ModelConfig& config, const TrunkDims& d, const PlanRequest& r,
-                    const std::function<RunArenas(std::int64_t chunk)>& arenas) {
+                    const std::function<RunArenas(std::int64_t chunk, bool apart)>& arenas) {
   std::vector<PlanCandidate> candidates;
+  const auto add = [&](std::int64_t chunk) {
+    candidates.push_back(plan_candidate(config, chunk, arenas(chunk, false), r, SpillLevel::none));
+    if (!r.may_spill) return;
+    const RunArenas apart = arenas(chunk, true);
+    for (const SpillLevel level : {SpillLevel::activations, SpillLevel::outputs}) {
+      PlanCandidate c = plan_candidate(config, chunk, apart, r, level);
+      if (r.spill_free_bytes == 0 || c.spill_bytes() <= r.spill_free_bytes)
+        candidates.push_back(std::move(c));
+    }
+  };
   if (r.chunk) {
-    candidates.push_back(plan_candidate(config, *r.chunk, arenas(*r.chunk), r));
+    add(*r.chunk);
   } else {
     const std::int64_t widest = std::max({d.n_res, d.n_seq + d.n_templ, d.n_extra});
     for (const std::int64_t c : kChunkCandidates) {
       // A chunk that covers every sliced axis is the unsliced plan again.
       if (c > 0 && c >= widest) continue;
-      candidates.push_back(plan_candidate(config, c, arenas(c), r));
+      add(c);
     }
   }
   return choose_plan(std::move(candidates), r.budget, r.usable_bytes, kPlanTimeSlack);

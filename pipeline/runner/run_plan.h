@@ -16,11 +16,27 @@ namespace cpufold {
 // The arenas of one run, in bytes.
 struct RunArenas {
   std::size_t features = 0;  // one iteration's trunk inputs
-  std::size_t outputs = 0;   // trunk state, structure module and head outputs
-  std::size_t scratch = 0;   // the largest module's transients (and the iteration's residents)
+  std::size_t outputs = 0;   // what persists across iterations: pair, single, structure outputs
+  std::size_t scratch = 0;   // an iteration's phases: activations, head outputs, transients
+  // With the activations apart (spilled): the extra-MSA and MSA representations and the head
+  // outputs, no longer in `scratch`.
+  std::size_t activations = 0;
 
-  std::size_t total() const { return features + outputs + scratch; }
+  std::size_t total() const { return features + outputs + scratch + activations; }
 };
+
+// How much of a run goes to the spill tier.
+enum class SpillLevel {
+  none,
+  activations,  // the activations arena (extra-MSA and MSA representations, head outputs)
+  outputs,      // that and the outputs arena (the pair representation above all)
+};
+
+// Plan block names the run looks for to place its arenas.
+inline constexpr const char* kOutputsBlock = "outputs arena";
+inline constexpr const char* kActivationsBlock = "activations arena";
+// The spill level a candidate plan stands for.
+SpillLevel spill_level(const PlanCandidate& candidate);
 
 struct PlanRequest {
   std::optional<std::int64_t> chunk;  // fixed by the user; empty: the planner chooses
@@ -30,6 +46,9 @@ struct PlanRequest {
   std::size_t shared_weight_bytes = 0;
   std::size_t private_weight_bytes = 0;
   std::size_t usable_bytes = 0;  // usable memory (memory/system_memory); 0: unknown
+  // --spill-dir was given: candidates may spill, up to the free space there (0: unknown).
+  bool may_spill = false;
+  std::size_t spill_free_bytes = 0;
 };
 
 // Chunk sizes the planner weighs, unsliced first.
@@ -41,12 +60,14 @@ std::size_t process_bytes(const ModelConfig& config);
 
 // Predicted run time with `chunk` over the unsliced run's, from measurements (run_plan.cpp).
 double relative_time(std::int64_t chunk);
+// Predicted run time with arenas spilled over the same run in DRAM (run_plan.cpp).
+double spill_time_factor(SpillLevel level);
 
 // Time slack of the default choice: the leanest plan within 3% of the fastest.
 inline constexpr double kPlanTimeSlack = 0.03;
 
-// The plan of one run; `arenas(chunk)` gives a candidate's arenas.
+// The plan of one run; `arenas(chunk, activations_apart)` gives a candidate's arenas.
 MemoryPlan plan_run(const ModelConfig& config, const TrunkDims& d, const PlanRequest& r,
-                    const std::function<RunArenas(std::int64_t chunk)>& arenas);
+                    const std::function<RunArenas(std::int64_t chunk, bool apart)>& arenas);
 
 }  // namespace cpufold
