@@ -43,29 +43,6 @@ std::string_view contents(const Tensor& t) {
   return {static_cast<const char*>(t.data()), t.nbytes()};
 }
 
-// Every tensor of one feature sample, in a fixed order.
-std::vector<const Tensor*> sample_tensors(const TrunkInputs& in) {
-  return {&in.aatype,
-          &in.residue_index,
-          &in.seq_mask,
-          &in.target_feat,
-          &in.msa_feat,
-          &in.msa_mask,
-          &in.extra_msa,
-          &in.extra_has_deletion,
-          &in.extra_deletion_value,
-          &in.extra_msa_mask,
-          &in.template_aatype,
-          &in.template_all_atom_positions,
-          &in.template_all_atom_mask,
-          &in.template_mask,
-          &in.template_pseudo_beta,
-          &in.template_pseudo_beta_mask,
-          &in.template_torsion_angles_sin_cos,
-          &in.template_alt_torsion_angles_sin_cos,
-          &in.template_torsion_angles_mask};
-}
-
 void describe_file(std::ostream& key, const fs::path& file) {
   std::error_code ec;
   const fs::path canonical = fs::canonical(file, ec);
@@ -127,12 +104,12 @@ std::string run_checkpoint_key(const RunIdentity& id, const FeatureSource& sourc
   const Arena::Mark mark = features.mark();
   for (std::int64_t k = 0; k < (id.recycles + 1) * id.ensemble; ++k) {
     features.release_to(mark);
-    const TrunkInputs in = source.read(k, features);
+    TrunkInputs in = source.read(k, features);
     key << "sample " << k;
-    for (const Tensor* t : sample_tensors(in)) {
-      key << " " << shape_text(*t);
-      if (!t->empty()) key << ":" << hex64(text::fnv1a64(contents(*t)));
-    }
+    in.for_each_tensor([&](const Tensor& t) {
+      key << " " << shape_text(t);
+      if (!t.empty()) key << ":" << hex64(text::fnv1a64(contents(t)));
+    });
     key << "\n";
   }
   features.release_to(mark);

@@ -64,70 +64,77 @@ std::string killed_after(int iteration) {
          CPUFOLD_BINARY + "' ";
 }
 
-TEST(CheckpointResumeE2e, EvaluateKilledAfterAnIterationResumesWithIdenticalOutputs) {
-  ScratchDir dir;
-  const fs::path spill = dir / "spill";
-  fs::create_directory(spill);
+// Evaluate runs in one scratch directory: uninterrupted (plain.h5) and with --spill-dir
+// (r.h5), killed after an iteration and rerun.
+class EvaluateResume : public ::testing::Test {
+ protected:
+  void run_plain() {
+    const auto plain = testing::run_cpufold(evaluate_args(dir_ / "plain.h5", {}));
+    ASSERT_EQ(plain.exit_code, 0) << plain.output;
+  }
+  // Kills the run right after the checkpoint of `iteration`; sets checkpoint_.
+  void kill_after(int iteration) {
+    fs::create_directory(spill_);
+    const auto killed =
+        testing::run_command(killed_after(iteration) + evaluate_args(dir_ / "r.h5", spill_));
+    ASSERT_EQ(killed.exit_code, kKilled) << killed.output;
+    ASSERT_FALSE(fs::exists(dir_ / "r.h5"));
+    const std::vector<fs::path> left = files_in(spill_);
+    ASSERT_EQ(left.size(), 1u) << "expected one checkpoint file";
+    EXPECT_EQ(left[0].extension(), ".checkpoint");
+    checkpoint_ = left[0];
+  }
+  std::string args() const { return evaluate_args(dir_ / "r.h5", spill_); }
+  void expect_outputs_of_an_uninterrupted_run() {
+    expect_identical_outputs(dir_ / "plain.h5", dir_ / "r.h5");
+  }
 
-  const auto plain = testing::run_cpufold(evaluate_args(dir / "plain.h5", {}));
-  ASSERT_EQ(plain.exit_code, 0) << plain.output;
+  ScratchDir dir_;
+  const fs::path spill_ = dir_ / "spill";
+  fs::path checkpoint_;
+};
 
-  const auto killed = testing::run_command(killed_after(2) + evaluate_args(dir / "r.h5", spill));
-  ASSERT_EQ(killed.exit_code, kKilled) << killed.output;
-  ASSERT_FALSE(fs::exists(dir / "r.h5"));
-  const std::vector<fs::path> left = files_in(spill);
-  ASSERT_EQ(left.size(), 1u) << "expected one checkpoint file";
-  EXPECT_EQ(left[0].extension(), ".checkpoint");
-
-  const auto resumed = testing::run_cpufold(evaluate_args(dir / "r.h5", spill));
+TEST_F(EvaluateResume, KilledAfterAnIterationResumesWithIdenticalOutputs) {
+  run_plain();
+  kill_after(2);
+  const auto resumed = testing::run_cpufold(args());
   ASSERT_EQ(resumed.exit_code, 0) << resumed.output;
-  EXPECT_TRUE(contains(resumed.output, "resuming after iteration 2 of 4 from " + left[0].string()))
+  EXPECT_TRUE(
+      contains(resumed.output, "resuming after iteration 2 of 4 from " + checkpoint_.string()))
       << resumed.output;
   EXPECT_FALSE(contains(resumed.output, "iteration 1 of 4:")) << resumed.output;
   EXPECT_TRUE(contains(resumed.output, "iteration 3 of 4:")) << resumed.output;
-  expect_identical_outputs(dir / "plain.h5", dir / "r.h5");
-  EXPECT_TRUE(files_in(spill).empty()) << "the completed run left its checkpoint";
+  expect_outputs_of_an_uninterrupted_run();
+  EXPECT_TRUE(files_in(spill_).empty()) << "the completed run left its checkpoint";
 }
 
-TEST(CheckpointResumeE2e, CorruptCheckpointIsReportedOnceAndTheRunStartsOver) {
-  ScratchDir dir;
-  const fs::path spill = dir / "spill";
-  fs::create_directory(spill);
-  const auto plain = testing::run_cpufold(evaluate_args(dir / "plain.h5", {}));
-  ASSERT_EQ(plain.exit_code, 0) << plain.output;
-
-  const auto killed = testing::run_command(killed_after(1) + evaluate_args(dir / "r.h5", spill));
-  ASSERT_EQ(killed.exit_code, kKilled) << killed.output;
-  const std::vector<fs::path> left = files_in(spill);
-  ASSERT_EQ(left.size(), 1u);
-  std::string bytes = testing::read_file(left[0]);
+TEST_F(EvaluateResume, CorruptCheckpointIsReportedOnceAndTheRunStartsOver) {
+  run_plain();
+  kill_after(1);
+  std::string bytes = testing::read_file(checkpoint_);
   bytes[bytes.size() - 100] ^= 0x01;  // one bit of the stored state
-  testing::write_file(left[0], bytes);
+  testing::write_file(checkpoint_, bytes);
 
-  const auto rerun = testing::run_cpufold(evaluate_args(dir / "r.h5", spill));
-  ASSERT_EQ(rerun.exit_code, 0) << rerun.output;
-  EXPECT_EQ(count_matches(rerun.output, "ignoring checkpoint " + left[0].string()), 1u)
-      << rerun.output;
-  EXPECT_FALSE(contains(rerun.output, "resuming")) << rerun.output;
-  EXPECT_TRUE(contains(rerun.output, "iteration 1 of 4:")) << rerun.output;
-  expect_identical_outputs(dir / "plain.h5", dir / "r.h5");
-  EXPECT_TRUE(files_in(spill).empty());
+  const auto again = testing::run_cpufold(args());
+  ASSERT_EQ(again.exit_code, 0) << again.output;
+  EXPECT_EQ(count_matches(again.output, "ignoring checkpoint " + checkpoint_.string()), 1u)
+      << again.output;
+  EXPECT_FALSE(contains(again.output, "resuming")) << again.output;
+  EXPECT_TRUE(contains(again.output, "iteration 1 of 4:")) << again.output;
+  expect_outputs_of_an_uninterrupted_run();
+  EXPECT_TRUE(files_in(spill_).empty());
 }
 
-TEST(CheckpointResumeE2e, CheckpointOfOtherOptionsIsNotUsed) {
-  ScratchDir dir;
-  const fs::path spill = dir / "spill";
-  fs::create_directory(spill);
-  const auto killed = testing::run_command(killed_after(1) + evaluate_args(dir / "r.h5", spill));
-  ASSERT_EQ(killed.exit_code, kKilled) << killed.output;
+TEST_F(EvaluateResume, CheckpointOfOtherOptionsIsNotUsed) {
+  kill_after(1);
   // Another chunk size changes the numbers: the other run's checkpoint must not be resumed.
-  std::string args = evaluate_args(dir / "r.h5", spill);
-  args.replace(args.find("--chunk-size 4"), 14, "--chunk-size 8");
-  const auto other = testing::run_cpufold(args);
+  std::string other_args = args();
+  other_args.replace(other_args.find("--chunk-size 4"), 14, "--chunk-size 8");
+  const auto other = testing::run_cpufold(other_args);
   ASSERT_EQ(other.exit_code, 0) << other.output;
   EXPECT_FALSE(contains(other.output, "resuming")) << other.output;
   EXPECT_FALSE(contains(other.output, "ignoring")) << other.output;
-  EXPECT_EQ(files_in(spill).size(), 1u) << "the other run's checkpoint is kept";
+  EXPECT_EQ(files_in(spill_).size(), 1u) << "the other run's checkpoint is kept";
 }
 
 TEST(CheckpointResumeE2e, PredictKilledMidProteinResumesWithIdenticalFiles) {

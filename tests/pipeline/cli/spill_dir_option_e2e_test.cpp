@@ -16,7 +16,6 @@ namespace {
 
 namespace fs = std::filesystem;
 using testing::contains;
-using testing::run_cpufold;
 
 // `path` in single quotes, for a shell command line.
 std::string quoted(const fs::path& path) {
@@ -42,7 +41,7 @@ struct Commands {
   }
   void expect_refused(const fs::path& spill, const std::string& why) const {
     for (const std::string& command : all()) {
-      const auto r = run_cpufold(command + " --spill-dir " + quoted(spill));
+      const auto r = testing::run_cpufold(command + " --spill-dir " + quoted(spill));
       EXPECT_EQ(r.exit_code, 2) << command << "\n" << r.output;
       EXPECT_TRUE(contains(r.output, "--spill-dir")) << r.output;
       EXPECT_TRUE(contains(r.output, spill.string())) << r.output;
@@ -76,10 +75,10 @@ TEST(SpillDirOption, UnwritableDirectoryIsRefusedBeforeAnyWork) {
 TEST(SpillDirOption, WritableDirectoryIsAcceptedAndDocumented) {
   Commands c;
   fs::create_directory(c.dir / "spill");
-  const auto plan = run_cpufold(c.all()[2] + " --spill-dir " + quoted(c.dir / "spill"));
+  const auto plan = testing::run_cpufold(c.all()[2] + " --spill-dir " + quoted(c.dir / "spill"));
   EXPECT_EQ(plan.exit_code, 0) << plan.output;
   for (const char* command : {"predict", "evaluate", "plan"}) {
-    const auto help = run_cpufold(std::string(command) + " --help");
+    const auto help = testing::run_cpufold(std::string(command) + " --help");
     EXPECT_TRUE(contains(help.output, "--spill-dir")) << command;
     EXPECT_TRUE(contains(help.output, "checkpoints")) << command;
   }
