@@ -99,8 +99,9 @@ std::string run_checkpoint_key(const RunIdentity& id, const FeatureSource& sourc
   // Numerics of this process: the same run on other threads, kernels or CPUs differs in bits.
   const dnnl_version_t* v = dnnl_version();
   key << "threads " << omp_get_max_threads() << " onednn " << v->major << "." << v->minor << "."
-      << v->patch << " " << v->hash << " isa " << static_cast<int>(dnnl::get_effective_cpu_isa())
-      << " row_kernels " << detail::row_kernels().name << "\n";
+      << v->patch << " " << (v->hash != nullptr ? v->hash : "") << " isa "
+      << static_cast<int>(dnnl::get_effective_cpu_isa()) << " row_kernels "
+      << detail::row_kernels().name << "\n";
   const Arena::Mark mark = features.mark();
   for (std::int64_t k = 0; k < (id.recycles + 1) * id.ensemble; ++k) {
     features.release_to(mark);

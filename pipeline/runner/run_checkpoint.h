@@ -27,7 +27,10 @@ struct StageSeconds {
 };
 
 // What the next iteration starts from, after `iterations` completed ones; tensors are views
-// into the run's arenas (load() fills them, so their shapes must be the run's).
+// into the run's arenas (load() fills them, so their shapes must be the run's). Nothing else
+// crosses iterations: the trunk rewrites the MSA and single representations from the
+// features, the structure module its outputs, and an ensemble's buffers start afresh at
+// every iteration from the recycled state.
 struct RecycledState {
   std::int64_t iterations = 0;
   Tensor msa_first_row, pair, prev_pseudo_beta;

@@ -137,18 +137,21 @@ TEST_F(EvaluateResume, CheckpointOfOtherOptionsIsNotUsed) {
   EXPECT_EQ(files_in(spill_).size(), 1u) << "the other run's checkpoint is kept";
 }
 
-TEST(CheckpointResumeE2e, PredictKilledMidProteinResumesWithIdenticalFiles) {
+// predict with `options` (recycles and ensemble), killed after iteration `kill_after` of
+// `iterations` and rerun, writes the files of an uninterrupted run byte for byte.
+void expect_predict_resumes(const std::string& options, int kill_after, int iterations) {
   ScratchDir dir;
   const fs::path fasta = dir / "q.fasta";
   testing::write_file(fasta, ">q\nMKTAYIAKQRQISFVKSHFSRQLEERLGLIEVQ\n");
   const fs::path spill = dir / "spill";
   fs::create_directory(spill);
-  const std::string options =
+  const std::string common =
       " --data '" + testing::test_data_dir().string() +
-      "' --model-order 3 --num-models 1 --num-recycle 3 --threads 1 --chunk-size 4"
-      " --save-single-representations --save-pair-representations --skip-output plots";
+      "' --model-order 3 --num-models 1 --threads 1 --chunk-size 4 --skip-output plots"
+      " --save-single-representations --save-pair-representations " +
+      options;
   auto predict = [&](const std::string& prefix, const fs::path& out, bool with_spill) {
-    std::string cmd = prefix + "predict '" + fasta.string() + "' '" + out.string() + "'" + options;
+    std::string cmd = prefix + "predict '" + fasta.string() + "' '" + out.string() + "'" + common;
     if (with_spill) cmd += " --spill-dir '" + spill.string() + "'";
     return testing::run_command(cmd);
   };
@@ -158,12 +161,14 @@ TEST(CheckpointResumeE2e, PredictKilledMidProteinResumesWithIdenticalFiles) {
 
   const auto plain = predict(binary, dir / "plain", false);
   ASSERT_EQ(plain.exit_code, 0) << plain.output;
-  const auto killed = predict(killed_after(2), dir / "r", true);
+  const auto killed = predict(killed_after(kill_after), dir / "r", true);
   ASSERT_EQ(killed.exit_code, kKilled) << killed.output;
   ASSERT_EQ(files_in(spill).size(), 1u);
   const auto resumed = predict(binary, dir / "r", true);
   ASSERT_EQ(resumed.exit_code, 0) << resumed.output;
-  EXPECT_TRUE(contains(resumed.output, "resuming after iteration 2 of 4")) << resumed.output;
+  EXPECT_TRUE(contains(resumed.output, "resuming after iteration " + std::to_string(kill_after) +
+                                           " of " + std::to_string(iterations)))
+      << resumed.output;
   EXPECT_TRUE(files_in(spill).empty());
 
   std::size_t compared = 0;
@@ -176,6 +181,14 @@ TEST(CheckpointResumeE2e, PredictKilledMidProteinResumesWithIdenticalFiles) {
         << name << " differs after resuming";
   }
   EXPECT_GE(compared, 4u);  // structure, scores, single and pair representations
+}
+
+TEST(CheckpointResumeE2e, PredictKilledMidProteinResumesWithIdenticalFiles) {
+  expect_predict_resumes("--num-recycle 3", 2, 4);
+}
+
+TEST(CheckpointResumeE2e, PredictWithEnsembleResumesWithIdenticalFiles) {
+  expect_predict_resumes("--num-recycle 2 --num-ensemble 2", 1, 3);
 }
 
 }  // namespace
