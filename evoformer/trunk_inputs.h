@@ -2,6 +2,8 @@
 // memory the caller owns; shapes follow AF2's feature names.
 #pragma once
 
+#include <initializer_list>
+
 #include "memory/tensor.h"
 
 namespace cpufold {
@@ -32,6 +34,24 @@ struct TrunkInputs {
   std::int64_t n_seq() const { return msa_feat.dim(0); }
   std::int64_t n_extra() const { return extra_msa.dim(0); }
   std::int64_t n_templ() const { return template_aatype.empty() ? 0 : template_aatype.dim(0); }
+
+  // Calls f(Tensor&) on every tensor (or every template tensor), in declaration order, for code
+  // that treats them alike (hashing a sample, padding rows).
+  template <typename F>
+  void for_each_tensor(F&& f) {
+    for (Tensor* t : {&aatype, &residue_index, &seq_mask, &target_feat, &msa_feat, &msa_mask,
+                      &extra_msa, &extra_has_deletion, &extra_deletion_value, &extra_msa_mask})
+      f(*t);
+    for_each_template_tensor(f);
+  }
+  template <typename F>
+  void for_each_template_tensor(F&& f) {
+    for (Tensor* t :
+         {&template_aatype, &template_all_atom_positions, &template_all_atom_mask, &template_mask,
+          &template_pseudo_beta, &template_pseudo_beta_mask, &template_torsion_angles_sin_cos,
+          &template_alt_torsion_angles_sin_cos, &template_torsion_angles_mask})
+      f(*t);
+  }
 };
 
 }  // namespace cpufold

@@ -274,6 +274,12 @@ class BatchRunner {
     const std::string tag = model_type_name(o_.model_type) + "_model_" +
                             std::to_string(model_number) + "_seed_" + seed_tag(seed);
     std::vector<std::string> recycle_pdbs;
+    // A resumed run would miss the structures of the iterations before its checkpoint.
+    run.checkpoints = !o_.save_recycles;
+    char context[64];
+    std::snprintf(context, sizeof context, "stop_at_score %a rank %d", o_.stop_at_score,
+                  static_cast<int>(rank_));
+    run.checkpoint_context = context;
     if (o_.save_recycles || o_.stop_at_score < 100) {
       // ColabFold checks its ranking score after every recycle (and saves each structure).
       run.after_iteration = [&](const Prediction& now, std::int64_t) {

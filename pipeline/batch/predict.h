@@ -34,6 +34,7 @@ struct PredictOptions {
   std::optional<std::int64_t> max_seq, max_extra_seq;  // default: AF2's per-model values
   std::optional<std::int64_t> chunk_size;              // 0: no slicing; empty: the planner chooses
   std::optional<std::size_t> mem_budget;               // every job must fit it (exit 4 otherwise)
+  std::optional<std::filesystem::path> spill_dir;      // spill tier and checkpoints; empty: none
   int threads = 0;  // recorded in config.json (the caller sets OpenMP)
   bool overwrite_existing_results = false;
   QueryOrder sort_queries_by = QueryOrder::length;

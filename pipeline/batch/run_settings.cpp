@@ -18,6 +18,7 @@ RunOptions model_run_options(const PredictOptions& o) {
   run.early_stop_tolerance = o.recycle_early_stop_tolerance;
   run.chunk = o.chunk_size;
   run.mem_budget = o.mem_budget;
+  run.spill_dir = o.spill_dir;
   return run;
 }
 

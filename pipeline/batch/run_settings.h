@@ -15,7 +15,7 @@ namespace cpufold {
 FeatureConfig model_feature_config(const PredictOptions& o, const std::string& model,
                                    std::uint64_t seed);
 
-// Recycles, ensemble, early stop and chunk size; the caller adds progress and callbacks.
+// Recycles, ensemble, early stop, chunk size and spill dir; the caller adds progress and callbacks.
 RunOptions model_run_options(const PredictOptions& o);
 
 // Feature samples one run reads: every iteration's ensemble.

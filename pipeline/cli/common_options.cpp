@@ -38,6 +38,16 @@ constexpr CommonOptionEntry kCommonOptions[] = {
            ->transform(byte_size())
            ->type_name("SIZE");
      }},
+    {CommonOption::spill_dir,
+     [](CLI::App& cmd, CommonOptions& into) {
+       cmd.add_option(
+              "--spill-dir", into.spill_dir,
+              "directory for the spill tier and per-iteration checkpoints (must exist and be "
+              "writable): after each recycling iteration the state the next one starts from is "
+              "saved there, and rerunning the same command after a kill resumes from it with "
+              "identical results; a run's checkpoint is deleted when it completes")
+           ->check(writable_directory_option());
+     }},
 };
 
 }  // namespace

@@ -19,10 +19,10 @@ struct CommonOptions {
   std::optional<std::size_t> memory_budget_bytes;  // --mem-budget; empty: the machine's memory
   // Homes of the options later issues add (not on the command line until they take effect):
   std::string precision;            // compute precision; empty: f32
-  std::filesystem::path spill_dir;  // empty: no spilling to disk
+  std::filesystem::path spill_dir;  // --spill-dir (spill tier, checkpoints); empty: neither
 };
 
-enum class CommonOption { threads, chunk_size, mem_budget };
+enum class CommonOption { threads, chunk_size, mem_budget, spill_dir };
 
 // Registers the listed options on `cmd`, bound to `into`, with the checks of option_checks.h.
 void add_common_options(CLI::App& cmd, CommonOptions& into,

@@ -1,8 +1,12 @@
 #include "pipeline/cli/option_checks.h"
 
+#include <unistd.h>
+#include <cerrno>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
+#include <filesystem>
 #include <optional>
 #include <set>
 #include <thread>
@@ -186,6 +190,23 @@ CLI::Validator model_order_list() {
         return std::string();
       },
       "");
+}
+
+CLI::Validator writable_directory_option() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        std::error_code ec;
+        const std::filesystem::path dir(text);
+        if (!std::filesystem::is_directory(dir, ec)) {
+          return "'" + text + "' is not an existing directory: create it first";
+        }
+        if (::access(dir.c_str(), W_OK | X_OK) != 0) {
+          return "cannot create files in '" + text + "' (" + std::strerror(errno) +
+                 "): choose a writable directory";
+        }
+        return "";
+      },
+      "DIR");
 }
 
 }  // namespace cpufold

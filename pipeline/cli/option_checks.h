@@ -59,5 +59,7 @@ CLI::Validator thread_count();
 CLI::Validator model_order_list();
 // A memory size ("1.5G", "800M"; memory/byte_size.h), rewritten as bytes in decimal.
 CLI::Validator byte_size();
+// An existing directory this process can create files in (checked now, before any work).
+CLI::Validator writable_directory_option();
 
 }  // namespace cpufold

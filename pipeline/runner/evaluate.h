@@ -22,7 +22,8 @@ struct EvaluateOptions {
   double early_stop_tolerance = 0;         // Å of CA-distance change; <= 0: off
   std::optional<std::int64_t> chunk_size;  // 0: no slicing; empty: the planner chooses
   std::optional<std::size_t> mem_budget;   // empty: the memory available
-  std::filesystem::path trace;             // empty: no trace
+  std::optional<std::filesystem::path> spill_dir;    // spill tier and checkpoints; empty: none
+  std::filesystem::path trace;                       // empty: no trace
   std::function<void(const std::string&)> progress;  // stage messages; may be empty
 };
 

@@ -13,6 +13,7 @@
 #include "memory/system_memory.h"
 #include "memory/tensor_copy.h"
 #include "pipeline/runner/prediction_heads.h"
+#include "pipeline/runner/run_checkpoint.h"
 #include "structure/atom_builder.h"
 #include "structure/rigid.h"
 
@@ -144,7 +145,7 @@ class RecyclingRun {
   Prediction execute() {
     plan();
     allocate_outputs();
-    for (std::int64_t k = 0; k <= o_.recycles; ++k) {
+    for (std::int64_t k = resume(); k <= o_.recycles; ++k) {
       const RunContext ctx{p_.scratch.get(), chunk_, o_.tracer, static_cast<int>(k),
                            p_.activations.get()};
       const double trunk_s = trunk_pass(k, ctx);
@@ -152,8 +153,10 @@ class RecyclingRun {
       p_.iterations = k + 1;
       if (stops_after(k, trunk_s, structure_s)) break;
       copy_ca(p_.final_atom_positions, ca_prev_);
+      if (checkpoint_ && k < o_.recycles) checkpoint_->save(recycled_state());
     }
     if (!heads_current_) timed_heads();  // outputs of the last iteration
+    if (checkpoint_) checkpoint_->remove();
     p_.timings = {{"features", t_features_},
                   {"trunk", t_trunk_},
                   {"structure", t_structure_},
@@ -224,6 +227,38 @@ class RecyclingRun {
     p_.pair = state_.pair;
     p_.single = state_.single;
     if (o_.ensemble > 1) ens_.emplace(EnsembleBuffers::allocate(d_, c_, out));
+  }
+
+  // With a spill dir: this exact run's checkpoint (every feature sample is read once to key
+  // it) and the iteration to start from, after the checkpoint's or 0.
+  std::int64_t resume() {
+    if (!o_.spill_dir || !o_.checkpoints) return 0;
+    if (o_.tracer) {
+      say("no checkpoints: the trace records every iteration");
+      return 0;
+    }
+    const auto t = Clock::now();
+    features_.release_to(0);
+    std::string key = run_checkpoint_key({runner_.params_file(), &c_, o_.recycles, o_.ensemble,
+                                          o_.early_stop_tolerance, chunk_, o_.checkpoint_context},
+                                         source_, features_);
+    in_ = source_.read(0, features_);
+    checkpoint_.emplace(*o_.spill_dir, runner_.params_file().stem().string(), std::move(key),
+                        o_.progress);
+    RecycledState s = recycled_state();
+    const std::int64_t first = checkpoint_->resume(s, o_.recycles + 1);
+    p_.iterations = s.iterations;
+    t_features_ = s.seconds.features + seconds_since(t);
+    t_trunk_ = s.seconds.trunk;
+    t_structure_ = s.seconds.structure;
+    t_heads_ = s.seconds.heads;
+    return first;
+  }
+  // What the next iteration starts from (views of the run's tensors).
+  RecycledState recycled_state() const {
+    return {p_.iterations, state_.msa_first_row,
+            state_.pair,   state_.prev_pseudo_beta,
+            ca_prev_,      {t_features_, t_trunk_, t_structure_, t_heads_}};
   }
 
   // Iteration k's feature sample for ensemble member e (the first is read by plan()).
@@ -347,6 +382,7 @@ class RecyclingRun {
   TrunkState state_;
   Tensor ca_prev_;
   std::optional<EnsembleBuffers> ens_;
+  std::optional<RunCheckpoint> checkpoint_;
   bool heads_current_ = false;  // the heads have seen the latest iteration
   double t_features_ = 0, t_trunk_ = 0, t_structure_ = 0, t_heads_ = 0;
 };
@@ -383,6 +419,7 @@ ModelRunner::ModelRunner(const WeightStore& store, const ModelConfig& config)
       heads_(std::make_unique<PredictionHeads>(store, config)) {
   weight_cache_->finish();
   residency_ = weight_cache_->residency();
+  params_file_ = store.path();
   // Every parameter a Linear does not pack is copied by its module, as f32.
   const auto all = static_cast<std::size_t>(store.parameter_count()) * sizeof(float);
   const std::size_t packed_plain = weight_cache_->unpacked_bytes();

@@ -37,9 +37,18 @@ struct RunOptions {
   std::optional<std::size_t> mem_budget;
   // Weights of other models the caller keeps loaded beside this one (they count in the plan).
   std::size_t other_weight_bytes = 0;
-  // --spill-dir: when no plan held in DRAM fits, the planner may place the largest arenas in
-  // files mapped there (memory/file_tier.h).
+  // Directory for the spill tier and per-iteration checkpoints: when no plan held in DRAM fits,
+  // the planner may place the largest arenas in files mapped there (memory/file_tier.h); after
+  // every iteration but the last, the state the next one starts from is written there, and a
+  // run that finds its own checkpoint resumes after it (pipeline/runner/run_checkpoint.h).
+  // Empty: neither.
   std::optional<std::filesystem::path> spill_dir;
+  // Off: no checkpoints even with spill_dir (a caller that keeps per-iteration results, which
+  // a resumed run would miss). A tracer turns them off too: it records every iteration.
+  bool checkpoints = true;
+  // The caller's settings that change the run's outcome beyond these options (after_iteration's
+  // stop score): part of the checkpoint key.
+  std::string checkpoint_context;
   Tracer* tracer = nullptr;
   // One plain line per stage (sizes and plan, each iteration's times); callers add context.
   std::function<void(const std::string&)> progress;
@@ -95,6 +104,8 @@ class ModelRunner {
   WeightResidency weight_residency() const { return residency_; }
   // The cache file of the Linear weights (empty when there is none).
   const std::filesystem::path& weight_cache_file() const { return weight_cache_->file(); }
+  // The parameter file the model was built from.
+  const std::filesystem::path& params_file() const { return params_file_; }
 
   // Throws InputError when the source holds fewer than options.recycles + 1 iterations, and
   // BudgetError when options.mem_budget is given and no plan fits it.
@@ -120,6 +131,7 @@ class ModelRunner {
   StructureModule structure_module_;
   std::unique_ptr<PredictionHeads> heads_;
   WeightResidency residency_;
+  std::filesystem::path params_file_;
 };
 
 }  // namespace cpufold

@@ -55,15 +55,9 @@ std::vector<Tensor*> extra_fields(TrunkInputs& in) {
 }
 
 std::vector<Tensor*> template_fields(TrunkInputs& in) {
-  return {&in.template_aatype,
-          &in.template_all_atom_positions,
-          &in.template_all_atom_mask,
-          &in.template_mask,
-          &in.template_pseudo_beta,
-          &in.template_pseudo_beta_mask,
-          &in.template_torsion_angles_sin_cos,
-          &in.template_alt_torsion_angles_sin_cos,
-          &in.template_torsion_angles_mask};
+  std::vector<Tensor*> fields;
+  in.for_each_template_tensor([&](Tensor& t) { fields.push_back(&t); });
+  return fields;
 }
 
 // Every mask AF2 zeroes on a padded (or absent) template.
