@@ -67,7 +67,7 @@ PlanCandidate plan_candidate(const ModelConfig& config, std::int64_t chunk, cons
     // arenas. Resident: about the weights of two blocks (the one running and the next).
     const auto blocks = static_cast<std::size_t>(std::max<std::int64_t>(
         1, config.n_evoformer_blocks + config.n_extra_msa_blocks + config.n_template_blocks));
-    c.blocks[1] = {"shared weights (streamed from the weight cache file)",
+    c.blocks[1] = {"shared weights (streamed from their file)",
                    std::min(r.shared_weight_bytes, 2 * r.shared_weight_bytes / blocks)};
   }
   (level == SpillLevel::outputs ? c.spill : c.blocks).push_back({kOutputsBlock, a.outputs});

@@ -133,5 +133,62 @@ TEST(MemBudgetE2eTest, TightBudgetIsMetWithTheUnbudgetedResults) {
   }
 }
 
+// The first file in `out` whose name holds `part`.
+std::string file_with(const std::filesystem::path& out, const std::string& part) {
+  for (const auto& e : std::filesystem::directory_iterator(out))
+    if (e.path().filename().string().find(part) != std::string::npos)
+      return testing::read_file(e.path());
+  ADD_FAILURE() << "no file with '" << part << "' in " << out;
+  return {};
+}
+
+// A budget below every plan held in DRAM is met by spilling the activations to --spill-dir;
+// spilling moves bytes, not arithmetic, so the structure is the same to the last digit.
+TEST(MemBudgetE2eTest, SpillDirMeetsABudgetNoPlanInDramMeetsWithIdenticalResults) {
+  const ScratchDir dir;
+  const auto query = long_query(dir);
+  std::filesystem::create_directories(dir / "spill");
+  const std::string fixed = " --chunk-size 8", spill = " --spill-dir " + q(dir / "spill");
+  const auto plan_of = [&](const std::string& extra) {
+    const auto r =
+        run_cpufold("plan " + q(query) + " " + options(dir) + fixed + extra + " --format json");
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    return nlohmann::json::parse(r.output.substr(r.output.find('{')));
+  };
+  const auto in_dram = plan_of("")["min_budget_bytes"].get<std::size_t>();
+  const auto spilled = plan_of(spill)["min_budget_bytes"].get<std::size_t>();
+  ASSERT_LT(spilled + (std::size_t{8} << 20), in_dram) << "spilling must save memory here";
+  const std::string budget = " --mem-budget " + std::to_string((spilled >> 20) + 1) + "M";
+
+  // Without a spill directory the budget is refused, with the hint.
+  const auto refused = run_cpufold("predict " + q(query) + " " + q(dir / "refused") + " " +
+                                   options(dir) + fixed + budget);
+  EXPECT_EQ(refused.exit_code, 4) << refused.output;
+  EXPECT_TRUE(contains(refused.output, "--spill-dir")) << refused.output;
+
+  const auto free_run =
+      run_cpufold("predict " + q(query) + " " + q(dir / "free") + " " + options(dir) + fixed);
+  ASSERT_EQ(free_run.exit_code, 0) << free_run.output;
+  const auto spill_run = run_cpufold("predict " + q(query) + " " + q(dir / "spilled") + " " +
+                                     options(dir) + fixed + budget + spill);
+  ASSERT_EQ(spill_run.exit_code, 0) << spill_run.output;
+  EXPECT_TRUE(contains(spill_run.output, "spilling")) << spill_run.output;
+  EXPECT_FALSE(contains(free_run.output, "spilling")) << free_run.output;
+  EXPECT_EQ(file_with(dir / "spilled", "_unrelaxed_rank_001"),
+            file_with(dir / "free", "_unrelaxed_rank_001"));
+  EXPECT_EQ(file_with(dir / "spilled", "_scores_rank_001"),
+            file_with(dir / "free", "_scores_rank_001"));
+  // The spill files have no name: nothing is left in the directory.
+  EXPECT_TRUE(std::filesystem::is_empty(dir / "spill"));
+
+  if (const auto tool = memlimit_tool()) {
+    const auto limited = run_command(
+        q(*tool) + " " + std::to_string((spilled >> 20) + 1) + "M '" CPUFOLD_BINARY "' predict " +
+        q(query) + " " + q(dir / "limited") + " " + options(dir) + fixed + budget + spill);
+    EXPECT_EQ(limited.exit_code, 0) << limited.output;
+    EXPECT_TRUE(contains(limited.output, "oom_kill 0")) << limited.output;
+  }
+}
+
 }  // namespace
 }  // namespace cpufold
