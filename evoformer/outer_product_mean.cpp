@@ -14,6 +14,9 @@ namespace {
 
 // Sequences whose projections a chunked forward() holds at once.
 constexpr std::int64_t kSeqBlock = 64;
+// Residues i whose outer products a chunked forward() reorders and projects at once: the
+// reordered copy is c² floats per pair, as large as the outer products themselves.
+constexpr std::int64_t kProjectRows = 8;
 // Sequences summed per step when the right projection is recomputed for every slab: deep
 // enough for an efficient GEMM, small beside the slab's outer products.
 constexpr std::int64_t kSumBlock = 256;
@@ -116,33 +119,35 @@ void OuterProductMean::forward(const Tensor& m, const Tensor& msa_mask, const Te
 void OuterProductMean::add_update(float* op, const float* np, const Tensor& p, const RowView& vz,
                                   std::int64_t i0, std::int64_t ni, std::int64_t n_res,
                                   Arena& arena) const {
-  // z[i0 + i, j] += (Linear_out(outer[i, j]) / (norm[i, j] + eps), Alg. 10 lines 3-4.
-  const std::int64_t c = c_;
-  // Reorder to [i, j, c1, c2] rows for the output projection.
+  // z[i0 + i, j] += (Linear_out(outer[i, j]) / (norm[i, j] + eps), Alg. 10 lines 3-4, for p's
+  // rows of residues i at a time.
+  const std::int64_t c = c_, cz = c_z_, group = std::min(ni, p.dim(0));
   float* pp = p.data_as<float>();
-  const std::int64_t pairs = ni * n_res;
+  for (std::int64_t g0 = 0; g0 < ni; g0 += group) {
+    const std::int64_t ng = std::min(group, ni - g0), pairs = ng * n_res;
+    // Reorder to [i, j, c1, c2] rows for the output projection.
 #pragma omp parallel for schedule(static) if (pairs * c * c >= (1 << 14))
-  for (std::int64_t t = 0; t < pairs; ++t) {
-    const std::int64_t i = t / n_res, j = t % n_res;
-    for (std::int64_t c1 = 0; c1 < c; ++c1) {
-      std::memcpy(pp + (t * c + c1) * c, op + (i * c + c1) * (n_res * c) + j * c,
-                  static_cast<std::size_t>(c) * sizeof(float));
+    for (std::int64_t t = 0; t < pairs; ++t) {
+      const std::int64_t i = g0 + t / n_res, j = t % n_res;
+      for (std::int64_t c1 = 0; c1 < c; ++c1) {
+        std::memcpy(pp + (t * c + c1) * c, op + (i * c + c1) * (n_res * c) + j * c,
+                    static_cast<std::size_t>(c) * sizeof(float));
+      }
     }
-  }
-  // The projection lands in the (now dead) outer buffer when it fits.
-  ArenaScope scope(arena);
-  const Tensor pv = p.slice(0, 0, ni);
-  const Tensor u = c_z_ <= c * c ? Tensor(op, DType::f32, Shape{ni, n_res, c_z_})
-                                 : arena.allocate(DType::f32, Shape{ni, n_res, c_z_});
-  output_.forward(pv, u, arena);
-  const float* up = static_cast<const float*>(u.data());
-  const std::int64_t cz = c_z_;
+    // The projection lands in the outer buffer once all of it is reordered (it is dead then).
+    ArenaScope scope(arena);
+    const Tensor u = ng == ni && cz <= c * c ? Tensor(op, DType::f32, Shape{ng, n_res, cz})
+                                             : arena.allocate(DType::f32, Shape{ng, n_res, cz});
+    output_.forward(p.slice(0, 0, ng), u, arena);
+    const float* up = static_cast<const float*>(u.data());
+    const float* ng_norm = np + g0 * n_res;
 #pragma omp parallel for schedule(static) if (pairs * cz >= (1 << 14))
-  for (std::int64_t t = 0; t < pairs; ++t) {
-    const float d = np[t] + kEpsilon;
-    float* dst = vz.row(i0 * n_res + t);
-    const float* src = up + t * cz;
-    for (std::int64_t k = 0; k < cz; ++k) dst[k] += src[k] / d;
+    for (std::int64_t t = 0; t < pairs; ++t) {
+      const float d = ng_norm[t] + kEpsilon;
+      float* dst = vz.row((i0 + g0) * n_res + t);
+      const float* src = up + t * cz;
+      for (std::int64_t k = 0; k < cz; ++k) dst[k] += src[k] / d;
+    }
   }
 }
 
@@ -163,7 +168,7 @@ void OuterProductMean::forward_in_slabs(const Tensor& m, const Tensor& msa_mask,
   const Tensor mb = arena.allocate(DType::f32, Shape{sb_max, n_res});
   const Tensor outer = arena.allocate(DType::f32, Shape{ni_max * c, n_res * c});
   const Tensor norm = arena.allocate(DType::f32, Shape{ni_max, n_res});
-  const Tensor p = arena.allocate(DType::f32, Shape{ni_max, n_res, c * c});
+  const Tensor p = arena.allocate(DType::f32, Shape{std::min(ni_max, kProjectRows), n_res, c * c});
   const RowView vm = row_view(m, "OuterProductMean m");
   const RowView vz = row_view(z, "OuterProductMean z");
   float* const ap = a.data_as<float>();
@@ -252,21 +257,26 @@ std::size_t OuterProductMean::scratch_bytes(std::int64_t n_seq, std::int64_t n_r
   if (chunk > 0) {
     const std::int64_t ni = detail::chunk_rows(n_res, chunk);
     const std::int64_t sb = sequence_block(n_seq, ni), xb = std::min(kSeqBlock, sb);
-    const std::size_t buffers = f32_bytes(n_res * c_m_) + f32_bytes(sb * n_res * c_) +
-                                f32_bytes(xb * ni * c_m_) + f32_bytes(sb * ni * c_) +
-                                f32_bytes(sb * n_res) + f32_bytes(ni * c_ * n_res * c_) +
-                                f32_bytes(ni * n_res) + f32_bytes(ni * n_res * c_ * c_);
+    const std::size_t buffers =
+        f32_bytes(n_res * c_m_) + f32_bytes(sb * n_res * c_) + f32_bytes(xb * ni * c_m_) +
+        f32_bytes(sb * ni * c_) + f32_bytes(sb * n_res) + f32_bytes(ni * c_ * n_res * c_) +
+        f32_bytes(ni * n_res) + f32_bytes(std::min(ni, kProjectRows) * n_res * c_ * c_);
     std::size_t inner = right_.scratch_bytes(n_res);
     for (std::int64_t s : {xb, sb % xb, n_seq % sb % xb}) {
       for (std::int64_t i : {ni, n_res % ni}) {
         if (s > 0 && i > 0) inner = std::max(inner, left_.scratch_bytes(s * i));
       }
     }
+    // add_update's groups of a slab of i residues: min(i, kProjectRows) and the rest.
     for (std::int64_t i : {ni, n_res % ni}) {
       if (i == 0) continue;
-      std::size_t out = output_.scratch_bytes(i * n_res);
-      if (c_z_ > c_ * c_) out += f32_bytes(i * n_res * c_z_);
-      inner = std::max(inner, out);
+      const std::int64_t group = std::min(i, kProjectRows);
+      for (std::int64_t g : {group, i % group}) {
+        if (g == 0) continue;
+        std::size_t out = output_.scratch_bytes(g * n_res);
+        if (g < i || c_z_ > c_ * c_) out += f32_bytes(g * n_res * c_z_);
+        inner = std::max(inner, out);
+      }
     }
     return buffers + inner;
   }

@@ -51,7 +51,8 @@ class OuterProductMean {
   // once) or a block (recomputed per slab), whichever the .cpp's rule finds cheaper.
   std::int64_t sequence_block(std::int64_t n_seq, std::int64_t slab_rows) const;
   // Alg. 10 lines 3-4 for residues i0..i0+ni: z[i, j] += Linear_out(outer[i, j]) / (norm[i, j] +
-  // eps), outer: [ni·c, n_res·c] (overwritten), norm: [ni, n_res]; p: room for [ni, n_res, c²].
+  // eps), outer: [ni·c, n_res·c] (overwritten), norm: [ni, n_res]; p: room for [g, n_res, c²],
+  // the rows of residues reordered and projected at a time (g <= ni).
   void add_update(float* outer, const float* norm, const Tensor& p, const RowView& vz,
                   std::int64_t i0, std::int64_t ni, std::int64_t n_res, Arena& arena) const;
 
