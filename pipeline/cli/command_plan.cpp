@@ -49,6 +49,7 @@ std::vector<JobPlan> plan_features(PlanArgs& a) {
   o.features = a.features;
   o.chunk_size = a.predict.common.chunk_size;
   o.mem_budget = a.predict.common.memory_budget_bytes;
+  o.precision = a.predict.options.precision;
   const EvaluatePlan e = plan_evaluate(o);
   JobPlan j;
   j.name = std::filesystem::path(a.features).filename().string();

@@ -349,8 +349,8 @@ void check_run_options(const FeatureSource& source, const RunOptions& o) {
 namespace {
 
 // The cache the members' Linears take their weights from while they are built.
-std::unique_ptr<WeightCache> begin_weight_cache(const WeightStore& store) {
-  auto cache = WeightCache::for_parameters(store.path());
+std::unique_ptr<WeightCache> begin_weight_cache(const WeightStore& store, DType precision) {
+  auto cache = WeightCache::for_parameters(store.path(), precision);
   cache->set_source(store.bytes());
   cache->begin();
   return cache;
@@ -358,9 +358,10 @@ std::unique_ptr<WeightCache> begin_weight_cache(const WeightStore& store) {
 
 }  // namespace
 
-ModelRunner::ModelRunner(const WeightStore& store, const ModelConfig& config)
-    : weight_cache_(begin_weight_cache(store)),
-      trunk_(store, config),
+ModelRunner::ModelRunner(const WeightStore& store, const ModelConfig& config, DType precision)
+    : weight_cache_(begin_weight_cache(store, precision)),
+      precision_(precision),
+      trunk_(store, config, precision),
       structure_module_(store, config),
       heads_(std::make_unique<PredictionHeads>(store, config)) {
   weight_cache_->finish();
