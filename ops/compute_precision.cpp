@@ -1,6 +1,7 @@
 #include "ops/compute_precision.h"
 
 #include <oneapi/dnnl/dnnl.hpp>
+#include <utility>
 
 #include "memory/error.h"
 #include "ops/dnnl_context.h"
@@ -10,31 +11,24 @@ namespace {
 
 thread_local DType current_linear_precision = DType::f32;
 
+constexpr std::pair<dnnl::cpu_isa, const char*> kIsaNames[] = {
+    {dnnl::cpu_isa::sse41, "sse41"},
+    {dnnl::cpu_isa::avx, "avx"},
+    {dnnl::cpu_isa::avx2, "avx2"},
+    {dnnl::cpu_isa::avx2_vnni, "avx2_vnni"},
+    {dnnl::cpu_isa::avx512_mic, "avx512_mic"},
+    {dnnl::cpu_isa::avx512_mic_4ops, "avx512_mic_4ops"},
+    {dnnl::cpu_isa::avx512_core, "avx512_core"},
+    {dnnl::cpu_isa::avx512_core_vnni, "avx512_core_vnni"},
+    {dnnl::cpu_isa::avx512_core_bf16, "avx512_core_bf16"},
+    {dnnl::cpu_isa::avx512_core_amx, "avx512_core_amx"},
+};
+
 std::string isa_name(dnnl::cpu_isa isa) {
-  switch (isa) {
-    case dnnl::cpu_isa::sse41:
-      return "sse41";
-    case dnnl::cpu_isa::avx:
-      return "avx";
-    case dnnl::cpu_isa::avx2:
-      return "avx2";
-    case dnnl::cpu_isa::avx2_vnni:
-      return "avx2_vnni";
-    case dnnl::cpu_isa::avx512_mic:
-      return "avx512_mic";
-    case dnnl::cpu_isa::avx512_mic_4ops:
-      return "avx512_mic_4ops";
-    case dnnl::cpu_isa::avx512_core:
-      return "avx512_core";
-    case dnnl::cpu_isa::avx512_core_vnni:
-      return "avx512_core_vnni";
-    case dnnl::cpu_isa::avx512_core_bf16:
-      return "avx512_core_bf16";
-    case dnnl::cpu_isa::avx512_core_amx:
-      return "avx512_core_amx";
-    default:
-      return "isa 0x" + std::to_string(static_cast<unsigned>(isa));
+  for (const auto& [value, name] : kIsaNames) {
+    if (value == isa) return name;
   }
+  return "isa 0x" + std::to_string(static_cast<unsigned>(isa));
 }
 
 Bf16Support probe() {

@@ -145,16 +145,34 @@ TEST(Linear, Bf16ComputeRoundsItsInputs) {
   EXPECT_LT(rel, 1e-2) << "more than bf16 rounding";
 }
 
+// Strided views for a Linear [20 -> 24]: x is columns 10..30 of 50, y columns 16..40 of 64
+// (the others hold 5 and must keep it), the gate columns 3..27 of 30.
+struct StridedViews {
+  Buffer xs, ys, gs;
+  Tensor x, y, g;
+  StridedViews(std::int64_t rows, std::uint32_t seed)
+      : xs(Shape{rows, 50}), ys(Shape{rows, 64}, 5.f), gs(Shape{rows, 30}) {
+    fill_normal(xs.data, seed);
+    fill_normal(gs.data, seed + 1);
+    x = xs.view.slice(1, 10, 30);
+    y = ys.view.slice(1, 16, 40);
+    g = gs.view.slice(1, 3, 27);
+  }
+  void expect_outside_y_untouched() const {
+    for (std::size_t r = 0; r < static_cast<std::size_t>(x.dim(0)); ++r) {
+      for (std::size_t col : {0, 15, 40, 63})
+        ASSERT_EQ(ys.data[r * 64 + col], 5.f) << r << "," << col;
+    }
+  }
+};
+
 TEST(Linear, StridedInputOutputAndGate) {
   Arena arena = test_arena();
   const Case c{37, 20, 24};
   Weights p(c.c_in, c.c_out);
   const Linear linear(p.w.view, p.b.view);
-  Buffer xs(Shape{c.rows, 50}), ys(Shape{c.rows, 64}, 5.f), gs(Shape{c.rows, 30});
-  fill_normal(xs.data, 36);
-  fill_normal(gs.data, 37);
-  const Tensor x = xs.view.slice(1, 10, 30), y = ys.view.slice(1, 16, 40),
-               g = gs.view.slice(1, 3, 27);
+  const StridedViews v(c.rows, 36);
+  const Tensor &x = v.x, &y = v.y, &g = v.g;
   for (bool accumulate : {false, true}) {
     for (bool gate : {false, true}) {
       const auto y0 = gather(y);
@@ -166,10 +184,7 @@ TEST(Linear, StridedInputOutputAndGate) {
           std::string("strided") + (gate ? " gate" : "") + (accumulate ? " accumulate" : ""));
     }
   }
-  for (std::size_t r = 0; r < static_cast<std::size_t>(c.rows); ++r) {
-    for (std::size_t col : {0, 15, 40, 63})
-      EXPECT_EQ(ys.data[r * 64 + col], 5.f) << r << "," << col;
-  }
+  v.expect_outside_y_untouched();
 }
 
 // The fallback for strided views oneDNN has no jit kernel for (row blocks copied to contiguous
@@ -181,11 +196,8 @@ TEST(Linear, StagedFallbackMatchesEveryEpilogueWithinPlannedScratch) {
   Weights p(c.c_in, c.c_out);
   const Linear linear(p.w.view, p.b.view);
   detail::force_linear_staging(false);
-  Buffer xs(Shape{c.rows, 50}), ys(Shape{c.rows, 64}, 5.f), gs(Shape{c.rows, 30});
-  fill_normal(xs.data, 43);
-  fill_normal(gs.data, 44);
-  const Tensor x = xs.view.slice(1, 10, 30), y = ys.view.slice(1, 16, 40),
-               g = gs.view.slice(1, 3, 27);
+  const StridedViews v(c.rows, 43);
+  const Tensor &x = v.x, &y = v.y, &g = v.g;
   for (Activation act : {Activation::none, Activation::relu, Activation::sigmoid}) {
     for (bool accumulate : {false, true}) {
       for (bool gate : {false, true}) {
@@ -203,10 +215,7 @@ TEST(Linear, StagedFallbackMatchesEveryEpilogueWithinPlannedScratch) {
       }
     }
   }
-  for (std::size_t r = 0; r < static_cast<std::size_t>(c.rows); ++r) {
-    for (std::size_t col : {0, 15, 40, 63})
-      ASSERT_EQ(ys.data[r * 64 + col], 5.f) << r << "," << col;
-  }
+  v.expect_outside_y_untouched();
 }
 
 TEST(Linear, MultiAxisWeightsAndLeadingAxes) {
@@ -365,14 +374,11 @@ TEST(Linear, Bf16StridedAndStagedWithinPlannedScratch) {
     detail::force_linear_staging(staged);
     const Linear linear(p.w.view, p.b.view, 1, DType::bf16);
     detail::force_linear_staging(false);
-    Buffer xs(Shape{c.rows, 50}), ys(Shape{c.rows, 64}, 5.f), gs(Shape{c.rows, 30});
-    fill_normal(xs.data, 48);
-    fill_normal(gs.data, 49);
+    const StridedViews v(c.rows, 48);
+    const Tensor &x = v.x, &y = v.y, &g = v.g;
     Buffer xr(Shape{c.rows, 50});
-    const auto rounded = bf16_rounded(xs.data);
+    const auto rounded = bf16_rounded(v.xs.data);
     std::copy(rounded.begin(), rounded.end(), xr.data.begin());
-    const Tensor x = xs.view.slice(1, 10, 30), y = ys.view.slice(1, 16, 40),
-                 g = gs.view.slice(1, 3, 27);
     for (bool accumulate : {false, true}) {
       for (bool gate : {false, true}) {
         const auto y0 = gather(y);
@@ -390,10 +396,7 @@ TEST(Linear, Bf16StridedAndStagedWithinPlannedScratch) {
         EXPECT_LE(exact.high_water(), need) << what;
       }
     }
-    for (std::size_t r = 0; r < static_cast<std::size_t>(c.rows); ++r) {
-      for (std::size_t col : {0, 15, 40, 63})
-        ASSERT_EQ(ys.data[r * 64 + col], 5.f) << r << "," << col;
-    }
+    v.expect_outside_y_untouched();
   }
 }
 
