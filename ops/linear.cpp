@@ -101,7 +101,7 @@ struct Linear::Impl {
   // a contiguous bf16 scratch buffer; fp32 accumulation, bias, epilogue and output.
   DType compute = DType::f32;
   bool force_staging = false;  // detail::force_linear_staging at construction
-  // f32 in the layout the matmul chose at construction; private, or viewing a shared
+  // `compute`'s type in the layout the matmul chose at construction; private, or viewing a shared
   // WeightCache file when one was current at construction.
   memory weights;
   memory bias;  // f32 [1, c_out], empty when there is none; private or shared like weights
