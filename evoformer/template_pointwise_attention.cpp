@@ -5,6 +5,7 @@
 #include <string>
 
 #include "evoformer/embedder_support.h"
+#include "ops/compute_precision.h"
 #include "ops/concat_linear.h"
 #include "ops/parallel_rows.h"
 #include "ops/row_view.h"
@@ -19,12 +20,13 @@ TemplatePointwiseAttention::TemplatePointwiseAttention(const ParamScope& scope, 
       n_head_(dims.n_head),
       c_hidden_(dims.c_hidden),
       inf_(inf),
-      query_(Linear(scope.get("query_w", {c_z, dims.n_head, dims.c_hidden}), Tensor())),
+      query_(Linear(scope.get("query_w", {c_z, dims.n_head, dims.c_hidden}), Tensor(), 1,
+                    linear_precision())),
       kv_(concat_linear({scope.get("key_w", {c_t, dims.n_head, dims.c_hidden}),
                          scope.get("value_w", {c_t, dims.n_head, dims.c_hidden})},
                         {})),
       output_(Linear(scope.get("output_w", {dims.n_head, dims.c_hidden, c_z}),
-                     scope.get("output_b", {c_z}), /*in_axes=*/2)) {}
+                     scope.get("output_b", {c_z}), /*in_axes=*/2, linear_precision())) {}
 
 namespace {
 

@@ -6,6 +6,7 @@
 #include "evoformer/template_embedder.h"
 #include "memory/tensor_copy.h"
 #include "ops/activations.h"
+#include "ops/compute_precision.h"
 
 namespace cpufold {
 namespace {
@@ -34,17 +35,25 @@ void evict_spilled(const Tensor& t, const RunContext& ctx) {
   if (ctx.activations != nullptr) ctx.activations->evict(t.data(), t.nbytes());
 }
 
+// The template stack in the stacks' precision.
+std::unique_ptr<TemplateEmbedder> template_embedder(const WeightStore& store, const ModelConfig& c,
+                                                    DType stacks) {
+  const LinearPrecisionScope precision(stacks);
+  return std::make_unique<TemplateEmbedder>(store, c);
+}
+
 }  // namespace
 
-Trunk::Trunk(const WeightStore& store, const ModelConfig& c)
+Trunk::Trunk(const WeightStore& store, const ModelConfig& c, DType stacks)
     : config_(c),
       input_embedder_(ParamScope(store, "evoformer"), c.target_feat_dim, c.msa_feat_dim, c.c_m,
                       c.c_z, c.max_relative_feature),
       recycling_embedder_(ParamScope(store, "evoformer"), c.c_m, c.c_z, c.recycle_pos_bins),
-      template_embedder_(c.templates ? std::make_unique<TemplateEmbedder>(store, c) : nullptr),
+      template_embedder_(c.templates ? template_embedder(store, c, stacks) : nullptr),
       extra_msa_embedder_(ParamScope(store, "evoformer"), c.extra_msa_feat_dim, c.c_e),
       single_activations_(
           ParamScope(store, "evoformer/single_activations").linear({c.c_m, c.c_s})) {
+  const LinearPrecisionScope precision(stacks);
   for (std::int64_t i = 0; i < c.n_extra_msa_blocks; ++i)
     extra_msa_stack_.emplace_back(store, c, EvoformerBlock::Kind::extra_msa, i);
   for (std::int64_t i = 0; i < c.n_evoformer_blocks; ++i)

@@ -40,7 +40,9 @@ struct TrunkBytes {
 
 class Trunk {
  public:
-  Trunk(const WeightStore& store, const ModelConfig& config);
+  // stacks: the compute precision of the template, extra-MSA and Evoformer stacks' Linears
+  // (bf16 as AF2 runs its trunk); the embedders and the single projection stay f32.
+  Trunk(const WeightStore& store, const ModelConfig& config, DType stacks = DType::f32);
   ~Trunk();
 
   const ModelConfig& config() const { return config_; }

@@ -5,6 +5,7 @@
 
 #include "memory/error.h"
 #include "memory/tensor_copy.h"
+#include "ops/compute_precision.h"
 #include "ops/weight_cache.h"
 
 namespace cpufold {
@@ -55,6 +56,7 @@ Linear concat_linear(const std::vector<Tensor>& weights, const std::vector<Tenso
   d.c_in = c_in;
   d.c_out = total;
   d.bias = !biases.empty();
+  d.compute = linear_precision();
   d.identity = combine_identity(static_cast<std::uint64_t>(in_axes), weights.size());
   for (const Tensor& w : weights) d.identity = combine_identity(d.identity, weight_identity(w));
   for (const Tensor& b : biases)

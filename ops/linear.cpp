@@ -8,6 +8,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "ops/compute_precision.h"
 #include "ops/dnnl_context.h"
 #include "ops/parallel_rows.h"
 #include "ops/row_kernels.h"
@@ -49,12 +50,15 @@ struct Plan {
   std::int64_t stage_rows = 0;  // rows per block
   std::size_t dnnl_scratch_bytes = 0;
   std::size_t temp_bytes = 0;
+  std::size_t src_bytes = 0;  // bf16 compute: the rows converted to bf16 (contiguous)
   // Memory objects and the argument map are built once; forward() only swaps data handles,
   // so a call allocates nothing.
   memory src, dst, mul, scratchpad;
   std::unordered_map<int, memory> args;
 
-  std::size_t scratch_bytes() const { return align_up(dnnl_scratch_bytes) + align_up(temp_bytes); }
+  std::size_t scratch_bytes() const {
+    return align_up(dnnl_scratch_bytes) + align_up(temp_bytes) + align_up(src_bytes);
+  }
 };
 
 // Rows per block of the staged path: bounds its buffers to kStageRows·(c_in + c_out) floats.
@@ -62,8 +66,19 @@ constexpr std::int64_t kStageRows = 256;
 
 std::atomic<bool> force_staging_for_tests{false};
 
-memory::desc row_desc(std::int64_t rows, std::int64_t cols, std::int64_t ld) {
-  return memory::desc(Dims{rows, cols}, memory::data_type::f32, Dims{ld, 1});
+memory::desc row_desc(std::int64_t rows, std::int64_t cols, std::int64_t ld,
+                      memory::data_type type = memory::data_type::f32) {
+  return memory::desc(Dims{rows, cols}, type, Dims{ld, 1});
+}
+
+// Rows [r0, r0 + n) of vx as contiguous bf16 rows at dst (round to nearest even).
+void rows_to_bf16(const RowView& vx, std::int64_t r0, std::int64_t n, bf16* dst) {
+  const std::int64_t cols = vx.cols;
+  detail::for_each_row(n, cols, [&](std::int64_t i) {
+    const float* x = vx.row(r0 + i);
+    bf16* d = dst + i * cols;
+    for (std::int64_t j = 0; j < cols; ++j) d[j] = bf16(x[j]);
+  });
 }
 
 memory::data_type dnnl_type(DType t, const char* what) {
@@ -82,8 +97,11 @@ memory::data_type dnnl_type(DType t, const char* what) {
 
 struct Linear::Impl {
   std::int64_t c_in = 0, c_out = 0;
+  // f32: plain fp32 matmuls. bf16: weights packed in bf16, each call's input rows converted to
+  // a contiguous bf16 scratch buffer; fp32 accumulation, bias, epilogue and output.
+  DType compute = DType::f32;
   bool force_staging = false;  // detail::force_linear_staging at construction
-  // f32 in the layout the matmul chose at construction; private, or viewing a shared
+  // `compute`'s type in the layout the matmul chose at construction; private, or viewing a shared
   // WeightCache file when one was current at construction.
   memory weights;
   memory bias;  // f32 [1, c_out], empty when there is none; private or shared like weights
@@ -100,6 +118,13 @@ struct Linear::Impl {
   PlanKey plain_key(std::int64_t rows) const {
     return {rows, c_in, c_out, 0, Activation::none, false, false};
   }
+  bool bf16_compute() const { return compute == DType::bf16; }
+  memory::data_type src_type() const {
+    return bf16_compute() ? memory::data_type::bf16 : memory::data_type::f32;
+  }
+  std::size_t src_elem_bytes() const { return bf16_compute() ? sizeof(bf16) : sizeof(float); }
+  // Checks `compute` and records it.
+  void set_compute(DType t);
   // Scratch of the staged path for `rows` rows: both staging buffers of a block, plus the
   // larger oneDNN scratchpad of the block and tail plans (sized from descriptors only, so
   // planning builds no kernels it may never run).
@@ -132,7 +157,8 @@ dnnl::matmul::primitive_desc Linear::Impl::try_desc(const PlanKey& key, bool wit
   dnnl::primitive_attr attr;
   attr.set_post_ops(ops);
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
-  const auto src = row_desc(key.rows, c_in, key.ld_x);
+  // A bf16 source is always the contiguous converted copy, whatever x's stride.
+  const auto src = row_desc(key.rows, c_in, bf16_compute() ? c_in : key.ld_x, src_type());
   const auto dst = row_desc(key.rows, c_out, ld_dst);
   const auto desc = with_bias ? dnnl::matmul::desc(src, weights.get_desc(), bias.get_desc(), dst)
                               : dnnl::matmul::desc(src, weights.get_desc(), dst);
@@ -178,9 +204,13 @@ std::shared_ptr<Plan> Linear::Impl::build_plan(const PlanKey& key) {
       if (pd && !is_reference_impl(pd)) break;
     }
   }
-  const bool strided =
-      key.ld_x != c_in || key.ld_y != c_out || (key.multiply && key.ld_mul != c_out);
-  if (strided && (!pd || is_reference_impl(pd) || force_staging)) {
+  const bool strided = (key.ld_x != c_in && !bf16_compute()) || key.ld_y != c_out ||
+                       (key.multiply && key.ld_mul != c_out);
+  // A residual add that could not fuse `sum` for these strides (bf16's brgemm has no strided
+  // dst) would need a [rows, c_out] temp that scratch_bytes() does not plan for contiguous
+  // rows: staging bounds it instead.
+  const bool unplanned_temp = p->via_temp && !act && !key.multiply;
+  if (strided && (!pd || is_reference_impl(pd) || force_staging || unplanned_temp)) {
     p->staged = true;
     p->stage_rows = std::min(key.rows, kStageRows);
     p->dnnl_scratch_bytes = staged_scratch_bytes(key.rows);
@@ -197,6 +227,7 @@ std::shared_ptr<Plan> Linear::Impl::build_plan(const PlanKey& key) {
   p->matmul = dnnl::matmul(pd);
   p->dnnl_scratch_bytes = pd.scratchpad_desc().get_size();
   p->temp_bytes = p->via_temp ? static_cast<std::size_t>(key.rows * c_out) * sizeof(float) : 0;
+  p->src_bytes = bf16_compute() ? static_cast<std::size_t>(key.rows * c_in) * sizeof(bf16) : 0;
 
   const auto& engine = DnnlContext::instance().engine();
   p->src = memory(pd.src_desc(), engine, DNNL_MEMORY_NONE);
@@ -229,14 +260,15 @@ std::size_t Linear::Impl::staged_scratch_bytes(std::int64_t rows) const {
     }
     pad = std::max(pad, align_up(pd.scratchpad_desc().get_size()));
   }
-  return f32_bytes(block * c_in) + f32_bytes(block * c_out) + pad;
+  return align_up(static_cast<std::size_t>(block * c_in) * src_elem_bytes()) +
+         f32_bytes(block * c_out) + pad;
 }
 
 void Linear::Impl::forward_staged(const Plan& p, const RowView& vx, const RowView& vy,
                                   const RowView& vm, const LinearEpilogue& epilogue,
                                   Arena& scratch) {
   const std::int64_t block = p.stage_rows;
-  float* xs = scratch.allocate(DType::f32, Shape{block, c_in}).data_as<float>();
+  void* xs = scratch.allocate(compute, Shape{block, c_in}).data();
   float* ys = scratch.allocate(DType::f32, Shape{block, c_out}).data_as<float>();
   const auto& k = detail::row_kernels();
   const auto act = epilogue.activation == Activation::relu      ? k.relu
@@ -250,8 +282,13 @@ void Linear::Impl::forward_staged(const Plan& p, const RowView& vx, const RowVie
     const std::int64_t nb = std::min(block, vx.rows - r0);
     const std::shared_ptr<Plan> held = plan(plain_key(nb));
     Plan& inner = *held;
-    detail::for_each_row(
-        nb, c_in, [&](std::int64_t i) { std::memcpy(xs + i * c_in, vx.row(r0 + i), in_bytes); });
+    if (bf16_compute()) {
+      rows_to_bf16(vx, r0, nb, static_cast<bf16*>(xs));
+    } else {
+      detail::for_each_row(nb, c_in, [&](std::int64_t i) {
+        std::memcpy(static_cast<float*>(xs) + i * c_in, vx.row(r0 + i), in_bytes);
+      });
+    }
     inner.src.set_data_handle(xs);
     inner.dst.set_data_handle(ys);
     ArenaScope pad_scope(scratch);
@@ -277,16 +314,12 @@ void Linear::Impl::forward_staged(const Plan& p, const RowView& vx, const RowVie
 
 Linear::Linear(const Tensor& w, const Tensor& bias, int in_axes, DType compute)
     : impl_(std::make_unique<Impl>()) {
-  if (compute != DType::f32) {
-    throw InputError("Linear: " + std::string(dtype_name(compute)) +
-                     " compute is not implemented yet (it only pays off with AVX512-BF16 or "
-                     "AMX); use f32");
-  }
   if (!w.is_contiguous() || in_axes < 1 || in_axes >= w.rank()) {
     throw WeightsError("Linear weight " + w.describe() + " must be contiguous with at least " +
                        std::to_string(in_axes) + " input and one output axis");
   }
   Impl& m = *impl_;
+  m.set_compute(compute);
   m.force_staging = force_staging_for_tests;
   m.c_in = 1;
   for (int a = 0; a < in_axes; ++a) m.c_in *= w.dim(a);
@@ -309,6 +342,7 @@ Linear::Linear(const Tensor& w, const Tensor& bias, int in_axes, DType compute)
 
 Linear::Linear(const DeferredWeights& d) : impl_(std::make_unique<Impl>()) {
   Impl& m = *impl_;
+  m.set_compute(d.compute);
   m.force_staging = force_staging_for_tests;
   m.c_in = d.c_in;
   m.c_out = d.c_out;
@@ -338,14 +372,26 @@ Linear::Linear(const DeferredWeights& d) : impl_(std::make_unique<Impl>()) {
       });
 }
 
+void Linear::Impl::set_compute(DType t) {
+  if (t != DType::f32 && t != DType::bf16) {
+    throw InternalError("Linear: compute precision " + std::string(dtype_name(t)) +
+                        "; expected f32 or bf16");
+  }
+  if (t == DType::bf16 && !bf16_support().available) {
+    throw InputError("bf16 Linear: oneDNN has no bf16 matmul on this CPU (effective ISA " +
+                     bf16_support().isa + "); use fp32");
+  }
+  compute = t;
+}
+
 memory::desc Linear::Impl::packed_desc() const {
   // Let oneDNN pick the weight layout for a typical row count; later primitives take it as is.
   const std::int64_t typical_rows = 256;
-  const auto any = memory::desc(Dims{c_in, c_out}, memory::data_type::f32, memory::format_tag::any);
-  const auto probe =
-      dnnl::matmul::primitive_desc(dnnl::matmul::desc(row_desc(typical_rows, c_in, c_in), any,
-                                                      row_desc(typical_rows, c_out, c_out)),
-                                   DnnlContext::instance().engine());
+  const auto any = memory::desc(Dims{c_in, c_out}, src_type(), memory::format_tag::any);
+  const auto probe = dnnl::matmul::primitive_desc(
+      dnnl::matmul::desc(row_desc(typical_rows, c_in, c_in, src_type()), any,
+                         row_desc(typical_rows, c_out, c_out)),
+      DnnlContext::instance().engine());
   return probe.weights_desc();
 }
 
@@ -372,6 +418,9 @@ std::int64_t Linear::c_in() const {
 }
 std::int64_t Linear::c_out() const {
   return impl_->c_out;
+}
+DType Linear::compute() const {
+  return impl_->compute;
 }
 bool Linear::has_bias() const {
   return impl_->bias.get(true) != nullptr;
@@ -413,7 +462,7 @@ void Linear::forward(const Tensor& x, const Tensor& y, Arena& scratch,
   if (vx.rows == 0) return;
 
   const PlanKey key{vx.rows,
-                    vx.ld,
+                    impl_->bf16_compute() ? c_in() : vx.ld,  // bf16: x is converted first
                     vy.ld,
                     multiply ? vm.ld : 0,
                     epilogue.activation,
@@ -430,7 +479,13 @@ void Linear::forward(const Tensor& x, const Tensor& y, Arena& scratch,
 
   float* temp = nullptr;
   if (p.via_temp) temp = scratch.allocate(DType::f32, Shape{vy.rows, c_out()}).data_as<float>();
-  p.src.set_data_handle(vx.data);
+  if (impl_->bf16_compute()) {
+    auto* xs = scratch.allocate(DType::bf16, Shape{vx.rows, c_in()}).data_as<bf16>();
+    rows_to_bf16(vx, 0, vx.rows, xs);
+    p.src.set_data_handle(xs);
+  } else {
+    p.src.set_data_handle(vx.data);
+  }
   p.dst.set_data_handle(p.via_temp ? temp : vy.data);
   if (p.fused_multiply) p.mul.set_data_handle(vm.data);
   if (p.dnnl_scratch_bytes > 0) {

@@ -40,6 +40,7 @@ struct DeferredWeights {
   std::uint64_t identity = 0;  // equal for equal values (built from weight_identity)
   // Writes w [c_in, c_out] and, when `bias`, b [c_out], both f32.
   std::function<void(std::span<float> w, std::span<float> b)> produce;
+  DType compute = DType::f32;  // as Linear's `compute`
 };
 
 class Linear {
@@ -49,7 +50,9 @@ class Linear {
   // reshape (in_axes = 1) and output_w [n_head, c_hidden, c_out] takes in_axes = 2.
   // bias: c_out elements of any shape, or an empty Tensor for none. f32 or bf16 inputs.
   // Weights are reordered once here into memory this object owns; w may be unmapped after.
-  // compute: f32 today; bf16 throws InputError until a bf16 path exists.
+  // compute: f32, or bf16 (weights packed in bf16, inputs rounded to bf16 per call into
+  // scratch, fp32 accumulation, bias, epilogue and output); bf16 throws InputError where
+  // oneDNN has no bf16 matmul (bf16_support()).
   Linear(const Tensor& w, const Tensor& bias, int in_axes = 1, DType compute = DType::f32);
   explicit Linear(const DeferredWeights& weights);
   ~Linear();
@@ -59,8 +62,9 @@ class Linear {
   // x: [..., c_in axes] -> y: [..., c_out axes], the same rows; the trailing axes that make up
   // c_in (c_out) must be contiguous, so y may be [n, n_head, c_hidden] for query_w. Both may be
   // strided views whose leading axes collapse to one row stride (e.g. y a column range of a
-  // wider buffer). y must not overlap x. Scratch (oneDNN's scratchpad and, for
-  // accumulate with anything else fused, a [rows, c_out] buffer) comes from `scratch` and is
+  // wider buffer). y must not overlap x. Scratch (oneDNN's scratchpad, for bf16 compute the
+  // input rows in bf16, and, for accumulate with anything else fused, a [rows, c_out] buffer)
+  // comes from `scratch` and is
   // released on return. A primitive is built on the first call for each row count and stride
   // combination and reused after; the kMaxPlans most recently used are kept, so memory stays
   // flat over a batch of many lengths. Calls on one object are serialised by a mutex.
@@ -74,6 +78,7 @@ class Linear {
 
   std::int64_t c_in() const;
   std::int64_t c_out() const;
+  DType compute() const;
   bool has_bias() const;
 
   // Plans (primitives with their argument maps) this object holds: at most kMaxPlans. A run

@@ -1,5 +1,7 @@
 #include "ops/param_scope.h"
 
+#include "ops/compute_precision.h"
+
 namespace cpufold {
 
 ParamScope::ParamScope(const WeightStore& store, std::string path, std::int64_t block,
@@ -21,7 +23,8 @@ Tensor ParamScope::get(std::string_view name, const Shape& shape) const {
 Linear ParamScope::linear(const Shape& weights, int in_axes, bool bias) const {
   Shape bias_shape;
   for (int a = in_axes; a < weights.rank(); ++a) bias_shape.push_back(weights[a]);
-  return Linear(get("weights", weights), bias ? get("bias", bias_shape) : Tensor(), in_axes);
+  return Linear(get("weights", weights), bias ? get("bias", bias_shape) : Tensor(), in_axes,
+                linear_precision());
 }
 
 LayerNorm ParamScope::layer_norm(std::int64_t c) const {

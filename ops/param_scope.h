@@ -26,7 +26,8 @@ class ParamScope {
   // The view of `<scope>//<name>` with per-block shape `shape`, checked against the file.
   Tensor get(std::string_view name, const Shape& shape) const;
 
-  // Linear from `weights` ([c_in axes..., c_out axes...]) and, if `bias`, `bias` ([c_out axes]).
+  // Linear from `weights` ([c_in axes..., c_out axes...]) and, if `bias`, `bias` ([c_out axes]),
+  // computing in linear_precision() (ops/compute_precision.h).
   Linear linear(const Shape& weights, int in_axes = 1, bool bias = true) const;
   // LayerNorm from `scale` and `offset`, both [c].
   LayerNorm layer_norm(std::int64_t c) const;

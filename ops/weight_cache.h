@@ -36,7 +36,8 @@ struct WeightResidency {
 
 class WeightCache {
  public:
-  // The cache for `params` (f32 compute; the precision is part of the key): located as
+  // The cache for `params` built in `precision` (--precision; part of the key, so each
+  // precision and ISA has its own file, bf16 Linears' weights packed in bf16): located as
   // io/cache_location.h says, keyed by the file's canonical path, size and mtime, the oneDNN
   // version and the effective CPU ISA. CPUFOLD_WEIGHT_CACHE=off disables it (no warning).
   static std::unique_ptr<WeightCache> for_parameters(const std::filesystem::path& params,

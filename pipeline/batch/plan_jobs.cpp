@@ -13,7 +13,7 @@ namespace cpufold {
 
 std::vector<JobPlan> plan_jobs(const PredictOptions& o) {
   const auto [params, jobs] = batch_inputs(o);
-  ModelCache models(params, o.model_type, o.mem_budget);
+  ModelCache models(params, o.model_type, o.mem_budget, o.precision);
 
   std::vector<JobPlan> plans;
   for (const PredictJob& job : jobs.jobs) {

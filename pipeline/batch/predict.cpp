@@ -63,7 +63,7 @@ class BatchRunner {
         jobs_(std::move(jobs)),
         rank_(rank),
         log_(o.output_dir / "log.txt", o.progress),
-        models_(std::move(params), o.model_type, o.mem_budget),
+        models_(std::move(params), o.model_type, o.mem_budget, o.precision),
         timings_(o.output_dir / "timings.json") {
     for (int i = 0; i < o.num_models; ++i) selected_models_.push_back(o.model_order[i]);
   }

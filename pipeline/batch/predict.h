@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "memory/dtype.h"
 #include "pipeline/batch/predict_jobs.h"
 #include "pipeline/batch/ranking.h"
 #include "pipeline/runner/params_directory.h"
@@ -35,7 +36,8 @@ struct PredictOptions {
   std::optional<std::int64_t> chunk_size;              // 0: no slicing; empty: the planner chooses
   std::optional<std::size_t> mem_budget;               // every job must fit it (exit 4 otherwise)
   std::optional<std::filesystem::path> spill_dir;      // spill tier and checkpoints; empty: none
-  int threads = 0;  // recorded in config.json (the caller sets OpenMP)
+  int threads = 0;               // recorded in config.json (the caller sets OpenMP)
+  DType precision = DType::f32;  // the trunk stacks' compute precision (--precision)
   bool overwrite_existing_results = false;
   QueryOrder sort_queries_by = QueryOrder::length;
   // colabfold_batch output options (pipeline/colabfold_options.h).

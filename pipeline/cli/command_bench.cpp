@@ -12,6 +12,7 @@
 #include "evoformer/evoformer_block.h"
 #include "io/model_config.h"
 #include "memory/peak_tracker.h"
+#include "ops/compute_precision.h"
 #include "pipeline/cli/cli.h"
 #include "pipeline/cli/common_options.h"
 #include "pipeline/cli/option_checks.h"
@@ -161,14 +162,19 @@ void add_bench_command(CLI::App& app) {
       ->transform(integer_in(1, kMaxRows));
   block->add_option("--repeat", args->repeat, "timed repetitions after one warm-up (default 1)")
       ->transform(integer_in(1, kMaxRepeat));
-  add_common_options(*block, args->common, {CommonOption::threads, CommonOption::chunk_size});
+  add_common_options(*block, args->common,
+                     {CommonOption::threads, CommonOption::chunk_size, CommonOption::precision});
   add_bench_features(*bench);
   block->callback([args] {
     apply_common_options(args->common);
     const std::int64_t chunk = args->common.chunk_size.value_or(0);  // a benchmark: unsliced
     const WeightStore store = WeightStore::open(args->params);
     const ModelConfig c = ModelConfig::from_weights(store);
-    const EvoformerBlock evo(store, c, EvoformerBlock::Kind::evoformer, 0);
+    const DType precision = common_precision(args->common);
+    const EvoformerBlock evo = [&] {
+      const LinearPrecisionScope scope(precision);
+      return EvoformerBlock(store, c, EvoformerBlock::Kind::evoformer, 0);
+    }();
     const std::int64_t s = args->n_seq, n = args->n_res;
     Arena state(
         "bench-state", dram_tier(),
@@ -191,13 +197,15 @@ void add_bench_command(CLI::App& app) {
     const double gflop =
         evoformer_block_flops(c, static_cast<double>(s), static_cast<double>(n)) / 1e9;
     std::printf(
-        "evoformer block: n_res %lld, n_seq %lld, c_m %lld, c_z %lld, chunk %lld, threads %d\n"
+        "evoformer block: n_res %lld, n_seq %lld, c_m %lld, c_z %lld, chunk %lld, threads %d, "
+        "precision %s, oneDNN ISA %s\n"
         "  time %.3f s per block, %.1f GFLOP, %.1f GFLOP/s\n"
         "  activations %.1f MiB, scratch planned %.1f MiB (high water %.1f MiB), peak RSS %.1f "
         "MiB\n",
         static_cast<long long>(n), static_cast<long long>(s), static_cast<long long>(c.c_m),
-        static_cast<long long>(c.c_z), static_cast<long long>(chunk), omp_get_max_threads(), secs,
-        gflop, gflop / secs, static_cast<double>(state.capacity()) / (1 << 20),
+        static_cast<long long>(c.c_z), static_cast<long long>(chunk), omp_get_max_threads(),
+        precision == DType::bf16 ? "bf16" : "fp32", bf16_support().isa.c_str(), secs, gflop,
+        gflop / secs, static_cast<double>(state.capacity()) / (1 << 20),
         static_cast<double>(scratch.capacity()) / (1 << 20),
         static_cast<double>(scratch.high_water()) / (1 << 20),
         static_cast<double>(os_peak_rss_bytes()) / (1 << 20));

@@ -39,7 +39,7 @@ void add_evaluate_command(CLI::App& app) {
       ->transform(real_in(0, kMaxEarlyStopTolerance));
   add_common_options(*cmd, args->common,
                      {CommonOption::threads, CommonOption::chunk_size, CommonOption::mem_budget,
-                      CommonOption::spill_dir});
+                      CommonOption::spill_dir, CommonOption::precision});
   cmd->add_option("--trace", args->options.trace,
                   "also write named intermediates (the reference's trace/ names) to this .h5");
   cmd->add_flag("--quiet", args->quiet, "no progress messages on stderr");
@@ -52,6 +52,7 @@ void add_evaluate_command(CLI::App& app) {
     if (!args->quiet) {
       args->options.progress = [](const std::string& msg) { std::cerr << msg << "\n"; };
     }
+    args->options.precision = common_precision(args->common, args->options.progress);
     const EvaluateReport r = evaluate(args->options);
     std::printf(
         "%s: %lld residues, %lld iteration(s), mean pLDDT %.2f%s, %.2f s, peak RSS %.1f MiB\n",

@@ -2,6 +2,7 @@
 
 #include <omp.h>
 
+#include "ops/compute_precision.h"
 #include "pipeline/cli/option_checks.h"
 
 namespace cpufold {
@@ -48,6 +49,16 @@ constexpr CommonOptionEntry kCommonOptions[] = {
               "identical results; a run's checkpoint is deleted when it completes")
            ->check(writable_directory_option());
      }},
+    {CommonOption::precision,
+     [](CLI::App& cmd, CommonOptions& into) {
+       cmd.add_option("--precision", into.precision,
+                      "compute precision of the trunk's Linears (template, extra-MSA and "
+                      "Evoformer stacks): fp32 (default), bf16 (bf16 inputs and weights, fp32 "
+                      "accumulation; needs oneDNN bf16 support: AVX512, native with "
+                      "AVX512-BF16 or AMX) or auto (bf16 where native, else fp32); LayerNorm, "
+                      "softmax, gates, embedders, structure module and heads stay fp32")
+           ->check(CLI::IsMember({"auto", "bf16", "fp32"}));
+     }},
 };
 
 }  // namespace
@@ -63,6 +74,14 @@ void add_common_options(CLI::App& cmd, CommonOptions& into,
 
 void apply_common_options(const CommonOptions& options) {
   if (options.threads > 0) omp_set_num_threads(options.threads);
+}
+
+DType common_precision(const CommonOptions& options,
+                       const std::function<void(const std::string&)>& say) {
+  const DType chosen = resolve_precision(options.precision);
+  if (say && (chosen == DType::bf16 || options.precision != "fp32"))
+    say(describe_precision(options.precision, chosen));
+  return chosen;
 }
 
 }  // namespace cpufold

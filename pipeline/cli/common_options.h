@@ -6,9 +6,12 @@
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <initializer_list>
 #include <optional>
 #include <string>
+
+#include "memory/dtype.h"
 
 namespace cpufold {
 
@@ -17,12 +20,13 @@ struct CommonOptions {
   // --chunk-size: rows per attention / outer-product slice; empty: the memory planner chooses.
   std::optional<std::int64_t> chunk_size;
   std::optional<std::size_t> memory_budget_bytes;  // --mem-budget; empty: the machine's memory
-  // Homes of the options later issues add (not on the command line until they take effect):
-  std::string precision;            // compute precision; empty: f32
+  // --precision auto|bf16|fp32: the trunk stacks' compute precision, as given; the commands
+  // resolve it with resolve_precision() (ops/compute_precision.h).
+  std::string precision = "fp32";
   std::filesystem::path spill_dir;  // --spill-dir (spill tier, checkpoints); empty: neither
 };
 
-enum class CommonOption { threads, chunk_size, mem_budget, spill_dir };
+enum class CommonOption { threads, chunk_size, mem_budget, spill_dir, precision };
 
 // Registers the listed options on `cmd`, bound to `into`, with the checks of option_checks.h.
 void add_common_options(CLI::App& cmd, CommonOptions& into,
@@ -30,5 +34,10 @@ void add_common_options(CLI::App& cmd, CommonOptions& into,
 
 // What takes effect for the whole process before a command runs (the OpenMP thread count).
 void apply_common_options(const CommonOptions& options);
+
+// --precision resolved for this CPU: f32 or bf16 (InputError for bf16 where oneDNN has no
+// bf16 matmul); `say` gets one line naming the choice and why, when it is not plain fp32.
+DType common_precision(const CommonOptions& options,
+                       const std::function<void(const std::string&)>& say = {});
 
 }  // namespace cpufold

@@ -1,5 +1,7 @@
 #include "pipeline/cli/predict_arguments.h"
 
+#include <iostream>
+
 #include "memory/error.h"
 #include "pipeline/batch/predict_jobs.h"
 #include "pipeline/batch/ranking.h"
@@ -66,7 +68,7 @@ void add_predict_arguments(CLI::App& cmd, PredictArguments& args, bool output_di
       ->transform(integer_in(0, kMaxRows));
   add_common_options(cmd, args.common,
                      {CommonOption::threads, CommonOption::chunk_size, CommonOption::mem_budget,
-                      CommonOption::spill_dir});
+                      CommonOption::spill_dir, CommonOption::precision});
   cmd.add_flag("--overwrite-existing-results", o.overwrite_existing_results,
                "redo jobs whose JOB.done.txt exists (default: skip them)");
   cmd.add_option("--sort-queries-by", args.sort_queries_by,
@@ -133,6 +135,9 @@ void resolve_predict_arguments(PredictArguments& args) {
   o.chunk_size = args.common.chunk_size;
   o.mem_budget = args.common.memory_budget_bytes;
   if (!args.common.spill_dir.empty()) o.spill_dir = args.common.spill_dir;
+  o.precision = common_precision(args.common, [&args](const std::string& line) {
+    if (!args.quiet) std::cerr << line << "\n";
+  });
   o.model_order = parse_model_order("--model-order", args.model_order);
   if (o.random_seed > static_cast<std::uint64_t>(kMaxRandomSeed - (o.num_seeds - 1))) {
     throw InputError("--random-seed " + std::to_string(o.random_seed) + " with --num-seeds " +

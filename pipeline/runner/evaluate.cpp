@@ -129,7 +129,7 @@ EvaluateReport report_of(const Prediction& p) {
 EvaluatePlan plan_evaluate(const EvaluateOptions& o) {
   const LoadedModel model = load_model(o.params);
   const Hdf5TensorReader features(o.features);
-  const ModelRunner runner(model.store, model.config);
+  const ModelRunner runner(model.store, model.config, o.precision);
   const FeatureSource source = file_source(features, model.config);
   const RunOptions run = run_options(o, source.iterations, nullptr);
   EvaluatePlan plan;
@@ -148,7 +148,7 @@ EvaluateReport evaluate(const EvaluateOptions& o) {
   const Hdf5TensorReader features(o.features);
   say("loading " + model.preset + " (" + std::to_string(model.config.parameter_count) +
       " parameters)");
-  const ModelRunner runner(model.store, model.config);
+  const ModelRunner runner(model.store, model.config, o.precision);
   refuse_unused_parameters(model.store);
   model.store.release_values();
   const WeightResidency weights = runner.weight_residency();

@@ -24,6 +24,7 @@ struct EvaluateOptions {
   std::optional<std::size_t> mem_budget;   // empty: the memory available
   std::optional<std::filesystem::path> spill_dir;    // spill tier and checkpoints; empty: none
   std::filesystem::path trace;                       // empty: no trace
+  DType precision = DType::f32;                      // the trunk stacks' (ModelRunner)
   std::function<void(const std::string&)> progress;  // stage messages; may be empty
 };
 

@@ -14,8 +14,8 @@ namespace fs = std::filesystem;
 }  // namespace
 
 ModelCache::ModelCache(std::map<int, fs::path> files, ModelType type,
-                       std::optional<std::size_t> budget)
-    : files_(std::move(files)), type_(type) {
+                       std::optional<std::size_t> budget, DType precision)
+    : files_(std::move(files)), type_(type), precision_(precision) {
   // A loaded model keeps its weights resident once (the mapped weight cache, or private
   // copies without one): about its parameter file's size, .npz or .h5.
   std::size_t estimate = 0;
@@ -40,7 +40,7 @@ const LoadedModel& ModelCache::get(int model_number) {
                        " has no predicted-aligned-error head: it is not an alphafold2_ptm "
                        "(params_model_N_ptm) file; use --model-type alphafold2 for it");
   }
-  model->runner = std::make_unique<ModelRunner>(model->store, model->config);
+  model->runner = std::make_unique<ModelRunner>(model->store, model->config, precision_);
   const auto unused = model->store.unused_keys();
   if (!unused.empty()) {
     throw WeightsError(std::to_string(unused.size()) + " parameters in " + path.string() +

@@ -25,9 +25,10 @@ class ModelCache {
  public:
   // `files`: model number -> parameter file. Decides from the file sizes and the available
   // memory (MemAvailable or the cgroup limit) whether every model stays loaded.
-  // With a memory budget, the budget counts instead when it is lower.
+  // With a memory budget, the budget counts instead when it is lower. Models are built with
+  // their trunk stacks in `precision` (ModelRunner).
   ModelCache(std::map<int, std::filesystem::path> files, ModelType type,
-             std::optional<std::size_t> budget = std::nullopt);
+             std::optional<std::size_t> budget = std::nullopt, DType precision = DType::f32);
 
   bool keeps_all() const { return keep_all_; }
   bool is_loaded(int model_number) const { return models_.count(model_number) > 0; }
@@ -44,6 +45,7 @@ class ModelCache {
  private:
   std::map<int, std::filesystem::path> files_;
   ModelType type_;
+  DType precision_;
   bool keep_all_ = true;
   std::map<int, std::unique_ptr<LoadedModel>> models_;
 };

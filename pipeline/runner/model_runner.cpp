@@ -239,8 +239,11 @@ class RecyclingRun {
     }
     const auto t = Clock::now();
     features_.release_to(0);
+    // The compute precision changes every number: a bf16 run never resumes an fp32 one.
+    const std::string context =
+        o_.checkpoint_context + "; precision " + std::string(dtype_name(runner_.precision()));
     std::string key = run_checkpoint_key({runner_.params_file(), &c_, o_.recycles, o_.ensemble,
-                                          o_.early_stop_tolerance, chunk_, o_.checkpoint_context},
+                                          o_.early_stop_tolerance, chunk_, context},
                                          source_, features_);
     in_ = source_.read(0, features_);
     checkpoint_.emplace(*o_.spill_dir, runner_.params_file().stem().string(), std::move(key),
@@ -403,8 +406,8 @@ void check_run_options(const FeatureSource& source, const RunOptions& o) {
 namespace {
 
 // The cache the members' Linears take their weights from while they are built.
-std::unique_ptr<WeightCache> begin_weight_cache(const WeightStore& store) {
-  auto cache = WeightCache::for_parameters(store.path());
+std::unique_ptr<WeightCache> begin_weight_cache(const WeightStore& store, DType precision) {
+  auto cache = WeightCache::for_parameters(store.path(), precision);
   cache->set_source(store.bytes());
   cache->begin();
   return cache;
@@ -412,9 +415,10 @@ std::unique_ptr<WeightCache> begin_weight_cache(const WeightStore& store) {
 
 }  // namespace
 
-ModelRunner::ModelRunner(const WeightStore& store, const ModelConfig& config)
-    : weight_cache_(begin_weight_cache(store)),
-      trunk_(store, config),
+ModelRunner::ModelRunner(const WeightStore& store, const ModelConfig& config, DType precision)
+    : weight_cache_(begin_weight_cache(store, precision)),
+      precision_(precision),
+      trunk_(store, config, precision),
       structure_module_(store, config),
       heads_(std::make_unique<PredictionHeads>(store, config)) {
   weight_cache_->finish();

@@ -92,11 +92,13 @@ class ModelRunner {
  public:
   // Builds the model with its Linear weights in a WeightCache for store's file (mapped and
   // shared; see ops/weight_cache.h). Afterwards nothing reads the store's values; callers
-  // may release them (WeightStore::release_values).
-  ModelRunner(const WeightStore& store, const ModelConfig& config);
+  // may release them (WeightStore::release_values). precision: the compute precision of the
+  // trunk's stacks (ops/compute_precision.h: resolve_precision); the rest runs in f32.
+  ModelRunner(const WeightStore& store, const ModelConfig& config, DType precision = DType::f32);
   ~ModelRunner();
 
   const ModelConfig& config() const { return trunk_.config(); }
+  DType precision() const { return precision_; }
 
   // The weights this model keeps: the packed Linear weights mapped from the shared cache
   // file, and private bytes (Linear weights when no cache could be written, plus every
@@ -127,6 +129,7 @@ class ModelRunner {
  private:
   // First member: the Linears of the members below view its mapping.
   std::unique_ptr<WeightCache> weight_cache_;
+  DType precision_;
   Trunk trunk_;
   StructureModule structure_module_;
   std::unique_ptr<PredictionHeads> heads_;

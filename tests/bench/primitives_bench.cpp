@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "ops/attention.h"
+#include "ops/compute_precision.h"
 #include "ops/dnnl_context.h"
 #include "ops/layer_norm.h"
 #include "ops/linear.h"
@@ -93,6 +94,14 @@ void bench_linear(Arena& arena) {
          flops);
   report("Linear +bias +sigmoid *gate accumulate", best_ms([&] {
            biased.forward(x.view, y.view, arena, {Activation::sigmoid, g.view, true});
+         }),
+         flops);
+  if (!bf16_support().available) return;
+  const Linear bf16_biased(w.view, b.view, 1, DType::bf16);
+  report("Linear bf16 +bias (x converted per call)",
+         best_ms([&] { bf16_biased.forward(x.view, y.view, arena); }), flops);
+  report("Linear bf16 +bias +sigmoid *gate accumulate", best_ms([&] {
+           bf16_biased.forward(x.view, y.view, arena, {Activation::sigmoid, g.view, true});
          }),
          flops);
 }

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "ops/compute_precision.h"
 #include "tests/support/tensor_test_util.h"
 
 namespace cpufold::testing {
@@ -42,18 +43,34 @@ struct Weights {
   }
 };
 
+// v rounded to bf16 (what a bf16 Linear multiplies), as f32.
+std::vector<float> bf16_rounded(const std::vector<float>& v) {
+  std::vector<float> out(v.size());
+  for (std::size_t i = 0; i < v.size(); ++i) out[i] = static_cast<float>(bf16(v[i]));
+  return out;
+}
+
+#define SKIP_WITHOUT_BF16()      \
+  if (!bf16_support().available) \
+  GTEST_SKIP() << "oneDNN has no bf16 matmul on this CPU (" << bf16_support().isa << ")"
+
 std::string name(const Case& c, const char* what) {
   return std::string(what) + " [" + std::to_string(c.rows) + "x" + std::to_string(c.c_in) + "]x[" +
          std::to_string(c.c_in) + "x" + std::to_string(c.c_out) + "]";
 }
 
-// Runs one epilogue over every shape, with and without bias, against the reference.
-void check_epilogue(Activation act, bool multiply, bool accumulate, const char* what) {
+// Runs one epilogue over every shape, with and without bias, against the reference. With bf16
+// compute the reference takes x and W rounded to bf16: the products are then exact in fp32, so
+// only the fp32 accumulation differs and the fp32 matmul tolerance holds.
+void check_epilogue(Activation act, bool multiply, bool accumulate, const char* what,
+                    DType compute = DType::f32) {
   Arena arena = test_arena();
+  const bool bf = compute == DType::bf16;
   for (const Case& c : kShapes) {
     Weights p(c.c_in, c.c_out);
     for (bool with_bias : {true, false}) {
-      const Linear linear(p.w.view, with_bias ? p.b.view : Tensor(), 1);
+      const Linear linear(p.w.view, with_bias ? p.b.view : Tensor(), 1, compute);
+      EXPECT_EQ(linear.compute(), compute);
       Buffer x(Shape{c.rows, c.c_in}), y(Shape{c.rows, c.c_out}), g(Shape{c.rows, c.c_out});
       fill_normal(x.data, 33);
       fill_normal(y.data, 34);
@@ -61,9 +78,12 @@ void check_epilogue(Activation act, bool multiply, bool accumulate, const char* 
       const auto y0 = y.data;
       LinearEpilogue e{act, multiply ? g.view : Tensor(), accumulate};
       linear.forward(x.view, y.view, arena, e);
-      const auto want =
-          reference_linear(x.view, p.w.data, with_bias ? &p.b.data : nullptr, c.c_out, e, y0);
-      expect_close(y.data, want, kF32Matmul, name(c, what) + (with_bias ? " +bias" : ""));
+      std::vector<float> xr = bf ? bf16_rounded(x.data) : x.data;
+      const auto want = reference_linear(Tensor(xr.data(), DType::f32, x.view.shape()),
+                                         bf ? bf16_rounded(p.w.data) : p.w.data,
+                                         with_bias ? &p.b.data : nullptr, c.c_out, e, y0);
+      expect_close(y.data, want, kF32Matmul,
+                   name(c, what) + (with_bias ? " +bias" : "") + (bf ? " bf16" : ""));
       EXPECT_EQ(arena.used(), 0u) << "scratch not released";
     }
   }
@@ -94,16 +114,65 @@ TEST(Linear, GateAccumulate) {
   check_epilogue(Activation::sigmoid, true, true, "gate+accumulate");
 }
 
+TEST(Linear, Bf16ComputeMatchesRoundedReferenceForEveryEpilogue) {
+  SKIP_WITHOUT_BF16();
+  check_epilogue(Activation::none, false, false, "plain", DType::bf16);
+  check_epilogue(Activation::relu, false, false, "relu", DType::bf16);
+  check_epilogue(Activation::sigmoid, true, false, "gate", DType::bf16);
+  check_epilogue(Activation::none, false, true, "accumulate", DType::bf16);
+  check_epilogue(Activation::relu, false, true, "relu+accumulate", DType::bf16);
+  check_epilogue(Activation::sigmoid, true, true, "gate+accumulate", DType::bf16);
+}
+
+// bf16 rounding is visible: the same Linear in fp32 differs from the bf16 one by far more than
+// the fp32 tolerance (so the test above would notice an fp32 path posing as bf16).
+TEST(Linear, Bf16ComputeRoundsItsInputs) {
+  SKIP_WITHOUT_BF16();
+  Arena arena = test_arena();
+  Weights p(256, 128);
+  const Linear f32(p.w.view, p.b.view), bf(p.w.view, p.b.view, 1, DType::bf16);
+  Buffer x(Shape{64, 256}), y32(Shape{64, 128}), y16(Shape{64, 128});
+  fill_normal(x.data, 47);
+  f32.forward(x.view, y32.view, arena);
+  bf.forward(x.view, y16.view, arena);
+  double err = 0, norm = 0;
+  for (std::size_t i = 0; i < y32.data.size(); ++i) {
+    err += std::pow(y16.data[i] - y32.data[i], 2);
+    norm += std::pow(y32.data[i], 2);
+  }
+  const double rel = std::sqrt(err / norm);
+  EXPECT_GT(rel, 1e-4) << "no bf16 rounding seen";
+  EXPECT_LT(rel, 1e-2) << "more than bf16 rounding";
+}
+
+// Strided views for a Linear [20 -> 24]: x is columns 10..30 of 50, y columns 16..40 of 64
+// (the others hold 5 and must keep it), the gate columns 3..27 of 30.
+struct StridedViews {
+  Buffer xs, ys, gs;
+  Tensor x, y, g;
+  StridedViews(std::int64_t rows, std::uint32_t seed)
+      : xs(Shape{rows, 50}), ys(Shape{rows, 64}, 5.f), gs(Shape{rows, 30}) {
+    fill_normal(xs.data, seed);
+    fill_normal(gs.data, seed + 1);
+    x = xs.view.slice(1, 10, 30);
+    y = ys.view.slice(1, 16, 40);
+    g = gs.view.slice(1, 3, 27);
+  }
+  void expect_outside_y_untouched() const {
+    for (std::size_t r = 0; r < static_cast<std::size_t>(x.dim(0)); ++r) {
+      for (std::size_t col : {0, 15, 40, 63})
+        ASSERT_EQ(ys.data[r * 64 + col], 5.f) << r << "," << col;
+    }
+  }
+};
+
 TEST(Linear, StridedInputOutputAndGate) {
   Arena arena = test_arena();
   const Case c{37, 20, 24};
   Weights p(c.c_in, c.c_out);
   const Linear linear(p.w.view, p.b.view);
-  Buffer xs(Shape{c.rows, 50}), ys(Shape{c.rows, 64}, 5.f), gs(Shape{c.rows, 30});
-  fill_normal(xs.data, 36);
-  fill_normal(gs.data, 37);
-  const Tensor x = xs.view.slice(1, 10, 30), y = ys.view.slice(1, 16, 40),
-               g = gs.view.slice(1, 3, 27);
+  const StridedViews v(c.rows, 36);
+  const Tensor &x = v.x, &y = v.y, &g = v.g;
   for (bool accumulate : {false, true}) {
     for (bool gate : {false, true}) {
       const auto y0 = gather(y);
@@ -115,10 +184,7 @@ TEST(Linear, StridedInputOutputAndGate) {
           std::string("strided") + (gate ? " gate" : "") + (accumulate ? " accumulate" : ""));
     }
   }
-  for (std::size_t r = 0; r < static_cast<std::size_t>(c.rows); ++r) {
-    for (std::size_t col : {0, 15, 40, 63})
-      EXPECT_EQ(ys.data[r * 64 + col], 5.f) << r << "," << col;
-  }
+  v.expect_outside_y_untouched();
 }
 
 // The fallback for strided views oneDNN has no jit kernel for (row blocks copied to contiguous
@@ -130,11 +196,8 @@ TEST(Linear, StagedFallbackMatchesEveryEpilogueWithinPlannedScratch) {
   Weights p(c.c_in, c.c_out);
   const Linear linear(p.w.view, p.b.view);
   detail::force_linear_staging(false);
-  Buffer xs(Shape{c.rows, 50}), ys(Shape{c.rows, 64}, 5.f), gs(Shape{c.rows, 30});
-  fill_normal(xs.data, 43);
-  fill_normal(gs.data, 44);
-  const Tensor x = xs.view.slice(1, 10, 30), y = ys.view.slice(1, 16, 40),
-               g = gs.view.slice(1, 3, 27);
+  const StridedViews v(c.rows, 43);
+  const Tensor &x = v.x, &y = v.y, &g = v.g;
   for (Activation act : {Activation::none, Activation::relu, Activation::sigmoid}) {
     for (bool accumulate : {false, true}) {
       for (bool gate : {false, true}) {
@@ -152,10 +215,7 @@ TEST(Linear, StagedFallbackMatchesEveryEpilogueWithinPlannedScratch) {
       }
     }
   }
-  for (std::size_t r = 0; r < static_cast<std::size_t>(c.rows); ++r) {
-    for (std::size_t col : {0, 15, 40, 63})
-      ASSERT_EQ(ys.data[r * 64 + col], 5.f) << r << "," << col;
-  }
+  v.expect_outside_y_untouched();
 }
 
 TEST(Linear, MultiAxisWeightsAndLeadingAxes) {
@@ -303,10 +363,78 @@ TEST(Linear, Bf16WeightsAreConvertedOnce) {
                "bf16 weights");
 }
 
+// Strided views in bf16, on the direct path and on the forced staged fallback, within the
+// scratch scratch_bytes() plans, with the bf16 copy of x counted.
+TEST(Linear, Bf16StridedAndStagedWithinPlannedScratch) {
+  SKIP_WITHOUT_BF16();
+  const Case c{600, 20, 24};
+  Weights p(c.c_in, c.c_out);
+  const std::vector<float> wr = bf16_rounded(p.w.data);
+  for (bool staged : {false, true}) {
+    detail::force_linear_staging(staged);
+    const Linear linear(p.w.view, p.b.view, 1, DType::bf16);
+    detail::force_linear_staging(false);
+    const StridedViews v(c.rows, 48);
+    const Tensor &x = v.x, &y = v.y, &g = v.g;
+    Buffer xr(Shape{c.rows, 50});
+    const auto rounded = bf16_rounded(v.xs.data);
+    std::copy(rounded.begin(), rounded.end(), xr.data.begin());
+    for (bool accumulate : {false, true}) {
+      for (bool gate : {false, true}) {
+        const auto y0 = gather(y);
+        const LinearEpilogue e{gate ? Activation::sigmoid : Activation::none, gate ? g : Tensor(),
+                               accumulate};
+        const std::size_t need = linear.scratch_bytes(c.rows, e.kind());
+        EXPECT_GE(need, static_cast<std::size_t>(256 * c.c_in) * 2) << "bf16 copy of x";
+        Arena exact("exact", dram_tier(), need);
+        linear.forward(x, y, exact, e);
+        const std::string what = std::string(staged ? "staged" : "direct") + (gate ? " gate" : "") +
+                                 (accumulate ? " accumulate" : "");
+        expect_close(gather(y),
+                     reference_linear(xr.view.slice(1, 10, 30), wr, &p.b.data, c.c_out, e, y0),
+                     kF32Matmul, what);
+        EXPECT_LE(exact.high_water(), need) << what;
+      }
+    }
+    v.expect_outside_y_untouched();
+  }
+}
+
+// A bf16 Linear over many row counts: right for each, at most kMaxPlans plans kept.
+TEST(Linear, Bf16PlanCacheStaysBounded) {
+  SKIP_WITHOUT_BF16();
+  Arena arena = test_arena();
+  Weights p(16, 24);
+  const Linear linear(p.w.view, p.b.view, 1, DType::bf16);
+  const std::vector<float> wr = bf16_rounded(p.w.data);
+  for (std::int64_t rows = 1; rows <= 20; ++rows) {
+    Buffer x(Shape{rows, 16}), y(Shape{rows, 24});
+    fill_normal(x.data, static_cast<std::uint32_t>(200 + rows));
+    Buffer xr(Shape{rows, 16});
+    const auto rounded = bf16_rounded(x.data);
+    std::copy(rounded.begin(), rounded.end(), xr.data.begin());
+    linear.forward(x.view, y.view, arena);
+    expect_close(y.data, reference_linear(xr.view, wr, &p.b.data, 24, {}, {}), kF32Matmul,
+                 "bf16 rows " + std::to_string(rows));
+    ASSERT_LE(linear.plan_count(), Linear::kMaxPlans);
+  }
+}
+
+// Where oneDNN has no bf16 matmul (e.g. ONEDNN_MAX_CPU_ISA=AVX2), asking for one is an
+// InputError a user can act on, not a crash; elsewhere it builds.
+TEST(Linear, Bf16ComputeRefusedOnlyWithoutOneDnnSupport) {
+  Weights p(8, 4);
+  if (bf16_support().available) {
+    EXPECT_NO_THROW(Linear(p.w.view, p.b.view, 1, DType::bf16));
+  } else {
+    EXPECT_THROW(Linear(p.w.view, p.b.view, 1, DType::bf16), InputError);
+  }
+  EXPECT_THROW(Linear(p.w.view, p.b.view, 1, DType::i32), InternalError);
+}
+
 TEST(Linear, RejectsBadArguments) {
   Arena arena = test_arena();
   Weights p(8, 4);
-  EXPECT_THROW(Linear(p.w.view, p.b.view, 1, DType::bf16), InputError);
   EXPECT_THROW(Linear(p.w.view, p.w.view), WeightsError);     // bias of the wrong size
   EXPECT_THROW(Linear(p.w.view, Tensor(), 2), WeightsError);  // no output axes left
   const Linear linear(p.w.view, p.b.view);

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <fstream>
 
+#include "ops/compute_precision.h"
 #include "ops/concat_linear.h"
 #include "ops/linear.h"
 #include "tests/support/tensor_test_util.h"
@@ -39,10 +40,12 @@ struct Params {
 };
 
 // Builds every layer (under `cache` when given) and returns each one's output on fixed input.
-std::vector<std::vector<float>> build_and_run(const Params& p, WeightCache* cache) {
+std::vector<std::vector<float>> build_and_run(const Params& p, WeightCache* cache,
+                                              DType compute = DType::f32) {
   if (cache) cache->begin();
   std::vector<Linear> layers;
-  for (std::size_t i = 0; i < p.w.size(); ++i) layers.emplace_back(p.w[i]->view, p.b[i]->view);
+  for (std::size_t i = 0; i < p.w.size(); ++i)
+    layers.emplace_back(p.w[i]->view, p.b[i]->view, 1, compute);
   if (cache) cache->finish();
   Arena arena = test_arena();
   std::vector<std::vector<float>> out;
@@ -89,6 +92,32 @@ TEST(WeightCache, WrittenOnFirstBuildAndMappedUnchangedOnTheSecond) {
   EXPECT_EQ(after.inode, before.inode);
   EXPECT_EQ(after.mtime.tv_sec, before.mtime.tv_sec);
   EXPECT_EQ(after.mtime.tv_nsec, before.mtime.tv_nsec);
+}
+
+// bf16 Linears keep their weights packed in bf16 in the cache file, mapped like fp32 ones:
+// half the bytes, and the same outputs as uncached bf16 Linears.
+TEST(WeightCache, Bf16WeightsAreCachedPackedInHalfTheBytes) {
+  if (!bf16_support().available) GTEST_SKIP() << "no oneDNN bf16 matmul on this CPU";
+  const ScratchDir dir;
+  const Params p(3);
+  const auto want = build_and_run(p, nullptr, DType::bf16);
+  EXPECT_NE(want, build_and_run(p, nullptr)) << "bf16 outputs equal fp32 ones";
+  WeightCache f32(dir / "f32.weights", kKey);
+  build_and_run(p, &f32);
+  {
+    WeightCache first(dir / "bf16.weights", kKey);
+    EXPECT_EQ(build_and_run(p, &first, DType::bf16), want);
+    EXPECT_TRUE(first.wrote_file());
+  }
+  WeightCache second(dir / "bf16.weights", kKey);
+  EXPECT_EQ(build_and_run(p, &second, DType::bf16), want);
+  EXPECT_FALSE(second.wrote_file());
+  EXPECT_EQ(second.residency().private_bytes, 0u);
+  const std::size_t bf16_bytes = second.residency().shared_bytes;
+  const std::size_t f32_bytes = f32.residency().shared_bytes;
+  EXPECT_GT(bf16_bytes, 0u);
+  // Biases stay f32; the weights dominate.
+  EXPECT_LT(static_cast<double>(bf16_bytes), 0.6 * static_cast<double>(f32_bytes));
 }
 
 // Damages the file in `damage`, then checks a new build warns, rewrites it and computes the
