@@ -114,6 +114,7 @@ void Trunk::forward(const TrunkInputs& in, TrunkState& state, const RunContext& 
   Arena& arena = ctx.arena();
   ArenaScope scope(arena);
   const Tensor cluster_rows = state.msa.slice(0, 0, d.n_seq);
+  ctx.phase("embedders");
 
   // AF2 Alg. 32: the recycled first row and pair become their updates in place.
   recycling_embedder_.forward(state.msa_first_row, state.pair, state.prev_pseudo_beta,
@@ -140,12 +141,14 @@ void Trunk::forward(const TrunkInputs& in, TrunkState& state, const RunContext& 
 
   // AF2 Alg. 2 lines 7-10: templates add to the pair and append MSA rows.
   if (template_embedder_ && d.n_templ > 0) {
+    ctx.phase("templates");
     template_embedder_->forward(in, state.pair, pair_mask,
                                 state.msa.slice(0, d.n_seq, d.n_seq + d.n_templ),
                                 msa_mask.slice(0, d.n_seq, d.n_seq + d.n_templ), ctx);
   }
 
   // AF2 Alg. 18: the extra-MSA stack updates the pair.
+  ctx.phase("extra_msa");
   {
     ArenaScope extra_scope(arena);
     Tensor e = arena.allocate(DType::f32, {d.n_extra, d.n_res, config_.c_e});
@@ -162,6 +165,7 @@ void Trunk::forward(const TrunkInputs& in, TrunkState& state, const RunContext& 
   }
 
   // AF2 Alg. 6 x n_blocks.
+  ctx.phase("evoformer");
   for (std::size_t i = 0; i < evoformer_stack_.size(); ++i) {
     const std::string name = "evoformer_block_" + std::to_string(i);
     ctx.trace(name, "in_0", state.msa);

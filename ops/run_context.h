@@ -3,7 +3,9 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
+#include <string_view>
 
 #include "memory/arena.h"
 #include "memory/tensor.h"
@@ -29,8 +31,14 @@ struct RunContext {
   std::int64_t chunk = 0;    // see above
   Tracer* tracer = nullptr;  // null: tracing off
   int call = 0;              // recycling iteration, the k of call_k in trace names
+  // Told as each phase of the trunk begins ("embedders", "templates", "extra_msa",
+  // "evoformer"), so a caller can time them (`cpufold bench model`); null: nobody listens.
+  const std::function<void(std::string_view)>* on_phase = nullptr;
 
   Arena& arena() const { return *scratch; }
+  void phase(std::string_view name) const {
+    if (on_phase != nullptr && *on_phase) (*on_phase)(name);
+  }
   // Records `value` as `<module>/call_<call>/<name>` when tracing is on.
   void trace(const std::string& module, const std::string& name, const Tensor& value) const {
     if (tracer) tracer->record(module + "/call_" + std::to_string(call) + "/" + name, value);

@@ -143,7 +143,7 @@ class RecyclingRun {
     plan();
     allocate_outputs();
     for (std::int64_t k = 0; k <= o_.recycles; ++k) {
-      const RunContext ctx{&*scratch_, chunk_, o_.tracer, static_cast<int>(k)};
+      const RunContext ctx{&*scratch_, chunk_, o_.tracer, static_cast<int>(k), &o_.on_trunk_phase};
       const double trunk_s = trunk_pass(k, ctx);
       const double structure_s = structure_pass(ctx);
       p_.iterations = k + 1;
