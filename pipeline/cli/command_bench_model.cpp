@@ -60,8 +60,8 @@ class StageClock {
 
 struct BenchModelArgs {
   std::string params, json;
-  std::int64_t n_res = 0, msa_rows = 512, extra_rows = 5120, recycles = 0;
-  std::optional<std::int64_t> templates;  // empty: 4, or 0 for a model without templates
+  std::int64_t n_res = 0;
+  RandomRunSizes sizes;
   std::int64_t peak_size = 1024;
   CommonOptions common;
 };
@@ -80,20 +80,20 @@ double stage_gflop(const StageFlops& f, const std::string& name, std::int64_t it
 void run_bench_model(const BenchModelArgs& a) {
   const WeightStore store = WeightStore::open(a.params);
   const ModelConfig config = ModelConfig::from_weights(store);
-  const std::int64_t templates = a.templates.value_or(config.templates ? 4 : 0);
+  const std::int64_t templates = a.sizes.templates.value_or(config.templates ? 4 : 0);
   if (templates > 0 && !config.templates) {
     throw InputError(store.path().filename().string() +
                      " has no template embedding: give --templates 0");
   }
   const ModelRunner runner(store, config);
   const MatmulPeak peak = measure_matmul_peak(a.peak_size);
-  const std::int64_t iterations = a.recycles + 1;
-  const FeatureSource source =
-      synthetic_feature_source({a.n_res, a.msa_rows, a.extra_rows, templates, iterations});
+  const std::int64_t iterations = a.sizes.recycles + 1;
+  const FeatureSource source = synthetic_feature_source(
+      {a.n_res, a.sizes.msa_rows, a.sizes.extra_rows, templates, iterations});
 
   StageClock clock;
   RunOptions options;
-  options.recycles = a.recycles;
+  options.recycles = a.sizes.recycles;
   options.chunk = a.common.chunk_size;
   options.mem_budget = a.common.memory_budget_bytes;
   options.on_stage = [&clock](std::string_view stage) {
@@ -106,7 +106,7 @@ void run_bench_model(const BenchModelArgs& a) {
   options.on_trunk_phase = [&clock](std::string_view phase) { clock.begin(phase); };
   const Prediction prediction = runner.run(source, options);
 
-  const ModelSizes sizes{a.n_res, a.msa_rows, a.extra_rows, templates};
+  const ModelSizes sizes{a.n_res, a.sizes.msa_rows, a.sizes.extra_rows, templates};
   const StageFlops flops = stage_flops(config, sizes);
   const double model_gflop = model_flops(config, sizes, prediction.iterations) / 1e9;
   nlohmann::json stages = nlohmann::json::array();
@@ -114,9 +114,9 @@ void run_bench_model(const BenchModelArgs& a) {
   std::printf(
       "bench model: n_res %lld, MSA rows %lld, extra rows %lld, templates %lld, "
       "recycles %lld, threads %d, fp32, ISA %s\n",
-      static_cast<long long>(a.n_res), static_cast<long long>(a.msa_rows),
-      static_cast<long long>(a.extra_rows), static_cast<long long>(templates),
-      static_cast<long long>(a.recycles), omp_get_max_threads(), cpu_isa_name().c_str());
+      static_cast<long long>(a.n_res), static_cast<long long>(a.sizes.msa_rows),
+      static_cast<long long>(a.sizes.extra_rows), static_cast<long long>(templates),
+      static_cast<long long>(a.sizes.recycles), omp_get_max_threads(), cpu_isa_name().c_str());
   std::printf("  %-10s %9s %10s %9s %8s\n", "stage", "seconds", "GFLOP", "GFLOP/s", "% peak");
   for (const char* name : kStages) {
     const double secs = clock.seconds(name);
@@ -152,10 +152,10 @@ void run_bench_model(const BenchModelArgs& a) {
       {"iterations", prediction.iterations},
       {"sizes",
        {{"n_res", a.n_res},
-        {"msa_rows", a.msa_rows},
-        {"extra_rows", a.extra_rows},
+        {"msa_rows", a.sizes.msa_rows},
+        {"extra_rows", a.sizes.extra_rows},
         {"templates", templates},
-        {"recycles", a.recycles}}},
+        {"recycles", a.sizes.recycles}}},
       {"flop_count",
        "2 x multiply-adds of every Linear and of the attention, outer-product and "
        "triangle products; elementwise work not counted"},
@@ -176,15 +176,7 @@ void add_bench_model_command(CLI::App& bench) {
   cmd->add_option("--n-res", args->n_res, "residues")
       ->required()
       ->transform(integer_in(1, kMaxRows));
-  cmd->add_option("--msa-rows", args->msa_rows, "MSA cluster rows (default 512)")
-      ->transform(integer_in(1, kMaxRows));
-  cmd->add_option("--extra-rows", args->extra_rows, "extra MSA rows (default 5120)")
-      ->transform(integer_in(1, kMaxRows));
-  cmd->add_option("--templates", args->templates,
-                  "templates (default 4, or 0 for a model without templates, which takes none)")
-      ->transform(integer_in(0, kMaxRows));
-  cmd->add_option("--recycles", args->recycles, "recycles (default 0)")
-      ->transform(integer_in(0, kMaxRecycles));
+  add_random_run_options(*cmd, args->sizes);
   cmd->add_option("--peak-size", args->peak_size,
                   "m = n = k of the matmul whose rate is the peak (default 1024)")
       ->transform(integer_in(64, 8192));

@@ -14,8 +14,11 @@ namespace {
 using testing::contains;
 using testing::run_cpufold;
 
+// A path as one shell word.
 std::string q(const std::filesystem::path& p) {
-  return "'" + p.string() + "'";
+  std::string word = "'";
+  word += p.string();
+  return word + "'";
 }
 
 std::string params(const char* model) {
