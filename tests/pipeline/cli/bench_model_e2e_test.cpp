@@ -13,16 +13,10 @@ namespace {
 
 using testing::contains;
 using testing::run_cpufold;
-
-// A path as one shell word.
-std::string q(const std::filesystem::path& p) {
-  std::string word = "'";
-  word += p.string();
-  return word + "'";
-}
+using testing::shell_word;
 
 std::string params(const char* model) {
-  return "--params " + q(testing::test_data_dir() / "params" / model);
+  return "--params " + shell_word(testing::test_data_dir() / "params" / model);
 }
 
 constexpr const char* kSmall =
@@ -31,7 +25,7 @@ constexpr const char* kSmall =
 TEST(BenchModelE2eTest, JsonReportsEveryStageAndTheMatmulPeakOfTheSameRun) {
   testing::ScratchDir dir;
   const auto r = run_cpufold("bench model " + params("params_model_1_ptm.npz") + kSmall +
-                             " --templates 2 --json " + q(dir / "bench.json"));
+                             " --templates 2 --json " + shell_word(dir / "bench.json"));
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_TRUE(contains(r.output, "of the fp32 matmul peak")) << r.output;
   const nlohmann::json j = nlohmann::json::parse(testing::read_file(dir / "bench.json"));
@@ -80,7 +74,7 @@ TEST(BenchModelE2eTest, TemplatesForAModelWithoutThemAreRefused) {
 TEST(BenchModelE2eTest, ModelWithoutTemplatesDefaultsToNone) {
   testing::ScratchDir dir;
   const auto r = run_cpufold("bench model " + params("params_model_3_ptm.npz") + kSmall +
-                             " --json " + q(dir / "bench.json"));
+                             " --json " + shell_word(dir / "bench.json"));
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const nlohmann::json j = nlohmann::json::parse(testing::read_file(dir / "bench.json"));
   EXPECT_EQ(j["sizes"]["templates"], 0);
