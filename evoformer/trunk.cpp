@@ -143,6 +143,7 @@ void Trunk::forward(const TrunkInputs& in, TrunkState& state, const RunContext& 
   const TrunkDims d = dims_of(in, config_);
   Arena& arena = ctx.arena();
   Arena& activations = ctx.activation_arena();
+  ctx.phase("embedders");
 
   // AF2 Alg. 32: the recycled first row and pair become their updates in place.
   recycling_embedder_.forward(state.msa_first_row, state.pair, state.prev_pseudo_beta,
@@ -168,12 +169,14 @@ void Trunk::forward(const TrunkInputs& in, TrunkState& state, const RunContext& 
   // MSA representation exists.
   Tensor template_rows;
   if (template_embedder_ && d.n_templ > 0) {
+    ctx.phase("templates");
     template_rows = arena.allocate(DType::f32, {d.n_templ, d.n_res, config_.c_m});
     template_embedder_->forward(in, state.pair, pair_mask, template_rows,
                                 msa_mask.slice(0, d.n_seq, d.n_seq + d.n_templ), ctx);
   }
 
   // AF2 Alg. 18: the extra-MSA stack updates the pair.
+  ctx.phase("extra_msa");
   {
     ArenaScope extra_scope(activations);
     Tensor e = activations.allocate(DType::f32, {d.n_extra, d.n_res, config_.c_e});
@@ -191,6 +194,7 @@ void Trunk::forward(const TrunkInputs& in, TrunkState& state, const RunContext& 
   }
 
   // AF2 Alg. 3, the MSA half, plus the recycled first row; then the template rows.
+  ctx.phase("embedders");
   state.msa = activations.allocate(DType::f32, {d.n_seq + d.n_templ, d.n_res, config_.c_m});
   const Tensor cluster_rows = state.msa.slice(0, 0, d.n_seq);
   input_embedder_.embed_msa(in.target_feat, in.msa_feat, cluster_rows, ctx);
@@ -200,6 +204,7 @@ void Trunk::forward(const TrunkInputs& in, TrunkState& state, const RunContext& 
     copy_tensor(template_rows, state.msa.slice(0, d.n_seq, d.n_seq + d.n_templ));
 
   // AF2 Alg. 6 x n_blocks.
+  ctx.phase("evoformer");
   for (std::size_t i = 0; i < evoformer_stack_.size(); ++i) {
     const std::string name = "evoformer_block_" + std::to_string(i);
     ctx.trace(name, "in_0", state.msa);

@@ -202,8 +202,15 @@ void Hdf5TensorWriter::write(const std::string& name, const Tensor& src) {
   const hid_t type = h5_memory_type(src.dtype());
   H5Id ds(H5Dcreate2(file_, name.c_str(), type, space.get(), lcpl.get(), H5P_DEFAULT, H5P_DEFAULT),
           H5Dclose);
-  const std::vector<std::byte> bytes = gather(src);
-  if (!ds.valid() || H5Dwrite(ds.get(), type, H5S_ALL, H5S_ALL, H5P_DEFAULT, bytes.data()) < 0) {
+  // A contiguous tensor is written in place: a copy of the largest output (the MSA
+  // representation, 128 MiB at 256 residues) would be the run's peak.
+  std::vector<std::byte> bytes;
+  const void* data = src.data();
+  if (!src.is_contiguous()) {
+    bytes = gather(src);
+    data = bytes.data();
+  }
+  if (!ds.valid() || H5Dwrite(ds.get(), type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) < 0) {
     throw InputError("cannot write dataset '" + name + "' to " + tmp_path_.string());
   }
 }

@@ -3,7 +3,9 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
+#include <string_view>
 
 #include "memory/arena.h"
 #include "memory/tensor.h"
@@ -35,9 +37,16 @@ struct RunContext {
   // heads' N²·bins outputs) when the plan puts them apart, e.g. on the spill tier; null: they
   // share `scratch`.
   Arena* activations = nullptr;
+  // Told as each phase of the trunk begins ("embedders", "templates", "extra_msa",
+  // "evoformer"; "embedders" again for the MSA half, after the extra-MSA stack), so a caller
+  // can time them (`cpufold bench model`); null: nobody listens.
+  const std::function<void(std::string_view)>* on_phase = nullptr;
 
   Arena& arena() const { return *scratch; }
   Arena& activation_arena() const { return activations != nullptr ? *activations : *scratch; }
+  void phase(std::string_view name) const {
+    if (on_phase != nullptr && *on_phase) (*on_phase)(name);
+  }
   // Records `value` as `<module>/call_<call>/<name>` when tracing is on.
   void trace(const std::string& module, const std::string& name, const Tensor& value) const {
     if (tracer) tracer->record(module + "/call_" + std::to_string(call) + "/" + name, value);

@@ -28,7 +28,7 @@ void BackboneUpdate::forward(const Tensor& s, const Tensor& frames, Arena& scrat
     Eigen::Map<Rigid::Vec3> t(f + 7 * i + 4);
     const Eigen::Map<const Rigid::Vec3> v(u + 6 * i);
     const Eigen::Map<const Rigid::Vec3> dt(u + 6 * i + 3);
-    const Rigid old = Rigid::from_quaternion(q, Rigid::Vec3::Zero());
+    const Rigid old = Rigid::from_unit_quaternion(q, Rigid::Vec3::Zero());
     // q·(0, v): the Hamilton product with a pure quaternion (AF2 quat_multiply_by_vec).
     const float w = q[0], x = q[1], y = q[2], z = q[3];
     const Rigid::Quat dq(-x * v[0] - y * v[1] - z * v[2],  //
@@ -37,7 +37,7 @@ void BackboneUpdate::forward(const Tensor& s, const Tensor& frames, Arena& scrat
                          w * v[2] + x * v[1] - y * v[0]);
     const Rigid::Quat next = q + dq;
     q = next / next.norm();
-    t += old.rot * dt;
+    t += Rigid::rotate(old.rot, dt);  // OpenFold: trans + rots.apply(dt)
   }
 }
 

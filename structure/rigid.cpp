@@ -6,8 +6,13 @@ namespace cpufold {
 
 template <typename Scalar>
 RigidT<Scalar> RigidT<Scalar>::from_quaternion(const Quat& wxyz, const Vec3& t) {
-  // AF2 quat_affine.quat_to_rot (OpenFold rigid_utils.quat_to_rot) on the normalised quaternion.
-  const Quat q = wxyz / wxyz.norm();
+  return from_unit_quaternion(wxyz / wxyz.norm(), t);
+}
+
+template <typename Scalar>
+RigidT<Scalar> RigidT<Scalar>::from_unit_quaternion(const Quat& q, const Vec3& t) {
+  // AF2 quat_affine.quat_to_rot (OpenFold rigid_utils.quat_to_rot); 2·(a - b) equals 2a - 2b
+  // in floating point, so this rounds as OpenFold's table of ±2 coefficients does.
   const Scalar w = q[0], x = q[1], y = q[2], z = q[3];
   RigidT r;
   r.rot << w * w + x * x - y * y - z * z, 2 * (x * y - w * z), 2 * (x * z + w * y),  //
@@ -15,6 +20,30 @@ RigidT<Scalar> RigidT<Scalar>::from_quaternion(const Quat& wxyz, const Vec3& t) 
       2 * (x * z - w * y), 2 * (y * z + w * x), w * w - x * x - y * y + z * z;
   r.trans = t;
   return r;
+}
+
+template <typename Scalar>
+typename RigidT<Scalar>::Vec3 RigidT<Scalar>::rotate(const Mat3& r, const Vec3& x) {
+  return {r(0, 0) * x[0] + r(0, 1) * x[1] + r(0, 2) * x[2],
+          r(1, 0) * x[0] + r(1, 1) * x[1] + r(1, 2) * x[2],
+          r(2, 0) * x[0] + r(2, 1) * x[1] + r(2, 2) * x[2]};
+}
+
+template <typename Scalar>
+typename RigidT<Scalar>::Vec3 RigidT<Scalar>::rotate_inverse(const Mat3& r, const Vec3& x) {
+  return {r(0, 0) * x[0] + r(1, 0) * x[1] + r(2, 0) * x[2],
+          r(0, 1) * x[0] + r(1, 1) * x[1] + r(2, 1) * x[2],
+          r(0, 2) * x[0] + r(1, 2) * x[1] + r(2, 2) * x[2]};
+}
+
+template <typename Scalar>
+typename RigidT<Scalar>::Mat3 RigidT<Scalar>::rot_matmul(const Mat3& a, const Mat3& b) {
+  Mat3 out;
+  for (int i = 0; i < 3; ++i) {
+    for (int j = 0; j < 3; ++j)
+      out(i, j) = a(i, 0) * b(0, j) + a(i, 1) * b(1, j) + a(i, 2) * b(2, j);
+  }
+  return out;
 }
 
 template <typename Scalar>
@@ -56,7 +85,7 @@ typename RigidT<Scalar>::Quat RigidT<Scalar>::to_quaternion() const {
 
 template <typename Scalar>
 RigidT<Scalar> RigidT<Scalar>::from_tensor_7(const Scalar* src7) {
-  return from_quaternion(Eigen::Map<const Quat>(src7), Eigen::Map<const Vec3>(src7 + 4));
+  return from_unit_quaternion(Eigen::Map<const Quat>(src7), Eigen::Map<const Vec3>(src7 + 4));
 }
 
 template <typename Scalar>

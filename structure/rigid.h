@@ -27,6 +27,9 @@ struct RigidT {
 
   // AF2 quat_to_rot: the quaternion (w, x, y, z) is normalised first (QuatAffine normalize=True).
   static RigidT from_quaternion(const Quat& wxyz, const Vec3& trans);
+  // quat_to_rot of a quaternion that is already a unit one (normalised once, when it was made,
+  // as OpenFold's Rotation keeps it): normalising again would round it differently.
+  static RigidT from_unit_quaternion(const Quat& wxyz, const Vec3& trans);
   // AF2 Alg. 21 (rigidFrom3Points): origin x2, e1 along x3 - x2, e2 in the plane of x1 - x2.
   static RigidT from_3_points(const Vec3& x1, const Vec3& x2, const Vec3& x3);
   // AF2 Alg. 21 with the translation given separately; this is residue_constants'
@@ -37,19 +40,31 @@ struct RigidT {
   // AF2 Alg. 24 line 10 (the torsion rotation matrix).
   static RigidT rotation_x(Scalar s, Scalar c);
 
+  // The products are written out left to right, r00·x + r01·y + r02·z, as OpenFold's
+  // rot_vec_mul / rot_matmul and AF2's r3 evaluate them. Both runs of the reference round its
+  // geometry the same way, so its own spread holds none of that rounding; another order (Eigen's)
+  // adds noise of about ulp(|t|) per frame operation, which grows with the coordinates.
+  static Vec3 rotate(const Mat3& r, const Vec3& x);
+  static Vec3 rotate_inverse(const Mat3& r, const Vec3& x);  // rᵀ·x
+  static Mat3 rot_matmul(const Mat3& a, const Mat3& b);
+
   // (this ∘ other)(x) = this(other(x)).
-  RigidT compose(const RigidT& other) const { return {rot * other.rot, rot * other.trans + trans}; }
+  RigidT compose(const RigidT& other) const {
+    return {rot_matmul(rot, other.rot), rotate(rot, other.trans) + trans};
+  }
   RigidT inverse() const {
     Mat3 rt = rot.transpose();
-    return {rt, -(rt * trans)};
+    return {rt, -rotate(rt, trans)};
   }
-  Vec3 apply(const Vec3& x) const { return rot * x + trans; }
-  Vec3 apply_inverse(const Vec3& x) const { return rot.transpose() * (x - trans); }
+  Vec3 apply(const Vec3& x) const { return rotate(rot, x) + trans; }
+  Vec3 apply_inverse(const Vec3& x) const { return rotate_inverse(rot, x - trans); }
 
   // Unit quaternion (w, x, y, z) of rot with w >= 0 (rot must be a proper rotation).
   Quat to_quaternion() const;
 
   // Buffers in the storage conventions above (Eigen maps, no intermediate copies).
+  // The tensor-7 quaternion is taken as a unit one (AF2 QuatAffine.from_tensor and OpenFold
+  // Rigid.from_tensor_7 do not normalise by default).
   static RigidT from_tensor_7(const Scalar* src7);
   static RigidT from_tensor_4x4(const Scalar* src16);
   void to_tensor_4x4(Scalar* dst16) const;

@@ -17,33 +17,10 @@
 #include "pipeline/cli/common_options.h"
 #include "pipeline/cli/option_checks.h"
 #include "pipeline/features/feature_pipeline.h"
+#include "pipeline/runner/model_flops.h"
 
 namespace cpufold {
 namespace {
-
-// Multiply-adds x2 of one Evoformer block's matmuls and attention products.
-double evoformer_block_flops(const ModelConfig& c, double s, double n) {
-  const double cm = static_cast<double>(c.c_m), cz = static_cast<double>(c.c_z);
-  const double hr = static_cast<double>(c.msa_row_attention.n_head),
-               dr = static_cast<double>(c.msa_row_attention.c_hidden);
-  const double hc = static_cast<double>(c.msa_column_attention.n_head),
-               dc = static_cast<double>(c.msa_column_attention.c_hidden);
-  const double ht = static_cast<double>(c.triangle_attention.n_head),
-               dt = static_cast<double>(c.triangle_attention.c_hidden);
-  const double co = static_cast<double>(c.c_hidden_opm),
-               cmul = static_cast<double>(c.c_hidden_tri_mul);
-  const double fm = static_cast<double>(c.msa_transition_factor),
-               fp = static_cast<double>(c.pair_transition_factor);
-  double f = 0;
-  f += 2 * s * n * cm * 5 * hr * dr + 4 * s * hr * n * n * dr + 2 * n * n * cz * hr;  // row att
-  f += 2 * s * n * cm * 5 * hc * dc + 4 * n * hc * s * s * dc;                        // column att
-  f += 4 * s * n * cm * fm * cm;                                                      // transition
-  f += 4 * s * n * cm * co + 2 * n * n * co * co * s + 2 * n * n * co * co * cz;      // OPM
-  f += 2 * (2 * n * n * cz * (4 * cmul + cz) + 2 * n * n * n * cmul + 2 * n * n * cmul * cz);
-  f += 2 * (2 * n * n * cz * 5 * ht * dt + 4 * n * ht * n * n * dt + 2 * n * n * cz * ht);
-  f += 4 * n * n * cz * fp * cz;  // pair transition
-  return f;
-}
 
 void fill_normal(const Tensor& t, std::uint32_t seed) {
   std::mt19937 rng(seed);
@@ -165,6 +142,7 @@ void add_bench_command(CLI::App& app) {
   add_common_options(*block, args->common,
                      {CommonOption::threads, CommonOption::chunk_size, CommonOption::precision});
   add_bench_features(*bench);
+  add_bench_model_command(*bench);
   block->callback([args] {
     apply_common_options(args->common);
     const std::int64_t chunk = args->common.chunk_size.value_or(0);  // a benchmark: unsliced

@@ -50,8 +50,7 @@ EXAMPLES
 
 struct ProfileArgs {
   std::string params, lengths, out = "profile";
-  std::int64_t msa_rows = 512, extra_rows = 5120, recycles = 0;
-  std::optional<std::int64_t> templates;
+  RandomRunSizes sizes;
   bool child = false;
   CommonOptions common;
 };
@@ -89,13 +88,13 @@ std::vector<std::string> child_args(const ProfileArgs& a, std::int64_t templates
                                    "--lengths",
                                    std::to_string(n_res),
                                    "--msa-rows",
-                                   std::to_string(a.msa_rows),
+                                   std::to_string(a.sizes.msa_rows),
                                    "--extra-rows",
-                                   std::to_string(a.extra_rows),
+                                   std::to_string(a.sizes.extra_rows),
                                    "--templates",
                                    std::to_string(templates),
                                    "--recycles",
-                                   std::to_string(a.recycles),
+                                   std::to_string(a.sizes.recycles),
                                    "--child"};
   if (a.common.threads > 0)
     args.insert(args.end(), {"--threads", std::to_string(a.common.threads)});
@@ -110,7 +109,8 @@ std::vector<std::string> child_args(const ProfileArgs& a, std::int64_t templates
 void run_child(const ProfileArgs& a, std::int64_t n_res) {
   ProfileRequest r;
   r.params = a.params;
-  r.sizes = {n_res, a.msa_rows, a.extra_rows, a.templates.value_or(0), a.recycles};
+  r.sizes = {n_res, a.sizes.msa_rows, a.sizes.extra_rows, a.sizes.templates.value_or(0),
+             a.sizes.recycles};
   r.chunk = a.common.chunk_size;
   r.mem_budget = a.common.memory_budget_bytes;
   const LengthProfile p = profile_length(r, [](const LengthProfile& planned) {
@@ -150,19 +150,21 @@ void run_profile(ProfileArgs& a) {
     const WeightStore store = WeightStore::open(a.params);
     const ModelConfig config = ModelConfig::from_weights(store);
     model = config.preset_for_file(store.path().filename().string());
-    if (!a.templates) a.templates = config.templates ? 4 : 0;
-    if (*a.templates > 0 && !config.templates) {
-      throw InputError("--templates " + std::to_string(*a.templates) + ": " + model + " (" +
+    if (!a.sizes.templates) a.sizes.templates = config.templates ? 4 : 0;
+    if (*a.sizes.templates > 0 && !config.templates) {
+      throw InputError("--templates " + std::to_string(*a.sizes.templates) + ": " + model + " (" +
                        store.path().filename().string() +
                        ") has no template embedding; give --templates 0");
     }
   }
-  const ProfileSizes sizes{0, a.msa_rows, a.extra_rows, *a.templates, a.recycles};
+  const ProfileSizes sizes{0, a.sizes.msa_rows, a.sizes.extra_rows, *a.sizes.templates,
+                           a.sizes.recycles};
   const std::string title = "Peak memory per run: " + model + " (" +
                             std::filesystem::path(a.params).filename().string() + ")";
-  std::string subtitle = std::to_string(a.msa_rows) + " MSA rows, " + std::to_string(a.extra_rows) +
-                         " extra MSA rows, " + std::to_string(*a.templates) + " templates, " +
-                         std::to_string(a.recycles) + " recycle(s); chunk " +
+  std::string subtitle = std::to_string(a.sizes.msa_rows) + " MSA rows, " +
+                         std::to_string(a.sizes.extra_rows) + " extra MSA rows, " +
+                         std::to_string(*a.sizes.templates) + " templates, " +
+                         std::to_string(a.sizes.recycles) + " recycle(s); chunk " +
                          (a.common.chunk_size ? std::to_string(*a.common.chunk_size)
                                               : std::string("chosen by the planner")) +
                          "; random inputs at real sizes";
@@ -170,14 +172,14 @@ void run_profile(ProfileArgs& a) {
     subtitle += "; budget " + format_bytes(*a.common.memory_budget_bytes);
   // An output directory that cannot be made fails now, not after hours of runs.
   std::filesystem::create_directories(a.out);
-  std::cerr << "profile: " << model << ", " << lengths.size() << " length(s), " << a.msa_rows
-            << " MSA rows, " << a.extra_rows << " extra rows, " << *a.templates << " templates, "
-            << a.recycles << " recycle(s); each in its own process\n";
+  std::cerr << "profile: " << model << ", " << lengths.size() << " length(s), " << a.sizes.msa_rows
+            << " MSA rows, " << a.sizes.extra_rows << " extra rows, " << *a.sizes.templates
+            << " templates, " << a.sizes.recycles << " recycle(s); each in its own process\n";
   // The files are rewritten after every length: a long profile that is stopped keeps its rows.
   std::vector<LengthProfile> rows;
   std::vector<std::filesystem::path> written;
   const std::vector<ProfiledLength> runs = profile_in_children(
-      lengths, sizes, [&](std::int64_t n) { return child_args(a, *a.templates, n); },
+      lengths, sizes, [&](std::int64_t n) { return child_args(a, *a.sizes.templates, n); },
       [&](const ProfiledLength& p, std::size_t i) {
         std::cerr << "profile: " << profile_progress_line(p, i, lengths.size()) << "\n";
         rows.push_back(p.profile);
@@ -205,15 +207,7 @@ void add_profile_command(CLI::App& app) {
   cmd->add_option("--lengths", args->lengths,
                   "residue counts to run, comma-separated, e.g. 64,128,256 (each once)")
       ->required();
-  cmd->add_option("--msa-rows", args->msa_rows, "MSA cluster rows (default 512)")
-      ->transform(integer_in(1, kMaxRows));
-  cmd->add_option("--extra-rows", args->extra_rows, "extra MSA rows (default 5120)")
-      ->transform(integer_in(1, kMaxRows));
-  cmd->add_option("--templates", args->templates,
-                  "templates (default 4, or 0 for a model without templates, which takes none)")
-      ->transform(integer_in(0, kMaxRows));
-  cmd->add_option("--recycles", args->recycles, "recycles per run (default 0: one iteration)")
-      ->transform(integer_in(0, kMaxRecycles));
+  add_random_run_options(*cmd, args->sizes);
   cmd->add_option("--out", args->out,
                   "directory for profile.csv and profile.png (default profile)");
   cmd->add_flag("--child", args->child, "measure one length in this process (internal)")->group("");

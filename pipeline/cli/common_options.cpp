@@ -72,6 +72,18 @@ void add_common_options(CLI::App& cmd, CommonOptions& into,
   }
 }
 
+void add_random_run_options(CLI::App& cmd, RandomRunSizes& into) {
+  cmd.add_option("--msa-rows", into.msa_rows, "MSA cluster rows (default 512)")
+      ->transform(integer_in(1, kMaxRows));
+  cmd.add_option("--extra-rows", into.extra_rows, "extra MSA rows (default 5120)")
+      ->transform(integer_in(1, kMaxRows));
+  cmd.add_option("--templates", into.templates,
+                 "templates (default 4, or 0 for a model without templates, which takes none)")
+      ->transform(integer_in(0, kMaxRows));
+  cmd.add_option("--recycles", into.recycles, "recycles per run (default 0: one iteration)")
+      ->transform(integer_in(0, kMaxRecycles));
+}
+
 void apply_common_options(const CommonOptions& options) {
   if (options.threads > 0) omp_set_num_threads(options.threads);
 }

@@ -28,6 +28,15 @@ struct CommonOptions {
 
 enum class CommonOption { threads, chunk_size, mem_budget, spill_dir, precision };
 
+// The sizes of a run on random inputs (`profile`, `bench model`).
+struct RandomRunSizes {
+  std::int64_t msa_rows = 512, extra_rows = 5120, recycles = 0;
+  std::optional<std::int64_t> templates;  // empty: 4, or 0 for a model without templates
+};
+
+// Registers --msa-rows, --extra-rows, --templates and --recycles on `cmd`, bound to `into`.
+void add_random_run_options(CLI::App& cmd, RandomRunSizes& into);
+
 // Registers the listed options on `cmd`, bound to `into`, with the checks of option_checks.h.
 void add_common_options(CLI::App& cmd, CommonOptions& into,
                         std::initializer_list<CommonOption> which);

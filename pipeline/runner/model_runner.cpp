@@ -146,8 +146,9 @@ class RecyclingRun {
     plan();
     allocate_outputs();
     for (std::int64_t k = resume(); k <= o_.recycles; ++k) {
-      const RunContext ctx{p_.scratch.get(), chunk_, o_.tracer, static_cast<int>(k),
-                           p_.activations.get()};
+      const RunContext ctx{
+          p_.scratch.get(),  chunk_, o_.tracer, static_cast<int>(k), p_.activations.get(),
+          &o_.on_trunk_phase};
       const double trunk_s = trunk_pass(k, ctx);
       const double structure_s = structure_pass(ctx);
       p_.iterations = k + 1;

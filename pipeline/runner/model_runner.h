@@ -60,6 +60,8 @@ struct RunOptions {
   // once per iteration) and with "done" at the end, so a caller can measure each stage
   // (`cpufold profile`).
   std::function<void(std::string_view stage)> on_stage;
+  // Called as each phase of the trunk begins (RunContext::on_phase), within "trunk".
+  std::function<void(std::string_view phase)> on_trunk_phase;
 };
 
 struct StageTime {

@@ -2,8 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <numeric>
 
+#include "memory/peak_tracker.h"
 #include "tests/support/test_support.h"
 
 namespace cpufold {
@@ -32,6 +34,30 @@ TEST(Hdf5TensorFile, WritesStridedViewsAndReadsThemBack) {
   EXPECT_EQ(r.members("outputs"), std::vector<std::string>{"pair"});
   EXPECT_FALSE(r.has("outputs/missing"));
   EXPECT_FALSE(r.has("nothing/here"));
+}
+
+// The largest outputs (the MSA representation: 128 MiB at 256 residues) are written from where
+// they are: a copy would raise the run's peak by as much.
+TEST(Hdf5TensorFile, ContiguousTensorIsWrittenWithoutACopy) {
+  testing::ScratchDir dir;
+  const std::int64_t n = std::int64_t{24} << 20;  // 96 MiB of floats
+  std::vector<float> big(static_cast<std::size_t>(n), 0.25f);
+  big.back() = 7.f;
+  {
+    std::ofstream reset("/proc/self/clear_refs");
+    reset << "5";  // VmHWM := VmRSS (Linux >= 4.0)
+    if (!reset.flush()) GTEST_SKIP() << "cannot reset the peak RSS here";
+  }
+  const std::size_t before = os_peak_rss_bytes();
+  {
+    Hdf5TensorWriter w(dir / "big.h5");
+    w.write("outputs/msa", Tensor(big.data(), DType::f32, {n / 256, 256}));
+    w.commit();
+  }
+  const std::size_t grown = os_peak_rss_bytes() - before;
+  EXPECT_LT(grown, std::size_t{32} << 20) << "the write copied the tensor";
+  Hdf5TensorReader r(dir / "big.h5");
+  EXPECT_EQ(r.read_f32("outputs/msa").back(), 7.f);
 }
 
 TEST(Hdf5TensorFile, UncommittedWriterLeavesNoFile) {

@@ -76,6 +76,12 @@ void write_file(const std::filesystem::path& path, const std::string& bytes) {
   out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
 }
 
+std::string shell_word(const std::filesystem::path& path) {
+  std::string word = "'";
+  word += path.string();
+  return word + "'";
+}
+
 std::string read_file(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);
   std::ostringstream s;

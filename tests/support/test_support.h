@@ -44,6 +44,8 @@ struct CommandResult {
 CommandResult run_cpufold(const std::string& args);
 // Runs a shell command; stdout and stderr together.
 CommandResult run_command(const std::string& command);
+// `path` as one shell word for run_cpufold's arguments (paths here hold no single quote).
+std::string shell_word(const std::filesystem::path& path);
 
 // AddressSanitizer reserves terabytes of address space for its shadow memory, so a binary
 // built with it cannot start under `ulimit -v`: tests of address-space limits skip there.

@@ -1,0 +1,192 @@
+// `cpufold bench model`: the whole forward pass on random inputs of given sizes, timed per
+// stage, with FLOPs counted from the configuration (pipeline/runner/model_flops.h) and the
+// oneDNN fp32 matmul rate measured in the same run, so "% of peak" is a ratio of two
+// measurements on this machine.
+#include <omp.h>
+
+#include <chrono>
+#include <cstdio>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "io/atomic_file.h"
+#include "io/model_config.h"
+#include "io/weight_store.h"
+#include "memory/error.h"
+#include "memory/peak_tracker.h"
+#include "ops/matmul_peak.h"
+#include "pipeline/cli/cli.h"
+#include "pipeline/cli/common_options.h"
+#include "pipeline/cli/option_checks.h"
+#include "pipeline/runner/model_flops.h"
+#include "pipeline/runner/model_runner.h"
+#include "pipeline/runner/synthetic_features.h"
+
+namespace cpufold {
+namespace {
+
+// The stages reported, in run order; "features" (reading a random sample) has no FLOPs.
+constexpr const char* kStages[] = {"features",  "embedders", "templates", "extra_msa",
+                                   "evoformer", "structure", "heads"};
+
+// Wall time per stage name: each begin() ends the stage before it.
+class StageClock {
+ public:
+  void begin(std::string_view name) {
+    end();
+    current_ = std::string(name);
+    started_ = std::chrono::steady_clock::now();
+  }
+  void end() {
+    if (current_.empty()) return;
+    seconds_[current_] +=
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
+    current_.clear();
+  }
+  double seconds(const std::string& name) const {
+    const auto it = seconds_.find(name);
+    return it == seconds_.end() ? 0 : it->second;
+  }
+
+ private:
+  std::map<std::string, double> seconds_;
+  std::string current_;
+  std::chrono::steady_clock::time_point started_;
+};
+
+struct BenchModelArgs {
+  std::string params, json;
+  std::int64_t n_res = 0;
+  RandomRunSizes sizes;
+  std::int64_t peak_size = 1024;
+  CommonOptions common;
+};
+
+double stage_gflop(const StageFlops& f, const std::string& name, std::int64_t iterations) {
+  const double it = static_cast<double>(iterations);
+  if (name == "embedders") return it * f.embedders / 1e9;
+  if (name == "templates") return it * f.templates / 1e9;
+  if (name == "extra_msa") return it * f.extra_msa / 1e9;
+  if (name == "evoformer") return it * f.evoformer / 1e9;
+  if (name == "structure") return it * f.structure / 1e9;
+  if (name == "heads") return f.heads / 1e9;
+  return 0;
+}
+
+void run_bench_model(const BenchModelArgs& a) {
+  const WeightStore store = WeightStore::open(a.params);
+  const ModelConfig config = ModelConfig::from_weights(store);
+  const std::int64_t templates = a.sizes.templates.value_or(config.templates ? 4 : 0);
+  if (templates > 0 && !config.templates) {
+    throw InputError(store.path().filename().string() +
+                     " has no template embedding: give --templates 0");
+  }
+  const ModelRunner runner(store, config);
+  const MatmulPeak peak = measure_matmul_peak(a.peak_size);
+  const std::int64_t iterations = a.sizes.recycles + 1;
+  const FeatureSource source = synthetic_feature_source(
+      {a.n_res, a.sizes.msa_rows, a.sizes.extra_rows, templates, iterations});
+
+  StageClock clock;
+  RunOptions options;
+  options.recycles = a.sizes.recycles;
+  options.chunk = a.common.chunk_size;
+  options.mem_budget = a.common.memory_budget_bytes;
+  options.on_stage = [&clock](std::string_view stage) {
+    if (stage == "done") {
+      clock.end();
+    } else if (stage != "trunk") {  // the trunk's own phases follow at once
+      clock.begin(stage);
+    }
+  };
+  options.on_trunk_phase = [&clock](std::string_view phase) { clock.begin(phase); };
+  const Prediction prediction = runner.run(source, options);
+
+  const ModelSizes sizes{a.n_res, a.sizes.msa_rows, a.sizes.extra_rows, templates};
+  const StageFlops flops = stage_flops(config, sizes);
+  const double model_gflop = model_flops(config, sizes, prediction.iterations) / 1e9;
+  nlohmann::json stages = nlohmann::json::array();
+  double forward_seconds = 0;
+  std::printf(
+      "bench model: n_res %lld, MSA rows %lld, extra rows %lld, templates %lld, "
+      "recycles %lld, threads %d, fp32, ISA %s\n",
+      static_cast<long long>(a.n_res), static_cast<long long>(a.sizes.msa_rows),
+      static_cast<long long>(a.sizes.extra_rows), static_cast<long long>(templates),
+      static_cast<long long>(a.sizes.recycles), omp_get_max_threads(), cpu_isa_name().c_str());
+  std::printf("  %-10s %9s %10s %9s %8s\n", "stage", "seconds", "GFLOP", "GFLOP/s", "% peak");
+  for (const char* name : kStages) {
+    const double secs = clock.seconds(name);
+    const double gflop = stage_gflop(flops, name, prediction.iterations);
+    const double rate = secs > 0 ? gflop / secs : 0;
+    if (std::string_view(name) != "features") forward_seconds += secs;
+    stages.push_back({{"name", name}, {"seconds", secs}, {"gflop", gflop}, {"gflops_per_s", rate}});
+    std::printf("  %-10s %9.3f %10.1f %9.1f %7.1f%%\n", name, secs, gflop, rate,
+                100 * rate / peak.gflops_per_s);
+  }
+  const double rate = forward_seconds > 0 ? model_gflop / forward_seconds : 0;
+  const std::size_t rss = os_peak_rss_bytes();
+  std::printf(
+      "  forward %.3f s, %.1f GFLOP, %.1f GFLOP/s = %.1f%% of the fp32 matmul peak "
+      "(%lld^3: %.1f GFLOP/s, %s); peak RSS %.1f MiB\n",
+      forward_seconds, model_gflop, rate, 100 * rate / peak.gflops_per_s,
+      static_cast<long long>(peak.size), peak.gflops_per_s, peak.impl.c_str(),
+      static_cast<double>(rss) / (1 << 20));
+  if (a.json.empty()) return;
+  const nlohmann::json out = {
+      {"seconds", forward_seconds},
+      {"features_seconds", clock.seconds("features")},
+      {"model_gflop", model_gflop},
+      {"model_gflops_per_s", rate},
+      {"matmul_peak_gflops_per_s", peak.gflops_per_s},
+      {"matmul_peak_size", peak.size},
+      {"matmul_impl", peak.impl},
+      {"percent_of_peak", 100 * rate / peak.gflops_per_s},
+      {"peak_rss_bytes", rss},
+      {"precision", "fp32"},
+      {"isa", cpu_isa_name()},
+      {"threads", omp_get_max_threads()},
+      {"iterations", prediction.iterations},
+      {"sizes",
+       {{"n_res", a.n_res},
+        {"msa_rows", a.sizes.msa_rows},
+        {"extra_rows", a.sizes.extra_rows},
+        {"templates", templates},
+        {"recycles", a.sizes.recycles}}},
+      {"flop_count",
+       "2 x multiply-adds of every Linear and of the attention, outer-product and "
+       "triangle products; elementwise work not counted"},
+      {"stages", stages}};
+  write_file_atomically(a.json, out.dump(2) + "\n");
+}
+
+}  // namespace
+
+void add_bench_model_command(CLI::App& bench) {
+  auto args = std::make_shared<BenchModelArgs>();
+  CLI::App* cmd = bench.add_subcommand(
+      "model",
+      "The whole model (every recycling iteration, then the heads) on random inputs of these "
+      "sizes: wall time, FLOPs and GFLOP/s per stage, and the oneDNN fp32 matmul rate measured "
+      "in the same run, so the model's speed is also given as a fraction of it.");
+  cmd->add_option("--params", args->params, "AF2 parameters (.npz / .h5)")->required();
+  cmd->add_option("--n-res", args->n_res, "residues")
+      ->required()
+      ->transform(integer_in(1, kMaxRows));
+  add_random_run_options(*cmd, args->sizes);
+  cmd->add_option("--peak-size", args->peak_size,
+                  "m = n = k of the matmul whose rate is the peak (default 1024)")
+      ->transform(integer_in(64, 8192));
+  cmd->add_option("--json", args->json, "also write the results to this JSON file");
+  add_common_options(*cmd, args->common,
+                     {CommonOption::threads, CommonOption::chunk_size, CommonOption::mem_budget});
+  cmd->callback([args] {
+    apply_common_options(args->common);
+    run_bench_model(*args);
+  });
+}
+
+}  // namespace cpufold

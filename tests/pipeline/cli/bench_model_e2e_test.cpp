@@ -1,0 +1,89 @@
+// `cpufold bench model` with the tiny test weights: the JSON report's keys and that its numbers
+// are sane and consistent (no time is asserted), and the sizes it refuses.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <set>
+#include <string>
+
+#include "tests/pipeline/batch/predict_test_helpers.h"
+
+namespace cpufold {
+namespace {
+
+using testing::contains;
+using testing::run_cpufold;
+using testing::shell_word;
+
+std::string params(const char* model) {
+  return "--params " + shell_word(testing::test_data_dir() / "params" / model);
+}
+
+constexpr const char* kSmall =
+    " --n-res 16 --msa-rows 8 --extra-rows 16 --recycles 1 --peak-size 128 --threads 1";
+
+TEST(BenchModelE2eTest, JsonReportsEveryStageAndTheMatmulPeakOfTheSameRun) {
+  testing::ScratchDir dir;
+  const auto r = run_cpufold("bench model " + params("params_model_1_ptm.npz") + kSmall +
+                             " --templates 2 --json " + shell_word(dir / "bench.json"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(contains(r.output, "of the fp32 matmul peak")) << r.output;
+  const nlohmann::json j = nlohmann::json::parse(testing::read_file(dir / "bench.json"));
+  for (const char* key : {"seconds", "model_gflop", "model_gflops_per_s",
+                          "matmul_peak_gflops_per_s", "peak_rss_bytes", "percent_of_peak"}) {
+    ASSERT_TRUE(j.contains(key)) << key;
+    EXPECT_GT(j[key].get<double>(), 0) << key;
+  }
+  EXPECT_EQ(j["precision"], "fp32");
+  EXPECT_FALSE(j["isa"].get<std::string>().empty());
+  EXPECT_EQ(j["iterations"], 2);
+  EXPECT_EQ(j["sizes"]["templates"], 2);
+  EXPECT_NEAR(j["model_gflops_per_s"].get<double>(),
+              j["model_gflop"].get<double>() / j["seconds"].get<double>(),
+              1e-9 * j["model_gflops_per_s"].get<double>());
+
+  // Every stage ran and has FLOPs (features: none); their FLOPs add up to the model's and
+  // their times to the forward's.
+  std::set<std::string> names;
+  double gflop = 0, seconds = 0;
+  for (const auto& s : j["stages"]) {
+    const std::string name = s["name"];
+    names.insert(name);
+    EXPECT_GT(s["seconds"].get<double>(), 0) << name;
+    if (name == "features") {
+      EXPECT_EQ(s["gflop"].get<double>(), 0);
+      continue;
+    }
+    EXPECT_GT(s["gflop"].get<double>(), 0) << name;
+    gflop += s["gflop"].get<double>();
+    seconds += s["seconds"].get<double>();
+  }
+  EXPECT_EQ(names, (std::set<std::string>{"features", "embedders", "templates", "extra_msa",
+                                          "evoformer", "structure", "heads"}));
+  EXPECT_NEAR(gflop, j["model_gflop"].get<double>(), 1e-9 * gflop);
+  EXPECT_NEAR(seconds, j["seconds"].get<double>(), 1e-9 * seconds);
+}
+
+TEST(BenchModelE2eTest, TemplatesForAModelWithoutThemAreRefused) {
+  const auto r =
+      run_cpufold("bench model " + params("params_model_3_ptm.npz") + kSmall + " --templates 2");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_TRUE(contains(r.output, "--templates 0")) << r.output;
+}
+
+TEST(BenchModelE2eTest, ModelWithoutTemplatesDefaultsToNone) {
+  testing::ScratchDir dir;
+  const auto r = run_cpufold("bench model " + params("params_model_3_ptm.npz") + kSmall +
+                             " --json " + shell_word(dir / "bench.json"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const nlohmann::json j = nlohmann::json::parse(testing::read_file(dir / "bench.json"));
+  EXPECT_EQ(j["sizes"]["templates"], 0);
+  for (const auto& s : j["stages"]) {
+    if (s["name"] == "templates") {
+      EXPECT_EQ(s["gflop"].get<double>(), 0);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace cpufold
