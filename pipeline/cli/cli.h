@@ -25,7 +25,9 @@ void add_info_command(CLI::App& app);
 void add_convert_params_command(CLI::App& app);
 void add_evaluate_command(CLI::App& app);
 void add_bench_command(CLI::App& app);
-// `bench model`, under `bench` (command_bench_model.cpp).
+// `bench block` and `bench model`, under `bench` (command_bench_block.cpp,
+// command_bench_model.cpp).
+void add_bench_block_command(CLI::App& bench);
 void add_bench_model_command(CLI::App& bench);
 void add_predict_command(CLI::App& app);
 void add_plan_command(CLI::App& app);

@@ -22,18 +22,6 @@
 namespace cpufold {
 namespace {
 
-void fill_normal(const Tensor& t, std::uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> dist(0.f, 1.f);
-  float* p = t.data_as<float>();
-  for (std::int64_t i = 0; i < t.numel(); ++i) p[i] = dist(rng);
-}
-
-void fill(const Tensor& t, float v) {
-  float* p = t.data_as<float>();
-  for (std::int64_t i = 0; i < t.numel(); ++i) p[i] = v;
-}
-
 // A random MSA of `rows` x `n_res` (query first): 20% gaps, one deletion in 50 columns.
 Msa random_msa(std::int64_t rows, std::int64_t n_res, std::uint32_t seed) {
   static constexpr char kLetters[] = "ACDEFGHIKLMNPQRSTVWY";
@@ -119,75 +107,11 @@ void add_bench_features(CLI::App& bench) {
 }  // namespace
 
 void add_bench_command(CLI::App& app) {
-  struct Args {
-    std::string params;
-    std::int64_t n_res = 128, n_seq = 512;
-    int repeat = 1;
-    CommonOptions common;
-  };
-  auto args = std::make_shared<Args>();
   CLI::App* bench = app.add_subcommand("bench", "Timed runs of model pieces on random inputs.");
   bench->require_subcommand(1);
-  CLI::App* block = bench->add_subcommand(
-      "evoformer-block",
-      "One Evoformer block (block 0 of PARAMS) on random m [n_seq, n_res, c_m] and z "
-      "[n_res, n_res, c_z] with all-ones masks; prints wall time, GFLOP/s and memory.");
-  block->add_option("--params", args->params, "AF2 parameters (.npz / .h5)")->required();
-  block->add_option("--n-res", args->n_res, "residues (default 128)")
-      ->transform(integer_in(1, kMaxRows));
-  block->add_option("--n-seq", args->n_seq, "MSA rows (default 512)")
-      ->transform(integer_in(1, kMaxRows));
-  block->add_option("--repeat", args->repeat, "timed repetitions after one warm-up (default 1)")
-      ->transform(integer_in(1, kMaxRepeat));
-  add_common_options(*block, args->common,
-                     {CommonOption::threads, CommonOption::chunk_size, CommonOption::precision});
+  add_bench_block_command(*bench);
   add_bench_features(*bench);
   add_bench_model_command(*bench);
-  block->callback([args] {
-    apply_common_options(args->common);
-    const std::int64_t chunk = args->common.chunk_size.value_or(0);  // a benchmark: unsliced
-    const WeightStore store = WeightStore::open(args->params);
-    const ModelConfig c = ModelConfig::from_weights(store);
-    const DType precision = common_precision(args->common);
-    const EvoformerBlock evo = [&] {
-      const LinearPrecisionScope scope(precision);
-      return EvoformerBlock(store, c, EvoformerBlock::Kind::evoformer, 0);
-    }();
-    const std::int64_t s = args->n_seq, n = args->n_res;
-    Arena state(
-        "bench-state", dram_tier(),
-        f32_bytes(s * n * c.c_m) + f32_bytes(n * n * c.c_z) + f32_bytes(s * n) + f32_bytes(n * n));
-    Tensor m = state.allocate(DType::f32, {s, n, c.c_m});
-    Tensor z = state.allocate(DType::f32, {n, n, c.c_z});
-    Tensor msa_mask = state.allocate(DType::f32, {s, n});
-    Tensor pair_mask = state.allocate(DType::f32, {n, n});
-    fill_normal(m, 1);
-    fill_normal(z, 2);
-    fill(msa_mask, 1.f);
-    fill(pair_mask, 1.f);
-    Arena scratch("bench-scratch", dram_tier(), evo.scratch_bytes(s, n, chunk));
-    const RunContext ctx{&scratch, chunk, nullptr, 0};
-    evo.forward(m, z, msa_mask, pair_mask, ctx);  // warm-up: primitives are created here
-    const auto t0 = std::chrono::steady_clock::now();
-    for (int r = 0; r < args->repeat; ++r) evo.forward(m, z, msa_mask, pair_mask, ctx);
-    const double secs =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / args->repeat;
-    const double gflop =
-        evoformer_block_flops(c, static_cast<double>(s), static_cast<double>(n)) / 1e9;
-    std::printf(
-        "evoformer block: n_res %lld, n_seq %lld, c_m %lld, c_z %lld, chunk %lld, threads %d, "
-        "precision %s, oneDNN ISA %s\n"
-        "  time %.3f s per block, %.1f GFLOP, %.1f GFLOP/s\n"
-        "  activations %.1f MiB, scratch planned %.1f MiB (high water %.1f MiB), peak RSS %.1f "
-        "MiB\n",
-        static_cast<long long>(n), static_cast<long long>(s), static_cast<long long>(c.c_m),
-        static_cast<long long>(c.c_z), static_cast<long long>(chunk), omp_get_max_threads(),
-        precision == DType::bf16 ? "bf16" : "fp32", bf16_support().isa.c_str(), secs, gflop,
-        gflop / secs, static_cast<double>(state.capacity()) / (1 << 20),
-        static_cast<double>(scratch.capacity()) / (1 << 20),
-        static_cast<double>(scratch.high_water()) / (1 << 20),
-        static_cast<double>(os_peak_rss_bytes()) / (1 << 20));
-  });
 }
 
 }  // namespace cpufold

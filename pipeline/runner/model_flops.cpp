@@ -31,10 +31,11 @@ double outer_product_mean(double s, double n, double cm, double co, double cz) {
   return 4 * s * n * cm * co + 2 * n * n * co * co * s + 2 * n * n * co * co * cz;
 }
 
-// Extra-MSA block (Alg. 18): row attention, global column attention (Alg. 19: one shared key
-// and value head, per-head queries from the column mean), transition, outer product mean and
-// the pair stack.
-double extra_msa_block(const ModelConfig& c, double e, double n) {
+}  // namespace
+
+// Row attention, global column attention (Alg. 19: one shared key and value head, per-head
+// queries from the column mean), transition, outer product mean and the pair stack.
+double extra_msa_block_flops(const ModelConfig& c, double e, double n) {
   const double ce = d(c.c_e), cz = d(c.c_z);
   const double hg = d(c.extra_msa_global_attention.n_head),
                kg = d(c.extra_msa_global_attention.c_hidden);
@@ -47,8 +48,6 @@ double extra_msa_block(const ModelConfig& c, double e, double n) {
                   d(c.pair_transition_factor));
   return f;
 }
-
-}  // namespace
 
 double evoformer_block_flops(const ModelConfig& c, double s, double n) {
   const double cm = d(c.c_m), cz = d(c.c_z);
@@ -83,7 +82,7 @@ StageFlops stage_flops(const ModelConfig& c, const ModelSizes& z) {
                    4 * n * n * t * hp * kp + 2 * n * n * hp * kp * cz;
   }
   f.extra_msa = 2 * e * n * d(c.extra_msa_feat_dim) * d(c.c_e) +
-                d(c.n_extra_msa_blocks) * extra_msa_block(c, e, n);
+                d(c.n_extra_msa_blocks) * extra_msa_block_flops(c, e, n);
   f.evoformer = d(c.n_evoformer_blocks) * evoformer_block_flops(c, s + t, n) + 2 * n * cm * cs;
 
   const double h = d(c.n_head_ipa), ci = d(c.c_ipa), pq = d(c.n_qk_points), pv = d(c.n_v_points),

@@ -16,6 +16,9 @@ struct ModelSizes {
 
 // One Evoformer block (AF2 Alg. 6) on `s` MSA rows (cluster rows + template rows) and n residues.
 double evoformer_block_flops(const ModelConfig& c, double s, double n);
+// One extra-MSA block (AF2 Alg. 18 lines 4-16 with global column attention, Alg. 19) on `e`
+// extra rows and n residues.
+double extra_msa_block_flops(const ModelConfig& c, double e, double n);
 
 // Per recycling iteration and stage; heads run once per prediction.
 struct StageFlops {

@@ -45,8 +45,8 @@ TEST(CliExitStatusE2eTest, EveryUsageErrorExits2WithAPlainMessageAndAHint) {
       {"predict in out --threads 1 --threads 2", {"--threads was given more than once"}},
       {"predict in out --quiet=maybe", {"--quiet is a flag and takes no value (given 'maybe')"}},
       {"predict -- in out extra", {"unexpected argument 'extra'"}},
-      {"bench", {"cpufold bench: error: a command is required", "evoformer-block, features"}},
-      {"bench foo", {"unknown command 'foo'", "evoformer-block", "cpufold bench --help"}},
+      {"bench", {"cpufold bench: error: a command is required", "block, features"}},
+      {"bench foo", {"unknown command 'foo'", "block", "cpufold bench --help"}},
       {"bench features --n-res", {"--n-res needs a value"}},
       {"evaluate", {"cpufold evaluate: error: --params is required"}},
       {"info", {"cpufold info: error: PARAMS is required"}},
@@ -102,7 +102,7 @@ TEST(CliExitStatusE2eTest, HelpAndVersionExit0AndEveryHelpListsTheReadmeTable) {
   const std::set<int> table = readme_exit_codes();
   EXPECT_EQ(table, (std::set<int>{0, 2, 3, 4, 5}));
   for (const char* command : {"", "info ", "convert-params ", "evaluate ", "predict ", "bench ",
-                              "bench evoformer-block ", "bench features "}) {
+                              "bench block ", "bench features "}) {
     const auto r = run_cpufold(std::string(command) + "--help");
     EXPECT_EQ(r.exit_code, 0) << command << r.output;
     EXPECT_EQ(help_exit_codes(r.output), table) << command << "--help:\n" << r.output;
@@ -142,11 +142,11 @@ std::string with_memory_limit(const std::string& args) {
 
 TEST(CliExitStatusE2eTest, Exit4WhenTheRunDoesNotFitInMemory) {
   CPUFOLD_SKIP_UNDER_ASAN_ULIMIT();
-  const auto r = run_command(with_memory_limit("bench evoformer-block --params '" +
-                                               tiny_params("model_3_ptm") +
-                                               "' --n-res 4000 --n-seq 20000 --threads 1"));
+  const auto r =
+      run_command(with_memory_limit("bench block --params '" + tiny_params("model_3_ptm") +
+                                    "' --n-res 4000 --n-seq 20000 --threads 1"));
   EXPECT_EQ(r.exit_code, 4) << r.output;
-  EXPECT_TRUE(contains(r.output, "cpufold bench evoformer-block: error: ")) << r.output;
+  EXPECT_TRUE(contains(r.output, "cpufold bench block: error: ")) << r.output;
   EXPECT_TRUE(contains(r.output, "bytes")) << r.output;
 }
 

@@ -99,7 +99,7 @@ TEST(CliOptionValuesE2eTest, EvaluateAndBenchRefuseBadNumbers) {
       expect_refused(evaluate, row.option, value, dir / "o.h5");
     }
   }
-  const std::string block = "bench evoformer-block --params '" + tiny_params("model_3_ptm") + "'";
+  const std::string block = "bench block --params '" + tiny_params("model_3_ptm") + "'";
   for (const BadValues& row : std::vector<BadValues>{
            {"--n-res", {"0", "-4"}},
            {"--n-seq", {"0"}},

@@ -33,7 +33,7 @@ TEST(Precision, Bf16WithoutOneDnnBf16IsAnInputErrorBeforeAnyWork) {
   const testing::ScratchDir dir;
   for (const std::string& cmd :
        {"evaluate " + tiny_features() + " --out " + q(dir / "out.h5"), "plan " + tiny_features(),
-        "bench evoformer-block --params " +
+        "bench block --params " +
             q(testing::test_data_dir() / "params" / "params_model_1_ptm.npz") + " --n-res 8",
         "predict " + q(testing::examples_dir() / "proteins.fasta") + " " + q(dir / "predict") +
             " " + testing::fast_predict_options()}) {

@@ -1,0 +1,155 @@
+// `cpufold bench block`: one Evoformer or extra-MSA block on random activations, timed, with
+// its memory; with --spill-dir the activations live in the spill tier, as a spilled run keeps
+// them, so that a block too large for DRAM can be measured under a cgroup limit.
+#include <omp.h>
+
+#include <chrono>
+#include <cstdio>
+#include <memory>
+#include <optional>
+#include <random>
+
+#include "evoformer/evoformer_block.h"
+#include "io/model_config.h"
+#include "memory/file_tier.h"
+#include "memory/peak_tracker.h"
+#include "ops/compute_precision.h"
+#include "pipeline/cli/cli.h"
+#include "pipeline/cli/common_options.h"
+#include "pipeline/cli/option_checks.h"
+#include "pipeline/runner/model_flops.h"
+
+namespace cpufold {
+namespace {
+
+void fill_normal(const Tensor& t, std::uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> dist(0.f, 1.f);
+  float* p = t.data_as<float>();
+  for (std::int64_t i = 0; i < t.numel(); ++i) p[i] = dist(rng);
+}
+
+void fill(const Tensor& t, float v) {
+  float* p = t.data_as<float>();
+  for (std::int64_t i = 0; i < t.numel(); ++i) p[i] = v;
+}
+
+double mib(std::size_t bytes) {
+  return static_cast<double>(bytes) / (1 << 20);
+}
+
+struct BlockArgs {
+  std::string params, stack = "evoformer";
+  std::int64_t n_res = 128;
+  std::optional<std::int64_t> n_seq;  // empty: 512 (Evoformer) or 5120 (extra MSA)
+  int repeat = 1;
+  CommonOptions common;
+};
+
+void run_block_bench(const BlockArgs& args) {
+  apply_common_options(args.common);
+  const std::int64_t chunk = args.common.chunk_size.value_or(0);  // a benchmark: unsliced
+  const WeightStore store = WeightStore::open(args.params);
+  const ModelConfig c = ModelConfig::from_weights(store);
+  const bool extra = args.stack == "extra-msa";
+  const DType precision = common_precision(args.common);
+  const EvoformerBlock block = [&] {
+    const LinearPrecisionScope scope(precision);
+    return EvoformerBlock(
+        store, c, extra ? EvoformerBlock::Kind::extra_msa : EvoformerBlock::Kind::evoformer, 0);
+  }();
+  const std::int64_t s = args.n_seq.value_or(extra ? 5120 : 512), n = args.n_res;
+  const std::int64_t c_m = extra ? c.c_e : c.c_m;
+
+  // The spill tier holds the block's input and output activations, as in a spilled run: each
+  // block reads them back from the file slab by slab and they are written back after it.
+  std::unique_ptr<FileTier> spill;
+  if (!args.common.spill_dir.empty()) spill = std::make_unique<FileTier>(args.common.spill_dir);
+  Tier& state_tier = spill ? static_cast<Tier&>(*spill) : dram_tier();
+  Arena state(
+      "bench-state", state_tier,
+      f32_bytes(s * n * c_m) + f32_bytes(n * n * c.c_z) + f32_bytes(s * n) + f32_bytes(n * n));
+  Tensor m = state.allocate(DType::f32, {s, n, c_m});
+  Tensor z = state.allocate(DType::f32, {n, n, c.c_z});
+  Tensor msa_mask = state.allocate(DType::f32, {s, n});
+  Tensor pair_mask = state.allocate(DType::f32, {n, n});
+  fill_normal(m, 1);
+  fill_normal(z, 2);
+  fill(msa_mask, 1.f);
+  fill(pair_mask, 1.f);
+  const auto write_back = [&] {
+    if (spill) state.evict(m.data(), state.capacity());
+  };
+  write_back();
+  Arena scratch("bench-scratch", dram_tier(), block.scratch_bytes(s, n, chunk));
+  const RunContext ctx{&scratch, chunk, nullptr, 0};
+  std::printf("%s block: n_res %lld, %s rows %lld, chunk %lld, threads %d: warm-up...\n",
+              extra ? "extra-MSA" : "Evoformer", static_cast<long long>(n), extra ? "extra" : "MSA",
+              static_cast<long long>(s), static_cast<long long>(chunk), omp_get_max_threads());
+  std::fflush(stdout);
+  block.forward(m, z, msa_mask, pair_mask, ctx);  // warm-up: primitives are created here
+  write_back();
+  const auto t0 = std::chrono::steady_clock::now();
+  for (int r = 0; r < args.repeat; ++r) {
+    block.forward(m, z, msa_mask, pair_mask, ctx);
+    write_back();
+  }
+  const double secs =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / args.repeat;
+  const double flops =
+      extra ? extra_msa_block_flops(c, static_cast<double>(s), static_cast<double>(n))
+            : evoformer_block_flops(c, static_cast<double>(s), static_cast<double>(n));
+  const double gflop = flops / 1e9;
+  std::printf(
+      "%s block: n_res %lld, %s rows %lld, c_m %lld, c_z %lld, chunk %lld, threads %d, "
+      "precision %s, oneDNN ISA %s\n"
+      "  time %.3f s per block, %.1f GFLOP, %.1f GFLOP/s\n"
+      "  activations %.1f MiB (%s), scratch planned %.1f MiB (high water %.1f MiB), peak RSS "
+      "%.1f MiB\n",
+      extra ? "extra-MSA" : "evoformer", static_cast<long long>(n), extra ? "extra" : "MSA",
+      static_cast<long long>(s), static_cast<long long>(c_m), static_cast<long long>(c.c_z),
+      static_cast<long long>(chunk), omp_get_max_threads(),
+      precision == DType::bf16 ? "bf16" : "fp32", bf16_support().isa.c_str(), secs, gflop,
+      gflop / secs, mib(state.capacity()), state_tier.name().c_str(), mib(scratch.capacity()),
+      mib(scratch.high_water()), mib(os_peak_rss_bytes()));
+  if (spill) {
+    std::printf(
+        "  peak RSS counts the spill file's pages while they were mapped; the DRAM a cgroup "
+        "must grant is what ../shared/tools/memlimit reports\n");
+  }
+}
+
+void add_block_options(CLI::App& cmd, BlockArgs& args) {
+  cmd.add_option("--params", args.params, "AF2 parameters (.npz / .h5)")->required();
+  cmd.add_option("--stack", args.stack,
+                 "which block: evoformer (block 0 of the Evoformer stack, Alg. 6) or extra-msa "
+                 "(block 0 of the extra-MSA stack, Alg. 18) (default evoformer)")
+      ->check(CLI::IsMember({"evoformer", "extra-msa"}));
+  cmd.add_option("--n-res", args.n_res, "residues (default 128)")
+      ->transform(integer_in(1, kMaxRows));
+  cmd.add_option("--n-seq", args.n_seq,
+                 "MSA rows (default 512; 5120 extra rows with --stack extra-msa)")
+      ->transform(integer_in(1, kMaxRows));
+  cmd.add_option("--repeat", args.repeat, "timed repetitions after one warm-up (default 1)")
+      ->transform(integer_in(1, kMaxRepeat));
+  add_common_options(cmd, args.common,
+                     {CommonOption::threads, CommonOption::chunk_size, CommonOption::precision,
+                      CommonOption::spill_dir});
+}
+
+}  // namespace
+
+void add_bench_block_command(CLI::App& bench) {
+  auto args = std::make_shared<BlockArgs>();
+  const char* help =
+      "One Evoformer block (block 0 of PARAMS; --stack extra-msa: the first extra-MSA block) on "
+      "random m [n_seq, n_res, c_m] and z [n_res, n_res, c_z] with all-ones masks; prints wall "
+      "time, GFLOP/s and memory. With --spill-dir, m and z live in a file there and are written "
+      "back after each block, as in a spilled run.";
+  CLI::App* block = bench.add_subcommand("block", help);
+  block->alias("evoformer-block");  // the name earlier notes and scripts use
+  add_block_options(*block, *args);
+  block->callback([args] { run_block_bench(*args); });
+}
+
+}  // namespace cpufold

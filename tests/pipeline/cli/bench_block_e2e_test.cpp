@@ -1,0 +1,52 @@
+// `cpufold bench block`: the Evoformer or the extra-MSA block, its activations in DRAM or in
+// the spill tier.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "tests/support/test_support.h"
+
+namespace cpufold {
+namespace {
+
+using testing::run_cpufold;
+
+std::string block_command(const std::string& options) {
+  return "bench block --params '" +
+         (testing::test_data_dir() / "params" / "params_model_1_ptm.npz").string() +
+         "' --n-res 12 --threads 1 " + options;
+}
+
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+TEST(BenchBlock, ExtraMsaStackRunsTheFirstExtraMsaBlockOnItsOwnRows) {
+  const auto r = run_cpufold(block_command("--stack extra-msa --n-seq 20"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(contains(r.output, "extra-MSA block: n_res 12, extra rows 20,")) << r.output;
+  EXPECT_TRUE(contains(r.output, "(dram)")) << r.output;
+}
+
+TEST(BenchBlock, ExtraMsaStackDefaultsToTheExtraRowsOfAnAf2Run) {
+  const auto r = run_cpufold(block_command("--stack extra-msa --chunk-size 4"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(contains(r.output, "extra rows 5120")) << r.output;
+}
+
+TEST(BenchBlock, SpillDirHoldsTheActivationsAndLeavesNothingBehind) {
+  const testing::ScratchDir dir;
+  const auto r = run_cpufold(block_command("--n-seq 8 --spill-dir '" + dir.path().string() + "'"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(contains(r.output, "(file:" + dir.path().string() + ")")) << r.output;
+  EXPECT_TRUE(std::filesystem::is_empty(dir.path()));
+}
+
+TEST(BenchBlock, UnknownStackIsAUsageError) {
+  const auto r = run_cpufold(block_command("--stack template"));
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_TRUE(contains(r.output, "--stack")) << r.output;
+}
+
+}  // namespace
+}  // namespace cpufold
