@@ -42,7 +42,7 @@ struct BlockArgs {
   std::string params, stack = "evoformer";
   std::int64_t n_res = 128;
   std::optional<std::int64_t> n_seq;  // empty: 512 (Evoformer) or 5120 (extra MSA)
-  int repeat = 1;
+  int repeat = 1, warmups = 1;
   CommonOptions common;
 };
 
@@ -83,12 +83,15 @@ void run_block_bench(const BlockArgs& args) {
   write_back();
   Arena scratch("bench-scratch", dram_tier(), block.scratch_bytes(s, n, chunk));
   const RunContext ctx{&scratch, chunk, nullptr, 0};
-  std::printf("%s block: n_res %lld, %s rows %lld, chunk %lld, threads %d: warm-up...\n",
-              extra ? "extra-MSA" : "Evoformer", static_cast<long long>(n), extra ? "extra" : "MSA",
-              static_cast<long long>(s), static_cast<long long>(chunk), omp_get_max_threads());
+  std::printf("%s block: n_res %lld, %s rows %lld, chunk %lld, threads %d: %d warm-up run(s)\n",
+              extra ? "extra-MSA" : "evoformer", static_cast<long long>(n), extra ? "extra" : "MSA",
+              static_cast<long long>(s), static_cast<long long>(chunk), omp_get_max_threads(),
+              args.warmups);
   std::fflush(stdout);
-  block.forward(m, z, msa_mask, pair_mask, ctx);  // warm-up: primitives are created here
-  write_back();
+  for (int w = 0; w < args.warmups; ++w) {  // primitives are created in the first run
+    block.forward(m, z, msa_mask, pair_mask, ctx);
+    write_back();
+  }
   const auto t0 = std::chrono::steady_clock::now();
   for (int r = 0; r < args.repeat; ++r) {
     block.forward(m, z, msa_mask, pair_mask, ctx);
@@ -130,8 +133,12 @@ void add_block_options(CLI::App& cmd, BlockArgs& args) {
   cmd.add_option("--n-seq", args.n_seq,
                  "MSA rows (default 512; 5120 extra rows with --stack extra-msa)")
       ->transform(integer_in(1, kMaxRows));
-  cmd.add_option("--repeat", args.repeat, "timed repetitions after one warm-up (default 1)")
+  cmd.add_option("--repeat", args.repeat, "timed repetitions after the warm-up (default 1)")
       ->transform(integer_in(1, kMaxRepeat));
+  cmd.add_option("--warmups", args.warmups,
+                 "untimed runs first, where oneDNN creates its primitives (default 1; 0 for "
+                 "blocks of many minutes, where that set-up is negligible)")
+      ->transform(integer_in(0, kMaxRepeat));
   add_common_options(cmd, args.common,
                      {CommonOption::threads, CommonOption::chunk_size, CommonOption::precision,
                       CommonOption::spill_dir});
