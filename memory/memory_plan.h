@@ -38,6 +38,7 @@ struct MemoryPlan {
   std::size_t min_budget_bytes = 0;   // the leanest candidate's peak: the smallest budget that fits
   bool spill_considered = false;      // some candidates spilled (a spill directory was given)
   std::string why;                    // one line: why this candidate was chosen
+  std::string time_model;             // where the relative times come from (the caller's)
 };
 
 // Picks among `candidates` (at least one). The default choice is the leanest candidate whose

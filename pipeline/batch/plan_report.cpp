@@ -54,9 +54,10 @@ std::string plan_text(std::span<const JobPlan> plans) {
       out += line;
     }
     out += "  chunk size " + chunk_name(p.chosen.chunk) + ": " + p.why + "\n";
-    std::snprintf(line, sizeof line, "  predicted time %.2fx the fastest plan's\n",
+    std::snprintf(line, sizeof line, "  predicted time %.2fx the fastest plan's; time model: ",
                   p.chosen.relative_time);
     out += line;
+    out += p.time_model + "\n";
     const std::string limit = p.budget ? "the budget " + format_bytes(*p.budget)
                               : p.usable_bytes
                                   ? "the memory usable now " + format_bytes(p.usable_bytes)
@@ -97,6 +98,7 @@ std::string plan_json(std::span<const JobPlan> plans) {
     o["usable_bytes"] = p.usable_bytes;
     o["relative_time"] = p.chosen.relative_time;
     o["why"] = p.why;
+    o["time_model"] = p.time_model;
     Json blocks = Json::array();
     for (const PlannedBlock& b : p.chosen.blocks)
       blocks.push_back({{"name", b.name}, {"bytes", b.bytes}});

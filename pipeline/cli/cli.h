@@ -28,6 +28,8 @@ void add_bench_command(CLI::App& app);
 // `bench block` and `bench model`, under `bench` (command_bench_block.cpp,
 // command_bench_model.cpp).
 void add_bench_block_command(CLI::App& bench);
+// `bench calibrate`: the planner's time model for this machine (command_bench_calibrate.cpp).
+void add_bench_calibrate_command(CLI::App& bench);
 void add_bench_model_command(CLI::App& bench);
 void add_predict_command(CLI::App& app);
 void add_plan_command(CLI::App& app);

@@ -110,6 +110,7 @@ void add_bench_command(CLI::App& app) {
   CLI::App* bench = app.add_subcommand("bench", "Timed runs of model pieces on random inputs.");
   bench->require_subcommand(1);
   add_bench_block_command(*bench);
+  add_bench_calibrate_command(*bench);
   add_bench_features(*bench);
   add_bench_model_command(*bench);
 }

@@ -7,9 +7,7 @@
 #include <cstdio>
 #include <memory>
 #include <optional>
-#include <random>
 
-#include "evoformer/evoformer_block.h"
 #include "io/model_config.h"
 #include "memory/file_tier.h"
 #include "memory/peak_tracker.h"
@@ -17,22 +15,11 @@
 #include "pipeline/cli/cli.h"
 #include "pipeline/cli/common_options.h"
 #include "pipeline/cli/option_checks.h"
+#include "pipeline/runner/block_bench.h"
 #include "pipeline/runner/model_flops.h"
 
 namespace cpufold {
 namespace {
-
-void fill_normal(const Tensor& t, std::uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> dist(0.f, 1.f);
-  float* p = t.data_as<float>();
-  for (std::int64_t i = 0; i < t.numel(); ++i) p[i] = dist(rng);
-}
-
-void fill(const Tensor& t, float v) {
-  float* p = t.data_as<float>();
-  for (std::int64_t i = 0; i < t.numel(); ++i) p[i] = v;
-}
 
 double mib(std::size_t bytes) {
   return static_cast<double>(bytes) / (1 << 20);
@@ -53,52 +40,25 @@ void run_block_bench(const BlockArgs& args) {
   const ModelConfig c = ModelConfig::from_weights(store);
   const bool extra = args.stack == "extra-msa";
   const DType precision = common_precision(args.common);
-  const EvoformerBlock block = [&] {
-    const LinearPrecisionScope scope(precision);
-    return EvoformerBlock(
-        store, c, extra ? EvoformerBlock::Kind::extra_msa : EvoformerBlock::Kind::evoformer, 0);
-  }();
   const std::int64_t s = args.n_seq.value_or(extra ? 5120 : 512), n = args.n_res;
-  const std::int64_t c_m = extra ? c.c_e : c.c_m;
 
-  // The spill tier holds the block's input and output activations, as in a spilled run: each
-  // block reads them back from the file slab by slab and they are written back after it.
+  // With a spill directory the block's input and output activations live there, as in a
+  // spilled run: each block reads them back from the file slab by slab.
   std::unique_ptr<FileTier> spill;
   if (!args.common.spill_dir.empty()) spill = std::make_unique<FileTier>(args.common.spill_dir);
   Tier& state_tier = spill ? static_cast<Tier&>(*spill) : dram_tier();
-  Arena state(
-      "bench-state", state_tier,
-      f32_bytes(s * n * c_m) + f32_bytes(n * n * c.c_z) + f32_bytes(s * n) + f32_bytes(n * n));
-  Tensor m = state.allocate(DType::f32, {s, n, c_m});
-  Tensor z = state.allocate(DType::f32, {n, n, c.c_z});
-  Tensor msa_mask = state.allocate(DType::f32, {s, n});
-  Tensor pair_mask = state.allocate(DType::f32, {n, n});
-  fill_normal(m, 1);
-  fill_normal(z, 2);
-  fill(msa_mask, 1.f);
-  fill(pair_mask, 1.f);
-  const auto write_back = [&] {
-    if (spill) state.evict(m.data(), state.capacity());
-  };
-  write_back();
-  Arena scratch("bench-scratch", dram_tier(), block.scratch_bytes(s, n, chunk));
-  const RunContext ctx{&scratch, chunk, nullptr, 0};
+  BlockBench bench(store, c,
+                   extra ? EvoformerBlock::Kind::extra_msa : EvoformerBlock::Kind::evoformer,
+                   precision, s, n, state_tier, state_tier);
+  const char* name = extra ? "extra-MSA" : "evoformer";
   std::printf("%s block: n_res %lld, %s rows %lld, chunk %lld, threads %d: %d warm-up run(s)\n",
-              extra ? "extra-MSA" : "evoformer", static_cast<long long>(n), extra ? "extra" : "MSA",
-              static_cast<long long>(s), static_cast<long long>(chunk), omp_get_max_threads(),
-              args.warmups);
+              name, static_cast<long long>(n), extra ? "extra" : "MSA", static_cast<long long>(s),
+              static_cast<long long>(chunk), omp_get_max_threads(), args.warmups);
   std::fflush(stdout);
-  for (int w = 0; w < args.warmups; ++w) {  // primitives are created in the first run
-    block.forward(m, z, msa_mask, pair_mask, ctx);
-    write_back();
-  }
-  const auto t0 = std::chrono::steady_clock::now();
-  for (int r = 0; r < args.repeat; ++r) {
-    block.forward(m, z, msa_mask, pair_mask, ctx);
-    write_back();
-  }
-  const double secs =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / args.repeat;
+  for (int w = 0; w < args.warmups; ++w) bench.run(chunk);  // primitives are created here
+  double total = 0;
+  for (int r = 0; r < args.repeat; ++r) total += bench.run(chunk);
+  const double secs = total / args.repeat;
   const double flops =
       extra ? extra_msa_block_flops(c, static_cast<double>(s), static_cast<double>(n))
             : evoformer_block_flops(c, static_cast<double>(s), static_cast<double>(n));
@@ -109,12 +69,13 @@ void run_block_bench(const BlockArgs& args) {
       "  time %.3f s per block, %.1f GFLOP, %.1f GFLOP/s\n"
       "  activations %.1f MiB (%s), scratch planned %.1f MiB (high water %.1f MiB), peak RSS "
       "%.1f MiB\n",
-      extra ? "extra-MSA" : "evoformer", static_cast<long long>(n), extra ? "extra" : "MSA",
-      static_cast<long long>(s), static_cast<long long>(c_m), static_cast<long long>(c.c_z),
+      name, static_cast<long long>(n), extra ? "extra" : "MSA", static_cast<long long>(s),
+      static_cast<long long>(extra ? c.c_e : c.c_m), static_cast<long long>(c.c_z),
       static_cast<long long>(chunk), omp_get_max_threads(),
       precision == DType::bf16 ? "bf16" : "fp32", bf16_support().isa.c_str(), secs, gflop,
-      gflop / secs, mib(state.capacity()), state_tier.name().c_str(), mib(scratch.capacity()),
-      mib(scratch.high_water()), mib(os_peak_rss_bytes()));
+      gflop / secs, mib(bench.activation_bytes()), state_tier.name().c_str(),
+      mib(bench.last_scratch_bytes()), mib(bench.last_scratch_high_water()),
+      mib(os_peak_rss_bytes()));
   if (spill) {
     std::printf(
         "  peak RSS counts the spill file's pages while they were mapped; the DRAM a cgroup "

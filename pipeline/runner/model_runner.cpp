@@ -468,6 +468,7 @@ MemoryPlan ModelRunner::plan(const TrunkDims& d, std::size_t features_bytes,
   request.budget = o.mem_budget;
   request.shared_weight_bytes = residency_.shared_bytes;
   request.private_weight_bytes = residency_.private_bytes + o.other_weight_bytes;
+  request.time = machine_time_model();
   // What the process holds already is usable by this run too; 0 (unknown) stays unknown.
   if (const std::size_t usable = usable_memory_bytes(); usable > 0)
     request.usable_bytes = usable + os_current_rss_bytes();

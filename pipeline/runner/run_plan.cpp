@@ -14,33 +14,6 @@ std::size_t process_bytes(const ModelConfig& config) {
   return kBase + kPerBlock * blocks;
 }
 
-double relative_time(std::int64_t chunk) {
-  if (chunk <= 0 || chunk >= 64) return 1;
-  // One Evoformer block at N = 256 (516 rows, full widths, 2 threads, AVX-512), time over the
-  // unsliced block's, each twice or more in one session (`cpufold bench evoformer-block`):
-  // chunk 32: 1.015, 16: 1.055, 8: 1.09, 4: 1.04, 2: 1.06, 1: 2.9; at N = 128 chunk 8 cost
-  // nothing. Below 64 rows the triangle multiplication's slabs shrink and one-row slices fall
-  // back to matrix-vector products. Kept monotone: a smaller chunk is never predicted faster.
-  if (chunk >= 32) return 1.015;
-  if (chunk >= 16) return 1.06;
-  if (chunk >= 2) return 1.09;
-  return 2.9;
-}
-
-double spill_time_factor(SpillLevel level) {
-  // N = 128, full widths, one iteration, spill directory on the same ext4 SSD as the inputs
-  // (README, "Memory"): see the closing note of the spill tier.
-  switch (level) {
-    case SpillLevel::none:
-      return 1;
-    case SpillLevel::activations:
-      return 1.10;
-    case SpillLevel::outputs:
-      return 1.25;
-  }
-  return 1;
-}
-
 SpillLevel spill_level(const PlanCandidate& candidate) {
   SpillLevel level = SpillLevel::none;
   for (const PlannedBlock& b : candidate.spill) {
@@ -56,7 +29,7 @@ PlanCandidate plan_candidate(const ModelConfig& config, std::int64_t chunk, cons
                              const PlanRequest& r, SpillLevel level) {
   PlanCandidate c;
   c.chunk = chunk;
-  c.relative_time = relative_time(chunk) * spill_time_factor(level);
+  c.relative_time = r.time.relative_time(chunk) * r.time.spill_factor(level);
   c.blocks = {{"process (code, libraries, threads, heap)", process_bytes(config)},
               {"shared weights (the mapped weight cache)", r.shared_weight_bytes},
               {"private weights", r.private_weight_bytes},
@@ -101,7 +74,9 @@ MemoryPlan plan_run(const ModelConfig& config, const TrunkDims& d, const PlanReq
       add(c);
     }
   }
-  return choose_plan(std::move(candidates), r.budget, r.usable_bytes, kPlanTimeSlack);
+  MemoryPlan plan = choose_plan(std::move(candidates), r.budget, r.usable_bytes, kPlanTimeSlack);
+  plan.time_model = r.time.source;
+  return plan;
 }
 
 }  // namespace cpufold

@@ -10,6 +10,7 @@
 
 #include "evoformer/trunk.h"
 #include "memory/memory_plan.h"
+#include "pipeline/runner/time_model.h"
 
 namespace cpufold {
 
@@ -49,6 +50,8 @@ struct PlanRequest {
   // --spill-dir was given: candidates may spill, up to the free space there (0: unknown).
   bool may_spill = false;
   std::size_t spill_free_bytes = 0;
+  // Predicted time of each candidate over the fastest's (machine_time_model() in a run).
+  TimeModel time = builtin_time_model();
 };
 
 // Chunk sizes the planner weighs, unsliced first.
@@ -57,11 +60,6 @@ inline constexpr std::int64_t kChunkCandidates[] = {0, 256, 128, 64, 32, 16, 8, 
 // The process without weights or arenas: code, libraries, OpenMP threads, heap, and oneDNN's
 // primitives and jit code, which grow with the model's depth. Measured (README, "Memory").
 std::size_t process_bytes(const ModelConfig& config);
-
-// Predicted run time with `chunk` over the unsliced run's, from measurements (run_plan.cpp).
-double relative_time(std::int64_t chunk);
-// Predicted run time with arenas spilled over the same run in DRAM (run_plan.cpp).
-double spill_time_factor(SpillLevel level);
 
 // Time slack of the default choice: the leanest plan within 3% of the fastest.
 inline constexpr double kPlanTimeSlack = 0.03;

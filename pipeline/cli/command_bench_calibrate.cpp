@@ -1,0 +1,142 @@
+// `cpufold bench calibrate`: measures the planner's time model on this machine (how much
+// slower one Evoformer block runs with each chunk size, and with its activations spilled) and
+// saves it where every later plan on this CPU model finds it.
+#include <omp.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <limits>
+#include <map>
+#include <memory>
+
+#include "io/model_config.h"
+#include "memory/file_tier.h"
+#include "pipeline/cli/cli.h"
+#include "pipeline/cli/common_options.h"
+#include "pipeline/cli/option_checks.h"
+#include "pipeline/runner/block_bench.h"
+#include "pipeline/runner/run_plan.h"
+#include "pipeline/runner/time_model.h"
+
+namespace cpufold {
+namespace {
+
+struct CalibrateArgs {
+  std::string params, out;
+  std::int64_t n_res = 256, n_seq = 516;
+  int rounds = 2;
+  CommonOptions common;
+};
+
+// The fastest of `rounds` runs: the least disturbed by other work on the machine.
+double best_of(BlockBench& bench, std::int64_t chunk, int rounds) {
+  double best = std::numeric_limits<double>::infinity();
+  for (int r = 0; r < rounds; ++r) best = std::min(best, bench.run(chunk));
+  return best;
+}
+
+// The chunk sizes the planner weighs for a block of this size (a chunk covering every sliced
+// axis is the unsliced block again).
+std::vector<std::int64_t> planned_chunks(std::int64_t n_res, std::int64_t n_seq) {
+  std::vector<std::int64_t> chunks;
+  for (const std::int64_t c : kChunkCandidates) {
+    if (c == 0 || c < std::max(n_res, n_seq)) chunks.push_back(c);
+  }
+  return chunks;
+}
+
+void calibrate(const CalibrateArgs& args) {
+  apply_common_options(args.common);
+  const WeightStore store = WeightStore::open(args.params);
+  const ModelConfig c = ModelConfig::from_weights(store);
+  const auto kind = EvoformerBlock::Kind::evoformer;
+  TimeModel model = builtin_time_model();
+  model.cpu = this_cpu();
+  model.isa = this_isa();
+  model.threads = omp_get_max_threads();
+  std::printf(
+      "calibrating on %s (oneDNN ISA %s), %d threads: one Evoformer block, n_res %lld, "
+      "%lld MSA rows, fastest of %d run(s) per setting\n",
+      model.cpu.c_str(), model.isa.c_str(), model.threads, static_cast<long long>(args.n_res),
+      static_cast<long long>(args.n_seq), args.rounds);
+  std::fflush(stdout);
+
+  BlockBench dram(store, c, kind, DType::f32, args.n_seq, args.n_res, dram_tier(), dram_tier());
+  dram.run(0);  // warm-up: oneDNN creates its primitives
+  std::map<std::int64_t, double> seconds;
+  for (const std::int64_t chunk : planned_chunks(args.n_res, args.n_seq)) {
+    seconds[chunk] = best_of(dram, chunk, args.rounds);
+    std::printf("  chunk %4lld: %8.3f s\n", static_cast<long long>(chunk), seconds[chunk]);
+    std::fflush(stdout);
+  }
+  double fastest = std::numeric_limits<double>::infinity();
+  for (const auto& [chunk, s] : seconds) fastest = std::min(fastest, s);
+  model.chunk_factor.clear();
+  for (const auto& [chunk, s] : seconds) model.chunk_factor[chunk] = s / fastest;
+
+  if (!args.common.spill_dir.empty()) {
+    // At the chunk a default plan of this size takes: the leanest within the time slack.
+    std::int64_t chunk = 0;
+    for (const auto& [c_, f] : model.chunk_factor) {
+      if (c_ > 0 && f <= 1 + kPlanTimeSlack && (chunk == 0 || c_ < chunk)) chunk = c_;
+    }
+    FileTier tier(args.common.spill_dir);
+    BlockBench msa_spilled(store, c, kind, DType::f32, args.n_seq, args.n_res, tier, dram_tier());
+    BlockBench both_spilled(store, c, kind, DType::f32, args.n_seq, args.n_res, tier, tier);
+    const double in_dram = best_of(dram, chunk, args.rounds);
+    const double msa = best_of(msa_spilled, chunk, args.rounds);
+    const double both = best_of(both_spilled, chunk, args.rounds);
+    model.spill_activations = std::max(1.0, msa / in_dram);
+    model.spill_outputs = std::max(model.spill_activations, both / in_dram);
+    std::printf(
+        "  chunk %lld in %s: activations in DRAM %.3f s, MSA activations spilled %.3f s "
+        "(%.2fx), MSA and pair spilled %.3f s (%.2fx)\n",
+        static_cast<long long>(chunk), tier.name().c_str(), in_dram, msa, model.spill_activations,
+        both, model.spill_outputs);
+  } else {
+    std::printf(
+        "  spill factors: the built-in estimates (%.2fx, %.2fx); give --spill-dir to "
+        "measure them\n",
+        model.spill_activations, model.spill_outputs);
+  }
+
+  const std::filesystem::path path = args.out.empty() ? time_model_path() : std::filesystem::path(args.out);
+  if (path.empty()) {
+    throw InputError(
+        "no place for the time model: set HOME, XDG_CACHE_HOME or CPUFOLD_CACHE_DIR, "
+        "or give --out FILE (and CPUFOLD_TIME_MODEL=FILE to runs)");
+  }
+  save_time_model(model, path);
+  std::printf("relative time per chunk:");
+  for (const auto& [chunk, f] : model.chunk_factor)
+    std::printf(" %lld: %.3f", static_cast<long long>(chunk), f);
+  std::printf("\nsaved to %s: plans on this CPU model and ISA use it from now on\n", path.c_str());
+}
+
+}  // namespace
+
+void add_bench_calibrate_command(CLI::App& bench) {
+  auto args = std::make_shared<CalibrateArgs>();
+  CLI::App* cmd = bench.add_subcommand(
+      "calibrate",
+      "Measures the memory planner's time model on this machine: one Evoformer block (block 0 of "
+      "PARAMS, random activations) at every chunk size the planner weighs, and with --spill-dir "
+      "the block with its activations in the spill tier; saves the relative times where plans "
+      "on this CPU model find them (default: time_model.json in $CPUFOLD_CACHE_DIR, "
+      "$XDG_CACHE_HOME/cpufold or ~/.cache/cpufold; $CPUFOLD_TIME_MODEL names the file). "
+      "Takes about a minute at the default size on 2 cores.");
+  cmd->add_option("--params", args->params, "AF2 parameters (.npz / .h5)")->required();
+  cmd->add_option("--n-res", args->n_res, "residues of the timed block (default 256)")
+      ->transform(integer_in(1, kMaxRows));
+  cmd->add_option("--n-seq", args->n_seq,
+                  "MSA rows of the timed block (default 516: 512 clusters and 4 templates)")
+      ->transform(integer_in(1, kMaxRows));
+  cmd->add_option("--rounds", args->rounds,
+                  "runs per setting, the fastest kept (default 2; more on a busy machine)")
+      ->transform(integer_in(1, kMaxRepeat));
+  cmd->add_option("--out", args->out, "file to write (default: where plans look, see above)");
+  add_common_options(*cmd, args->common, {CommonOption::threads, CommonOption::spill_dir});
+  cmd->callback([args] { calibrate(*args); });
+}
+
+}  // namespace cpufold

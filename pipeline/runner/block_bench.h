@@ -1,0 +1,38 @@
+// One Evoformer or extra-MSA block on random activations, timed: what `cpufold bench block`
+// prints and what `cpufold bench calibrate` measures the planner's time model with. The MSA
+// and pair activations may live on other tiers (the spill tier), written back after each run
+// as a spilled run does.
+#pragma once
+
+#include <cstdint>
+
+#include "evoformer/evoformer_block.h"
+#include "memory/arena.h"
+
+namespace cpufold {
+
+class BlockBench {
+ public:
+  // Random m [n_seq, n_res, c] (c_m, or c_e for the extra stack) on `msa_tier` and z
+  // [n_res, n_res, c_z] on `pair_tier`, all-ones masks. The block is built in `precision`.
+  BlockBench(const WeightStore& store, const ModelConfig& config, EvoformerBlock::Kind kind,
+             DType precision, std::int64_t n_seq, std::int64_t n_res, Tier& msa_tier,
+             Tier& pair_tier);
+
+  // Runs the block once with `chunk` (scratch sized for it) and returns the wall time; the
+  // spilled activations are written back and dropped from memory afterwards.
+  double run(std::int64_t chunk);
+
+  std::size_t activation_bytes() const { return msa_.capacity() + pair_.capacity(); }
+  std::size_t last_scratch_bytes() const { return scratch_capacity_; }
+  std::size_t last_scratch_high_water() const { return scratch_high_water_; }
+
+ private:
+  EvoformerBlock block_;
+  Arena msa_, pair_;
+  Tensor m_, z_, msa_mask_, pair_mask_;
+  bool msa_spilled_, pair_spilled_;
+  std::size_t scratch_capacity_ = 0, scratch_high_water_ = 0;
+};
+
+}  // namespace cpufold

@@ -1,0 +1,170 @@
+#include "pipeline/runner/time_model.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <fstream>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "io/atomic_file.h"
+#include "memory/error.h"
+#include "ops/compute_precision.h"
+#include "pipeline/runner/run_plan.h"
+
+namespace cpufold {
+
+namespace fs = std::filesystem;
+
+double TimeModel::relative_time(std::int64_t chunk) const {
+  // A measured chunk takes its own factor; another the factor of the nearest larger measured
+  // chunk (0, unsliced, ranks above all), whose slices it shares the kernels of.
+  const auto rank = [](std::int64_t c) {
+    return c <= 0 ? std::numeric_limits<std::int64_t>::max() : c;
+  };
+  const double* nearest = nullptr;
+  std::int64_t nearest_rank = 0;
+  for (const auto& [c, f] : chunk_factor) {
+    if (rank(c) >= rank(chunk) && (nearest == nullptr || rank(c) < nearest_rank)) {
+      nearest = &f;
+      nearest_rank = rank(c);
+    }
+  }
+  return nearest != nullptr ? std::max(1.0, *nearest) : 1.0;
+}
+
+double TimeModel::spill_factor(SpillLevel level) const {
+  switch (level) {
+    case SpillLevel::none:
+      return 1;
+    case SpillLevel::activations:
+      return std::max(1.0, spill_activations);
+    case SpillLevel::outputs:
+      return std::max({1.0, spill_activations, spill_outputs});
+  }
+  return 1;
+}
+
+TimeModel builtin_time_model() {
+  TimeModel m;
+  // One Evoformer block at N = 256 (516 rows, full widths, 2 threads, AMD EPYC with AVX-512),
+  // time over the unsliced block's, each twice or more in one session (`cpufold bench block`):
+  // chunk 32: 1.015, 16: 1.055, 8: 1.09, 4: 1.04, 2: 1.06, 1: 2.9; at N = 128 chunk 8 cost
+  // nothing. Below 64 rows the triangle multiplication's slabs shrink and one-row slices fall
+  // back to matrix-vector products.
+  m.chunk_factor = {{0, 1.0},   {256, 1.0}, {128, 1.0}, {64, 1.0}, {32, 1.015},
+                    {16, 1.06}, {8, 1.09},  {4, 1.09},  {2, 1.09}, {1, 2.9}};
+  // Estimates, not measurements (README, "Memory").
+  m.spill_activations = 1.10;
+  m.spill_outputs = 1.25;
+  m.cpu = "AMD EPYC";
+  m.isa = "avx512_core_bf16";
+  m.threads = 2;
+  m.source =
+      "built in (measured on one AMD EPYC, AVX-512, 2 threads; `cpufold bench calibrate` "
+      "measures this machine)";
+  return m;
+}
+
+std::string this_cpu() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("model name", 0) != 0) continue;
+    const auto colon = line.find(':');
+    if (colon == std::string::npos) break;
+    std::string name = line.substr(colon + 1);
+    name.erase(0, name.find_first_not_of(" \t"));
+    return name;
+  }
+  return "unknown CPU";
+}
+
+std::string this_isa() {
+  return bf16_support().isa;
+}
+
+fs::path time_model_path() {
+  const auto env = [](const char* name) {
+    const char* v = std::getenv(name);
+    return v != nullptr ? std::string(v) : std::string();
+  };
+  if (const std::string file = env("CPUFOLD_TIME_MODEL"); !file.empty()) return file;
+  if (const std::string dir = env("CPUFOLD_CACHE_DIR"); !dir.empty())
+    return fs::path(dir) / "time_model.json";
+  if (const std::string xdg = env("XDG_CACHE_HOME"); !xdg.empty())
+    return fs::path(xdg) / "cpufold" / "time_model.json";
+  if (const std::string home = env("HOME"); !home.empty())
+    return fs::path(home) / ".cache" / "cpufold" / "time_model.json";
+  return {};
+}
+
+namespace {
+
+TimeModel builtin_because(const std::string& why) {
+  TimeModel m = builtin_time_model();
+  m.source += "; " + why;
+  return m;
+}
+
+TimeModel parse_time_model(const nlohmann::json& j) {
+  TimeModel m;
+  m.cpu = j.at("cpu").get<std::string>();
+  m.isa = j.at("isa").get<std::string>();
+  m.threads = j.at("threads").get<int>();
+  for (const auto& [chunk, factor] : j.at("chunk_factor").items()) {
+    const double f = factor.get<double>();
+    if (!(f >= 1 && f < 1000)) throw std::runtime_error("chunk factor out of range");
+    m.chunk_factor[std::stoll(chunk)] = f;
+  }
+  if (m.chunk_factor.empty()) throw std::runtime_error("no chunk factors");
+  m.spill_activations = j.value("spill_activations", builtin_time_model().spill_activations);
+  m.spill_outputs = j.value("spill_outputs", builtin_time_model().spill_outputs);
+  return m;
+}
+
+}  // namespace
+
+TimeModel load_time_model(const fs::path& path) {
+  std::error_code ec;
+  if (path.empty() || !fs::exists(path, ec)) return builtin_time_model();
+  TimeModel m;
+  try {
+    std::ifstream in(path);
+    std::stringstream text;
+    text << in.rdbuf();
+    m = parse_time_model(nlohmann::json::parse(text.str()));
+  } catch (const std::exception& e) {
+    return builtin_because(path.string() + " is not a time model cpufold can read (" + e.what() +
+                           "): rerun `cpufold bench calibrate`");
+  }
+  if (m.cpu != this_cpu() || m.isa != this_isa()) {
+    return builtin_because(path.string() + " was measured on " + m.cpu + " (" + m.isa +
+                           "), not this " + this_cpu() + " (" + this_isa() + ")");
+  }
+  m.source = "calibrated on this machine (" + path.string() + ", " + std::to_string(m.threads) +
+             " threads)";
+  return m;
+}
+
+const TimeModel& machine_time_model() {
+  static const TimeModel model = load_time_model(time_model_path());
+  return model;
+}
+
+void save_time_model(const TimeModel& model, const fs::path& path) {
+  nlohmann::ordered_json j;
+  j["cpu"] = model.cpu;
+  j["isa"] = model.isa;
+  j["threads"] = model.threads;
+  nlohmann::ordered_json chunks = nlohmann::ordered_json::object();
+  for (const auto& [chunk, factor] : model.chunk_factor) chunks[std::to_string(chunk)] = factor;
+  j["chunk_factor"] = std::move(chunks);
+  j["spill_activations"] = model.spill_activations;
+  j["spill_outputs"] = model.spill_outputs;
+  std::error_code ec;
+  if (path.has_parent_path()) fs::create_directories(path.parent_path(), ec);
+  write_file_atomically(path, j.dump(2) + "\n");
+}
+
+}  // namespace cpufold

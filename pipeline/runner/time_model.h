@@ -1,0 +1,53 @@
+// The planner's time model: how much slower a run gets with a smaller chunk, or with its
+// activations in the spill tier, relative to the fastest plan. Built in from measurements on
+// one machine; `cpufold bench calibrate` measures this machine and saves a table that every
+// later plan on a CPU of the same model and oneDNN ISA uses.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <string>
+
+namespace cpufold {
+
+enum class SpillLevel;
+
+struct TimeModel {
+  // Time of one Evoformer block with this chunk over the unsliced block's, by chunk (0:
+  // unsliced, 1.0).
+  std::map<std::int64_t, double> chunk_factor;
+  double spill_activations = 1;  // run time with the activations arena spilled, over DRAM
+  double spill_outputs = 1;      // with the outputs arena spilled too
+  std::string cpu;               // CPU model name the factors were measured on
+  std::string isa;               // oneDNN's effective ISA then
+  int threads = 0;
+  std::string source;  // one line for the plan: where the factors come from
+
+  // Never below 1. A chunk not measured takes the factor of the nearest larger one measured.
+  double relative_time(std::int64_t chunk) const;
+  double spill_factor(SpillLevel level) const;
+};
+
+// The factors measured when the planner was written (AMD EPYC, AVX-512, 2 threads).
+TimeModel builtin_time_model();
+
+// This CPU's model name (/proc/cpuinfo) and oneDNN's effective ISA.
+std::string this_cpu();
+std::string this_isa();
+
+// Where the calibration is kept: $CPUFOLD_TIME_MODEL, else time_model.json in
+// $CPUFOLD_CACHE_DIR, $XDG_CACHE_HOME/cpufold or ~/.cache/cpufold.
+std::filesystem::path time_model_path();
+
+// The saved calibration when it was measured on this CPU model and ISA; otherwise the built-in
+// model, whose `source` says why the file was not used (absent, for another CPU, unreadable).
+TimeModel load_time_model(const std::filesystem::path& path);
+
+// The model plans use in this process (loaded once from time_model_path()).
+const TimeModel& machine_time_model();
+
+// Writes `model` as JSON, atomically. Throws InputError when the file cannot be written.
+void save_time_model(const TimeModel& model, const std::filesystem::path& path);
+
+}  // namespace cpufold
