@@ -61,15 +61,23 @@ TemplateEmbedder::TemplateEmbedder(const WeightStore& store, const ModelConfig& 
 TemplateEmbedder::~TemplateEmbedder() = default;
 TemplateEmbedder::TemplateEmbedder(TemplateEmbedder&&) noexcept = default;
 
-std::size_t TemplateEmbedder::scratch_bytes(std::int64_t n_templ, std::int64_t n_res,
-                                            std::int64_t chunk) const {
+std::size_t TemplateEmbedder::activation_bytes(std::int64_t n_templ, std::int64_t n_res) const {
+  return f32_bytes(n_templ * n_res * n_res * c_t_);
+}
+
+std::size_t TemplateEmbedder::transient_bytes(std::int64_t n_templ, std::int64_t n_res,
+                                              std::int64_t chunk) const {
   std::size_t stage = TemplatePairEmbedder::scratch_bytes(n_res);
   for (const TemplatePairBlock& b : blocks_) stage = std::max(stage, b.scratch_bytes(n_res, chunk));
   // With tracing the pair embedding gets its own buffer before it is added to z.
   stage = std::max(stage, attention_.scratch_bytes(n_templ, n_res, chunk, /*accumulate=*/true) +
                               f32_bytes(n_res * n_res * c_z_));
-  stage = std::max(stage, single_.scratch_bytes(n_templ, n_res));
-  return f32_bytes(n_templ * n_res * n_res * c_t_) + stage;
+  return std::max(stage, single_.scratch_bytes(n_templ, n_res));
+}
+
+std::size_t TemplateEmbedder::scratch_bytes(std::int64_t n_templ, std::int64_t n_res,
+                                            std::int64_t chunk) const {
+  return activation_bytes(n_templ, n_res) + transient_bytes(n_templ, n_res, chunk);
 }
 
 void TemplateEmbedder::embed_template_pairs(const TrunkInputs& in, const Tensor& t,
@@ -87,7 +95,13 @@ void TemplateEmbedder::run_pair_stack(const Tensor& t, const Tensor& pair_mask,
   for (std::size_t b = 0; b < blocks_.size(); ++b) {
     const std::string module = "template_pair_block_" + std::to_string(b);
     ctx.trace(module, "in_0", t);
-    for (std::int64_t k = 0; k < t.dim(0); ++k) blocks_[b].forward(t.select(0, k), pair_mask, ctx);
+    for (std::int64_t k = 0; k < t.dim(0); ++k) {
+      const Tensor template_k = t.select(0, k);
+      blocks_[b].forward(template_k, pair_mask, ctx);
+      // Spilled, only the template being worked on stays resident.
+      if (ctx.activations != nullptr)
+        ctx.activations->evict(template_k.data(), template_k.nbytes());
+    }
     ctx.trace(module, "out", t);
   }
   output_norm_.forward(t, t);
@@ -119,8 +133,12 @@ void TemplateEmbedder::forward(const TrunkInputs& in, const Tensor& z, const Ten
 
   Arena& arena = ctx.arena();
   if (n_templ > 0 && any_template(in.template_mask)) {
+    // The templates' pair activations are the trunk's largest after the pair at long lengths
+    // (n_templ·N²·c_t): they go where the MSA representations go, on the spill tier if planned.
+    Arena& activations = ctx.activation_arena();
+    ArenaScope activations_scope(activations);
+    const Tensor t = activations.allocate(DType::f32, {n_templ, n_res, n_res, c_t_});
     ArenaScope scope(arena);
-    const Tensor t = arena.allocate(DType::f32, {n_templ, n_res, n_res, c_t_});
     embed_template_pairs(in, t, ctx);
     run_pair_stack(t, pair_mask, ctx);
     if (ctx.tracer == nullptr) {

@@ -46,8 +46,9 @@ class TemplateEmbedder {
   //   msa_mask_templ: [n_templ, n_res], out (may be empty): their MSA mask,
   //      template_torsion_angles_mask[..., 2].
   // With n_templ = 0 nothing changes (m_templ and msa_mask_templ have no rows).
-  // Scratch: scratch_bytes(n_templ, n_res, ctx.chunk): the template pair activations
-  // [n_templ, n_res, n_res, c_t] plus the largest stage's transients.
+  // Memory: the template pair activations [n_templ, n_res, n_res, c_t] (activation_bytes) in
+  // ctx.activation_arena(), the largest stage's transients (transient_bytes) in ctx.arena();
+  // scratch_bytes is both, for a context where the two arenas are one.
   // Traces template_embedder/call_k/out/template_pair_embedding and
   // out/template_single_embedding, and template_pair_block_<b>/call_k/in_0 and out (all
   // templates stacked).
@@ -68,6 +69,8 @@ class TemplateEmbedder {
                     const RunContext& ctx) const;
 
   std::size_t scratch_bytes(std::int64_t n_templ, std::int64_t n_res, std::int64_t chunk) const;
+  std::size_t activation_bytes(std::int64_t n_templ, std::int64_t n_res) const;
+  std::size_t transient_bytes(std::int64_t n_templ, std::int64_t n_res, std::int64_t chunk) const;
 
   std::int64_t c_t() const { return c_t_; }
 

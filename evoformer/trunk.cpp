@@ -116,9 +116,11 @@ TrunkBytes Trunk::forward_bytes(const TrunkDims& d, std::int64_t chunk, bool apa
       RecyclingEmbedder::scratch_bytes(d.n_res, c.c_m, c.c_z, false, chunk));
   const std::size_t masks = f32_bytes({rows, d.n_res}) + f32_bytes({d.n_res, d.n_res}) +
                             (d.n_templ > 0 ? f32_bytes({d.n_templ, d.n_res, c.c_m}) : 0);
-  std::size_t templates = 0;
-  if (template_embedder_ && d.n_templ > 0)
-    templates = template_embedder_->scratch_bytes(d.n_templ, d.n_res, chunk);
+  std::size_t templates = 0, template_pairs = 0;
+  if (template_embedder_ && d.n_templ > 0) {
+    templates = template_embedder_->transient_bytes(d.n_templ, d.n_res, chunk);
+    template_pairs = template_embedder_->activation_bytes(d.n_templ, d.n_res);
+  }
   std::size_t extra = ExtraMsaEmbedder::scratch_bytes(d.n_extra, d.n_res);
   for (const EvoformerBlock& b : extra_msa_stack_)
     extra = std::max(extra, b.scratch_bytes(d.n_extra, d.n_res, chunk));
@@ -129,11 +131,12 @@ TrunkBytes Trunk::forward_bytes(const TrunkDims& d, std::int64_t chunk, bool apa
   const std::size_t e = f32_bytes({d.n_extra, d.n_res, c.c_e}), m = msa_bytes(d);
   TrunkBytes t;
   if (apart) {
-    t.activations = std::max(e, m);
+    t.activations = std::max({template_pairs, e, m});
     t.scratch = std::max(before_masks, masks + std::max({templates, extra, evoformer}));
     t.retained = masks;
   } else {
-    t.scratch = std::max(before_masks, masks + std::max({templates, e + extra, m + evoformer}));
+    t.scratch = std::max(before_masks,
+                         masks + std::max({template_pairs + templates, e + extra, m + evoformer}));
     t.retained = masks + m;
   }
   return t;

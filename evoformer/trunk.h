@@ -34,7 +34,7 @@ struct TrunkDims {
 // The bytes one forward() takes, phase by phase (see Trunk::forward).
 struct TrunkBytes {
   std::size_t scratch = 0;      // ctx.arena()'s peak (with the activations when they share it)
-  std::size_t activations = 0;  // the activation arena's peak when apart: max(extra MSA, MSA)
+  std::size_t activations = 0;  // the activation arena's peak when apart: templates, extra MSA, MSA
   std::size_t retained = 0;     // ctx.arena() bytes left allocated after forward()
 };
 

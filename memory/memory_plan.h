@@ -39,6 +39,7 @@ struct MemoryPlan {
   bool spill_considered = false;      // some candidates spilled (a spill directory was given)
   std::string why;                    // one line: why this candidate was chosen
   std::string time_model;             // where the relative times come from (the caller's)
+  std::string spill_note;  // why no spilled plan was weighed that would be leaner; may be empty
 };
 
 // Picks among `candidates` (at least one). The default choice is the leanest candidate whose

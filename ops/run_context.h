@@ -33,9 +33,9 @@ struct RunContext {
   std::int64_t chunk = 0;    // see above
   Tracer* tracer = nullptr;  // null: tracing off
   int call = 0;              // recycling iteration, the k of call_k in trace names
-  // The large per-iteration activations (the trunk's extra-MSA and MSA representations, the
-  // heads' N²·bins outputs) when the plan puts them apart, e.g. on the spill tier; null: they
-  // share `scratch`.
+  // The large per-iteration activations (the templates' pair activations, the trunk's
+  // extra-MSA and MSA representations, the heads' N²·bins outputs) when the plan puts them apart,
+  // e.g. on the spill tier; null: they share `scratch`.
   Arena* activations = nullptr;
   // Told as each phase of the trunk begins ("embedders", "templates", "extra_msa",
   // "evoformer"; "embedders" again for the MSA half, after the extra-MSA stack), so a caller

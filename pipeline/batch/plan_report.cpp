@@ -48,6 +48,7 @@ std::string plan_text(std::span<const JobPlan> plans) {
                   format_bytes(p.dram_peak_bytes).c_str());
     out += line;
     if (p.chosen.spill.empty()) out += "  spill: none\n";
+    if (!p.spill_note.empty()) out += "  spill: " + p.spill_note + "\n";
     for (const PlannedBlock& b : p.chosen.spill) {
       std::snprintf(line, sizeof line, "  spill: %-37s %12s\n", b.name.c_str(),
                     format_bytes(b.bytes).c_str());
@@ -99,6 +100,7 @@ std::string plan_json(std::span<const JobPlan> plans) {
     o["relative_time"] = p.chosen.relative_time;
     o["why"] = p.why;
     o["time_model"] = p.time_model;
+    if (!p.spill_note.empty()) o["spill_note"] = p.spill_note;
     Json blocks = Json::array();
     for (const PlannedBlock& b : p.chosen.blocks)
       blocks.push_back({{"name", b.name}, {"bytes", b.bytes}});

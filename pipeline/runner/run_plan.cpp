@@ -1,6 +1,9 @@
 #include "pipeline/runner/run_plan.h"
 
 #include <algorithm>
+#include <optional>
+
+#include "memory/byte_size.h"
 
 namespace cpufold {
 
@@ -54,14 +57,18 @@ PlanCandidate plan_candidate(const ModelConfig& config, std::int64_t chunk, cons
 MemoryPlan plan_run(const ModelConfig& config, const TrunkDims& d, const PlanRequest& r,
                     const std::function<RunArenas(std::int64_t chunk, bool apart)>& arenas) {
   std::vector<PlanCandidate> candidates;
+  std::optional<PlanCandidate> leanest_dropped;  // the leanest spilled plan the disk cannot hold
   const auto add = [&](std::int64_t chunk) {
     candidates.push_back(plan_candidate(config, chunk, arenas(chunk, false), r, SpillLevel::none));
     if (!r.may_spill) return;
     const RunArenas apart = arenas(chunk, true);
     for (const SpillLevel level : {SpillLevel::activations, SpillLevel::outputs}) {
       PlanCandidate c = plan_candidate(config, chunk, apart, r, level);
-      if (r.spill_free_bytes == 0 || c.spill_bytes() <= r.spill_free_bytes)
+      if (r.spill_free_bytes == 0 || c.spill_bytes() <= r.spill_free_bytes) {
         candidates.push_back(std::move(c));
+      } else if (!leanest_dropped || c.dram_bytes() < leanest_dropped->dram_bytes()) {
+        leanest_dropped = std::move(c);
+      }
     }
   };
   if (r.chunk) {
@@ -76,6 +83,14 @@ MemoryPlan plan_run(const ModelConfig& config, const TrunkDims& d, const PlanReq
   }
   MemoryPlan plan = choose_plan(std::move(candidates), r.budget, r.usable_bytes, kPlanTimeSlack);
   plan.time_model = r.time.source;
+  if (leanest_dropped && leanest_dropped->dram_bytes() < plan.min_budget_bytes) {
+    // Say what a larger spill directory would have bought.
+    plan.spill_note = "a spilled plan needing only " + format_bytes(leanest_dropped->dram_bytes()) +
+                      " of DRAM (chunk size " + std::to_string(leanest_dropped->chunk) +
+                      ") would put " + format_bytes(leanest_dropped->spill_bytes()) +
+                      " in the spill directory, which has " + format_bytes(r.spill_free_bytes) +
+                      " free";
+  }
   return plan;
 }
 

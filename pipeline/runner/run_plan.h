@@ -19,8 +19,8 @@ struct RunArenas {
   std::size_t features = 0;  // one iteration's trunk inputs
   std::size_t outputs = 0;   // what persists across iterations: pair, single, structure outputs
   std::size_t scratch = 0;   // an iteration's phases: activations, head outputs, transients
-  // With the activations apart (spilled): the extra-MSA and MSA representations and the head
-  // outputs, no longer in `scratch`.
+  // With the activations apart (spilled): the templates' pair activations, the extra-MSA and
+  // MSA representations and the head outputs, no longer in `scratch`.
   std::size_t activations = 0;
 
   std::size_t total() const { return features + outputs + scratch + activations; }
@@ -29,7 +29,7 @@ struct RunArenas {
 // How much of a run goes to the spill tier.
 enum class SpillLevel {
   none,
-  activations,  // the activations arena (extra-MSA and MSA representations, head outputs)
+  activations,  // the activations arena (template pairs, extra-MSA and MSA representations, heads)
   outputs,      // that and the outputs arena (the pair representation above all)
 };
 
