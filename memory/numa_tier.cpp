@@ -46,6 +46,13 @@ std::vector<NumaNodeMemory> numa_nodes() {
   return nodes;
 }
 
+std::size_t numa_node_free_bytes(int node) {
+  for (const NumaNodeMemory& n : numa_nodes()) {
+    if (n.node == node) return n.free;
+  }
+  return 0;
+}
+
 NumaTier::NumaTier(int node) : node_(node), name_("numa:" + std::to_string(node)) {
   if (numa_available() < 0) {
     throw InputError("NUMA node " + std::to_string(node) +

@@ -18,6 +18,8 @@ struct NumaNodeMemory {
 
 // The NUMA nodes that have memory, in node order; empty when the kernel has no NUMA support.
 std::vector<NumaNodeMemory> numa_nodes();
+// Free memory on `node` now; 0 when there is no such node.
+std::size_t numa_node_free_bytes(int node);
 
 class NumaTier final : public Tier {
  public:

@@ -36,6 +36,7 @@ struct PredictOptions {
   std::optional<std::int64_t> chunk_size;              // 0: no slicing; empty: the planner chooses
   std::optional<std::size_t> mem_budget;               // every job must fit it (exit 4 otherwise)
   std::optional<std::filesystem::path> spill_dir;      // spill tier and checkpoints; empty: none
+  std::optional<int> spill_numa_node;                  // the spill tier on this node instead
   int threads = 0;               // recorded in config.json (the caller sets OpenMP)
   DType precision = DType::f32;  // the trunk stacks' compute precision (--precision)
   bool overwrite_existing_results = false;

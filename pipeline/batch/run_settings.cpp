@@ -19,6 +19,7 @@ RunOptions model_run_options(const PredictOptions& o) {
   run.chunk = o.chunk_size;
   run.mem_budget = o.mem_budget;
   run.spill_dir = o.spill_dir;
+  run.spill_numa_node = o.spill_numa_node;
   return run;
 }
 

@@ -37,9 +37,10 @@ void add_evaluate_command(CLI::App& app) {
                   "stop recycling once the CA-CA distance matrix changes by less than this "
                   "(RMS, Å) between iterations (default 0: off, as AF2 monomer)")
       ->transform(real_in(0, kMaxEarlyStopTolerance));
-  add_common_options(*cmd, args->common,
-                     {CommonOption::threads, CommonOption::chunk_size, CommonOption::mem_budget,
-                      CommonOption::spill_dir, CommonOption::precision});
+  add_common_options(
+      *cmd, args->common,
+      {CommonOption::threads, CommonOption::chunk_size, CommonOption::mem_budget,
+       CommonOption::spill_dir, CommonOption::spill_numa_node, CommonOption::precision});
   cmd->add_option("--trace", args->options.trace,
                   "also write named intermediates (the reference's trace/ names) to this .h5");
   cmd->add_flag("--quiet", args->quiet, "no progress messages on stderr");
@@ -48,6 +49,7 @@ void add_evaluate_command(CLI::App& app) {
     args->options.chunk_size = args->common.chunk_size;
     args->options.mem_budget = args->common.memory_budget_bytes;
     if (!args->common.spill_dir.empty()) args->options.spill_dir = args->common.spill_dir;
+    args->options.spill_numa_node = args->common.spill_numa_node;
     if (args->recycles >= 0) args->options.recycles = args->recycles;
     if (!args->quiet) {
       args->options.progress = [](const std::string& msg) { std::cerr << msg << "\n"; };

@@ -50,6 +50,7 @@ std::vector<JobPlan> plan_features(PlanArgs& a) {
   o.chunk_size = a.predict.common.chunk_size;
   o.mem_budget = a.predict.common.memory_budget_bytes;
   if (!a.predict.common.spill_dir.empty()) o.spill_dir = a.predict.common.spill_dir;
+  o.spill_numa_node = a.predict.common.spill_numa_node;
   o.precision = a.predict.options.precision;
   const EvaluatePlan e = plan_evaluate(o);
   JobPlan j;

@@ -2,6 +2,10 @@
 
 #include <omp.h>
 
+#include <charconv>
+
+#include "memory/error.h"
+#include "memory/numa_tier.h"
 #include "ops/compute_precision.h"
 #include "pipeline/cli/option_checks.h"
 
@@ -48,6 +52,27 @@ constexpr CommonOptionEntry kCommonOptions[] = {
               "saved there, and rerunning the same command after a kill resumes from it with "
               "identical results; a run's checkpoint is deleted when it completes")
            ->check(writable_directory_option());
+     }},
+    {CommonOption::spill_numa_node,
+     [](CLI::App& cmd, CommonOptions& into) {
+       cmd.add_option_function<int>(
+              "--spill-numa-node", [&into](int node) { into.spill_numa_node = node; },
+              "NUMA node for the spill tier instead of files: far memory (another socket's DRAM, "
+              "a CXL expander) that holds the activations the planner spills; --mem-budget then "
+              "bounds the memory of the other nodes (a cgroup limit counts every node)")
+           ->check([](const std::string& text) -> std::string {
+             int node = -1;
+             const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), node);
+             if (ec != std::errc() || end != text.data() + text.size())
+               return "expected a NUMA node number, not '" + text + "'";
+             try {
+               NumaTier tier(node);  // names the nodes there are when this one is not usable
+             } catch (const InputError& e) {
+               return e.what();
+             }
+             return {};
+           })
+           ->type_name("NODE");
      }},
     {CommonOption::precision,
      [](CLI::App& cmd, CommonOptions& into) {

@@ -23,10 +23,11 @@ struct CommonOptions {
   // --precision auto|bf16|fp32: the trunk stacks' compute precision, as given; the commands
   // resolve it with resolve_precision() (ops/compute_precision.h).
   std::string precision = "fp32";
-  std::filesystem::path spill_dir;  // --spill-dir (spill tier, checkpoints); empty: neither
+  std::filesystem::path spill_dir;     // --spill-dir (spill tier, checkpoints); empty: neither
+  std::optional<int> spill_numa_node;  // --spill-numa-node: the spill tier on a far NUMA node
 };
 
-enum class CommonOption { threads, chunk_size, mem_budget, spill_dir, precision };
+enum class CommonOption { threads, chunk_size, mem_budget, spill_dir, spill_numa_node, precision };
 
 // The sizes of a run on random inputs (`profile`, `bench model`).
 struct RandomRunSizes {

@@ -66,9 +66,10 @@ void add_predict_arguments(CLI::App& cmd, PredictArguments& args, bool output_di
   cmd.add_option("--max-extra-seq", args.max_extra_seq,
                  "extra MSA rows (default: AF2's, 5120 for models 1, 3, 4 and 1024 for 2, 5)")
       ->transform(integer_in(0, kMaxRows));
-  add_common_options(cmd, args.common,
-                     {CommonOption::threads, CommonOption::chunk_size, CommonOption::mem_budget,
-                      CommonOption::spill_dir, CommonOption::precision});
+  add_common_options(
+      cmd, args.common,
+      {CommonOption::threads, CommonOption::chunk_size, CommonOption::mem_budget,
+       CommonOption::spill_dir, CommonOption::spill_numa_node, CommonOption::precision});
   cmd.add_flag("--overwrite-existing-results", o.overwrite_existing_results,
                "redo jobs whose JOB.done.txt exists (default: skip them)");
   cmd.add_option("--sort-queries-by", args.sort_queries_by,
@@ -135,6 +136,7 @@ void resolve_predict_arguments(PredictArguments& args) {
   o.chunk_size = args.common.chunk_size;
   o.mem_budget = args.common.memory_budget_bytes;
   if (!args.common.spill_dir.empty()) o.spill_dir = args.common.spill_dir;
+  o.spill_numa_node = args.common.spill_numa_node;
   o.precision = common_precision(args.common, [&args](const std::string& line) {
     if (!args.quiet) std::cerr << line << "\n";
   });

@@ -72,6 +72,7 @@ RunOptions run_options(const EvaluateOptions& o, std::int64_t available, Tracer*
   run.chunk = o.chunk_size;
   run.mem_budget = o.mem_budget;
   run.spill_dir = o.spill_dir;
+  run.spill_numa_node = o.spill_numa_node;
   run.tracer = tracer;
   if (o.progress) {
     run.progress = [&o, run_start = Clock::now()](const std::string& msg) {

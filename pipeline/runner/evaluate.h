@@ -23,6 +23,7 @@ struct EvaluateOptions {
   std::optional<std::int64_t> chunk_size;  // 0: no slicing; empty: the planner chooses
   std::optional<std::size_t> mem_budget;   // empty: the memory available
   std::optional<std::filesystem::path> spill_dir;    // spill tier and checkpoints; empty: none
+  std::optional<int> spill_numa_node;                // the spill tier on this node instead
   std::filesystem::path trace;                       // empty: no trace
   DType precision = DType::f32;                      // the trunk stacks' (ModelRunner)
   std::function<void(const std::string&)> progress;  // stage messages; may be empty

@@ -8,6 +8,7 @@
 
 #include "memory/byte_size.h"
 #include "memory/file_tier.h"
+#include "memory/numa_tier.h"
 #include "memory/peak_tracker.h"
 #include "memory/spill_dir.h"
 #include "memory/system_memory.h"
@@ -194,9 +195,16 @@ class RecyclingRun {
     const RunArenas a = runner_.arena_bytes(d_, features_.capacity(), o_.ensemble, chunk_,
                                             spill != SpillLevel::none);
     if (spill != SpillLevel::none) {
-      p_.spill_tier = std::make_unique<FileTier>(*o_.spill_dir);
-      say("spilling " + format_bytes(p_.plan.spill_bytes) + " to " + o_.spill_dir->string() + " (" +
-          p_.plan.why + ")");
+      std::string where;
+      if (o_.spill_numa_node) {
+        p_.spill_tier = std::make_unique<NumaTier>(*o_.spill_numa_node);
+        where = "NUMA node " + std::to_string(*o_.spill_numa_node);
+      } else {
+        p_.spill_tier = std::make_unique<FileTier>(*o_.spill_dir);
+        where = o_.spill_dir->string();
+      }
+      say("spilling " + format_bytes(p_.plan.spill_bytes) + " to " + where + " (" + p_.plan.why +
+          ")");
     }
     Tier& outputs_tier = spill == SpillLevel::outputs ? *p_.spill_tier : dram_tier();
     p_.arena = std::make_unique<Arena>("prediction", outputs_tier, a.outputs);
@@ -473,9 +481,15 @@ MemoryPlan ModelRunner::plan(const TrunkDims& d, std::size_t features_bytes,
   if (const std::size_t usable = usable_memory_bytes(); usable > 0)
     request.usable_bytes = usable + os_current_rss_bytes();
   // A spill directory in RAM (tmpfs) frees nothing: its plans would only look leaner.
-  if (o.spill_dir && !spill_dir_in_memory(*o.spill_dir)) {
+  if (o.spill_numa_node) {
+    request.may_spill = true;
+    request.spill_free_bytes = numa_node_free_bytes(*o.spill_numa_node);
+    request.spill_where = "NUMA node " + std::to_string(*o.spill_numa_node);
+    request.spill_streams_weights = false;
+  } else if (o.spill_dir && !spill_dir_in_memory(*o.spill_dir)) {
     request.may_spill = true;
     request.spill_free_bytes = spill_free_bytes(*o.spill_dir);
+    request.spill_where = o.spill_dir->string();
   }
   return plan_run(trunk_.config(), d, request, [&](std::int64_t chunk, bool apart) {
     return arena_bytes(d, features_bytes, o.ensemble, chunk, apart);

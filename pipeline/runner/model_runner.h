@@ -43,6 +43,9 @@ struct RunOptions {
   // run that finds its own checkpoint resumes after it (pipeline/runner/run_checkpoint.h).
   // Empty: neither.
   std::optional<std::filesystem::path> spill_dir;
+  // The spill tier on this NUMA node (memory/numa_tier.h) instead of files under spill_dir,
+  // which then holds only the checkpoints. The budget bounds what stays off that node.
+  std::optional<int> spill_numa_node;
   // Off: no checkpoints even with spill_dir (a caller that keeps per-iteration results, which
   // a resumed run would miss). A tracer turns them off too: it records every iteration.
   bool checkpoints = true;

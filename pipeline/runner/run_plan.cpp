@@ -37,7 +37,7 @@ PlanCandidate plan_candidate(const ModelConfig& config, std::int64_t chunk, cons
               {"shared weights (the mapped weight cache)", r.shared_weight_bytes},
               {"private weights", r.private_weight_bytes},
               {"features arena", a.features}};
-  if (level != SpillLevel::none) {
+  if (level != SpillLevel::none && r.spill_streams_weights) {
     // The weight cache is a file too: when the memory limit presses, the kernel drops the pages
     // of blocks that ran and reads them back at the next iteration, as it does for the spilled
     // arenas. Resident: about the weights of two blocks (the one running and the next).
@@ -87,9 +87,8 @@ MemoryPlan plan_run(const ModelConfig& config, const TrunkDims& d, const PlanReq
     // Say what a larger spill directory would have bought.
     plan.spill_note = "a spilled plan needing only " + format_bytes(leanest_dropped->dram_bytes()) +
                       " of DRAM (chunk size " + std::to_string(leanest_dropped->chunk) +
-                      ") would put " + format_bytes(leanest_dropped->spill_bytes()) +
-                      " in the spill directory, which has " + format_bytes(r.spill_free_bytes) +
-                      " free";
+                      ") would put " + format_bytes(leanest_dropped->spill_bytes()) + " in " +
+                      r.spill_where + ", which has " + format_bytes(r.spill_free_bytes) + " free";
   }
   return plan;
 }

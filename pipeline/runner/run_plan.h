@@ -50,6 +50,11 @@ struct PlanRequest {
   // --spill-dir was given: candidates may spill, up to the free space there (0: unknown).
   bool may_spill = false;
   std::size_t spill_free_bytes = 0;
+  std::string spill_where = "the spill directory";  // for the plan's notes
+  // The spill tier is files: under a memory limit the weight cache's pages are dropped and
+  // read back like the spilled arenas', so a spilled plan counts about two blocks' weights.
+  // Not so for a NUMA node (its pages are not the kernel's to drop).
+  bool spill_streams_weights = true;
   // Predicted time of each candidate over the fastest's (machine_time_model() in a run).
   TimeModel time = builtin_time_model();
 };

@@ -51,5 +51,27 @@ TEST(RunPlan, PlanNamesItsTimeModel) {
             "a test's model");
 }
 
+TEST(RunPlan, OnlyAFileSpillTierCountsTheWeightsAsStreamed) {
+  PlanRequest r;
+  r.budget = 300 * kMiB;  // below every plan held in DRAM (537 MiB)
+  r.may_spill = true;
+  r.spill_free_bytes = 1024 * kMiB;
+  r.shared_weight_bytes = 100 * kMiB;
+  const auto weights = [](const MemoryPlan& p) {
+    for (const PlannedBlock& b : p.chosen.blocks)
+      if (b.name.find("shared weights") != std::string::npos) return b.bytes;
+    return std::size_t{0};
+  };
+  ModelConfig c;
+  c.n_evoformer_blocks = 50;
+  const MemoryPlan file = plan_run(c, TrunkDims{100, 10, 10, 0}, r, arenas);
+  r.spill_streams_weights = false;  // a NUMA node
+  const MemoryPlan numa = plan_run(c, TrunkDims{100, 10, 10, 0}, r, arenas);
+  ASSERT_GT(file.spill_bytes, 0u);
+  ASSERT_GT(numa.spill_bytes, 0u);
+  EXPECT_EQ(weights(file), 4 * kMiB);  // two of 50 blocks
+  EXPECT_EQ(weights(numa), 100 * kMiB);
+}
+
 }  // namespace
 }  // namespace cpufold
