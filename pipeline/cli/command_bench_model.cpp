@@ -85,8 +85,11 @@ void run_bench_model(const BenchModelArgs& a) {
     throw InputError(store.path().filename().string() +
                      " has no template embedding: give --templates 0");
   }
-  const ModelRunner runner(store, config);
-  const MatmulPeak peak = measure_matmul_peak(a.peak_size);
+  const DType precision = common_precision(
+      a.common, [](const std::string& line) { std::printf("%s\n", line.c_str()); });
+  const char* precision_name = precision == DType::bf16 ? "bf16" : "fp32";
+  const ModelRunner runner(store, config, precision);
+  const MatmulPeak peak = measure_matmul_peak(a.peak_size, 5, precision);
   const std::int64_t iterations = a.sizes.recycles + 1;
   const FeatureSource source = synthetic_feature_source(
       {a.n_res, a.sizes.msa_rows, a.sizes.extra_rows, templates, iterations});
@@ -113,10 +116,11 @@ void run_bench_model(const BenchModelArgs& a) {
   double forward_seconds = 0;
   std::printf(
       "bench model: n_res %lld, MSA rows %lld, extra rows %lld, templates %lld, "
-      "recycles %lld, threads %d, fp32, ISA %s\n",
+      "recycles %lld, threads %d, %s, ISA %s\n",
       static_cast<long long>(a.n_res), static_cast<long long>(a.sizes.msa_rows),
       static_cast<long long>(a.sizes.extra_rows), static_cast<long long>(templates),
-      static_cast<long long>(a.sizes.recycles), omp_get_max_threads(), cpu_isa_name().c_str());
+      static_cast<long long>(a.sizes.recycles), omp_get_max_threads(), precision_name,
+      cpu_isa_name().c_str());
   std::printf("  %-10s %9s %10s %9s %8s\n", "stage", "seconds", "GFLOP", "GFLOP/s", "% peak");
   for (const char* name : kStages) {
     const double secs = clock.seconds(name);
@@ -130,9 +134,9 @@ void run_bench_model(const BenchModelArgs& a) {
   const double rate = forward_seconds > 0 ? model_gflop / forward_seconds : 0;
   const std::size_t rss = os_peak_rss_bytes();
   std::printf(
-      "  forward %.3f s, %.1f GFLOP, %.1f GFLOP/s = %.1f%% of the fp32 matmul peak "
+      "  forward %.3f s, %.1f GFLOP, %.1f GFLOP/s = %.1f%% of the %s matmul peak "
       "(%lld^3: %.1f GFLOP/s, %s); peak RSS %.1f MiB\n",
-      forward_seconds, model_gflop, rate, 100 * rate / peak.gflops_per_s,
+      forward_seconds, model_gflop, rate, 100 * rate / peak.gflops_per_s, precision_name,
       static_cast<long long>(peak.size), peak.gflops_per_s, peak.impl.c_str(),
       static_cast<double>(rss) / (1 << 20));
   if (a.json.empty()) return;
@@ -146,7 +150,7 @@ void run_bench_model(const BenchModelArgs& a) {
       {"matmul_impl", peak.impl},
       {"percent_of_peak", 100 * rate / peak.gflops_per_s},
       {"peak_rss_bytes", rss},
-      {"precision", "fp32"},
+      {"precision", precision_name},
       {"isa", cpu_isa_name()},
       {"threads", omp_get_max_threads()},
       {"iterations", prediction.iterations},
@@ -170,8 +174,9 @@ void add_bench_model_command(CLI::App& bench) {
   CLI::App* cmd = bench.add_subcommand(
       "model",
       "The whole model (every recycling iteration, then the heads) on random inputs of these "
-      "sizes: wall time, FLOPs and GFLOP/s per stage, and the oneDNN fp32 matmul rate measured "
-      "in the same run, so the model's speed is also given as a fraction of it.");
+      "sizes: wall time, FLOPs and GFLOP/s per stage, and the oneDNN matmul rate of the same "
+      "precision measured in the same run, so the model's speed is also given as a fraction "
+      "of it.");
   cmd->add_option("--params", args->params, "AF2 parameters (.npz / .h5)")->required();
   cmd->add_option("--n-res", args->n_res, "residues")
       ->required()
@@ -182,7 +187,8 @@ void add_bench_model_command(CLI::App& bench) {
       ->transform(integer_in(64, 8192));
   cmd->add_option("--json", args->json, "also write the results to this JSON file");
   add_common_options(*cmd, args->common,
-                     {CommonOption::threads, CommonOption::chunk_size, CommonOption::mem_budget});
+                     {CommonOption::threads, CommonOption::chunk_size, CommonOption::mem_budget,
+                      CommonOption::precision});
   cmd->callback([args] {
     apply_common_options(args->common);
     run_bench_model(*args);

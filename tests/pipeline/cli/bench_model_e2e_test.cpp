@@ -6,6 +6,7 @@
 #include <set>
 #include <string>
 
+#include "ops/compute_precision.h"
 #include "tests/pipeline/batch/predict_test_helpers.h"
 
 namespace cpufold {
@@ -21,6 +22,25 @@ std::string params(const char* model) {
 
 constexpr const char* kSmall =
     " --n-res 16 --msa-rows 8 --extra-rows 16 --recycles 1 --peak-size 128 --threads 1";
+
+TEST(BenchModelE2eTest, Bf16RunReportsBf16AndTheBf16MatmulPeakWhereOneDnnHasIt) {
+  if (!bf16_support().available) GTEST_SKIP() << "no oneDNN bf16 matmul on this CPU";
+  testing::ScratchDir dir;
+  const auto r =
+      run_cpufold("bench model " + params("params_model_1_ptm.npz") + kSmall +
+                  " --templates 2 --precision bf16 --json " + shell_word(dir / "bench.json"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(contains(r.output, "of the bf16 matmul peak")) << r.output;
+  const nlohmann::json j = nlohmann::json::parse(testing::read_file(dir / "bench.json"));
+  EXPECT_EQ(j["precision"], "bf16");
+  // The peak is a bf16 product: with native bf16 oneDNN names a bf16 kernel (emulated on
+  // plain AVX-512 it is "gemm:jit").
+  if (bf16_support().native) {
+    EXPECT_NE(j["matmul_impl"].get<std::string>().find("bf16"), std::string::npos)
+        << j["matmul_impl"];
+  }
+  EXPECT_GT(j["matmul_peak_gflops_per_s"].get<double>(), 0);
+}
 
 TEST(BenchModelE2eTest, JsonReportsEveryStageAndTheMatmulPeakOfTheSameRun) {
   testing::ScratchDir dir;
