@@ -4,21 +4,18 @@
 
 #include <filesystem>
 
-#include "tests/support/test_support.h"
+#include "tests/pipeline/batch/predict_test_helpers.h"
 
 namespace cpufold {
 namespace {
 
+using testing::contains;
 using testing::run_cpufold;
 
 std::string block_command(const std::string& options) {
   return "bench block --params '" +
          (testing::test_data_dir() / "params" / "params_model_1_ptm.npz").string() +
          "' --n-res 12 --threads 1 " + options;
-}
-
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
 }
 
 TEST(BenchBlock, ExtraMsaStackRunsTheFirstExtraMsaBlockOnItsOwnRows) {

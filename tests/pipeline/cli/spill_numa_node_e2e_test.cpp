@@ -1,11 +1,12 @@
 // `--spill-numa-node NODE`: checked before any work, on every command that plans a run.
 #include <gtest/gtest.h>
 
-#include "tests/support/test_support.h"
+#include "tests/pipeline/batch/predict_test_helpers.h"
 
 namespace cpufold {
 namespace {
 
+using testing::contains;
 using testing::run_cpufold;
 
 std::string plan_tiny(const std::string& options) {
@@ -15,10 +16,6 @@ std::string plan_tiny(const std::string& options) {
          testing::shell_word(testing::test_data_dir() / "reference" /
                              "model_1_ptm_r24_c8_e16_t2_rec1_s0.h5") +
          " " + options;
-}
-
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
 }
 
 TEST(SpillNumaNode, NodeThatDoesNotExistIsAUsageErrorNamingTheNodesThereAre) {
