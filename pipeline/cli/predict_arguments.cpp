@@ -28,7 +28,7 @@ void add_predict_arguments(CLI::App& cmd, PredictArguments& args, bool output_di
                  "$CPUFOLD_DATA, else ~/.cache/colabfold)");
   cmd.add_option("--num-models", o.num_models, "number of models to run, from --model-order")
       ->default_val(5)
-      ->transform(integer_in(1, 5));
+      ->transform(integer_in(kNumModelsRange));
   cmd.add_option("--model-order", args.model_order,
                  "AlphaFold2 models in the order they are tried (the first --num-models run)")
       ->default_val("1,2,3,4,5")
@@ -38,7 +38,7 @@ void add_predict_arguments(CLI::App& cmd, PredictArguments& args, bool output_di
       ->default_val("auto");
   cmd.add_option("--num-recycle", o.num_recycle, "recycling iterations after the first pass")
       ->default_val(3)
-      ->transform(integer_in(0, kMaxRecycles));
+      ->transform(integer_in(kNumRecycleRange));
   cmd.add_option("--recycle-early-stop-tolerance", o.recycle_early_stop_tolerance,
                  "stop recycling once the CA-CA distances change by less than this (RMS, "
                  "Angstrom); 0: off")
@@ -47,25 +47,25 @@ void add_predict_arguments(CLI::App& cmd, PredictArguments& args, bool output_di
                  "AF2 ensembling: trunk passes per recycle, each on its own MSA sample, "
                  "representations averaged (costs N times the trunk)")
       ->default_val(1)
-      ->transform(integer_in(1, kMaxEnsemble));
+      ->transform(integer_in(kNumEnsembleRange));
   cmd.add_option("--num-seeds", o.num_seeds,
                  "seeds per model: random_seed .. random_seed + num_seeds - 1")
       ->default_val(1)
-      ->transform(integer_in(1, kMaxSeeds));
+      ->transform(integer_in(kNumSeedsRange));
   cmd.add_option("--random-seed", o.random_seed,
                  "seed of the MSA sampling and masking (reproducible on every machine)")
       ->default_val(0)
-      ->transform(integer_in(0, kMaxRandomSeed));
+      ->transform(integer_in(kRandomSeedRange));
   cmd.add_option("--rank", args.rank,
                  "rank predictions by auto (= plddt for monomers), plddt (mean pLDDT) or ptm")
       ->default_val("auto");
   cmd.add_option("--max-seq", args.max_seq,
                  "MSA cluster rows fed to the Evoformer (default: AF2's, 512 or 508 with "
                  "template models)")
-      ->transform(integer_in(1, kMaxRows));
+      ->transform(integer_in(kMaxSeqRange));
   cmd.add_option("--max-extra-seq", args.max_extra_seq,
                  "extra MSA rows (default: AF2's, 5120 for models 1, 3, 4 and 1024 for 2, 5)")
-      ->transform(integer_in(0, kMaxRows));
+      ->transform(integer_in(kMaxExtraSeqRange));
   add_common_options(cmd, args.common,
                      {CommonOption::threads, CommonOption::chunk_size, CommonOption::mem_budget,
                       CommonOption::spill_dir, CommonOption::precision});
