@@ -102,11 +102,11 @@ std::string model_loaded_line(const ModelLoad& load) {
          " private";
 }
 
-std::string run_done_line(const std::string& where, const RunSummary& run) {
-  std::string line = where + ": done in " + fixed(run.seconds, 1) + " s (" +
+std::string run_done_line(const std::string& where, double seconds, const RunTiming& run) {
+  std::string line = where + ": done in " + fixed(seconds, 1) + " s (" +
                      std::to_string(run.iterations) + " iteration(s)), pLDDT " +
                      fixed(run.mean_plddt, 1);
-  if (run.has_pae) line += ", pTM " + fixed(run.ptm, 3);
+  if (run.ptm) line += ", pTM " + fixed(*run.ptm, 3);
   return line + ", peak RSS " + std::to_string(run.peak_rss_bytes >> 20) + " MiB (predicted " +
          std::to_string(run.predicted_peak_bytes >> 20) + ")";
 }

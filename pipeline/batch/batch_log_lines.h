@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "pipeline/batch/timings_file.h"
+
 namespace cpufold {
 
 // "cpufold predict 0.4.0: 3 job(s) from in.fasta into out"
@@ -67,16 +69,9 @@ struct ModelLoad {
 // "loaded model_1 from F (N parameters) in 1.2 s; weights 3.0 MiB mapped shared, 0.1 MiB private"
 std::string model_loaded_line(const ModelLoad& load);
 
-struct RunSummary {
-  double seconds = 0;
-  std::int64_t iterations = 0;
-  double mean_plddt = 0;
-  bool has_pae = false;
-  double ptm = 0;
-  std::size_t peak_rss_bytes = 0, predicted_peak_bytes = 0;
-};
 // "WHERE: done in 3.2 s (4 iteration(s)), pLDDT 71.3, pTM 0.612, peak RSS 80 MiB (predicted 75)"
-std::string run_done_line(const std::string& where, const RunSummary& run);
+// for a run of `seconds` (pTM when the record has one).
+std::string run_done_line(const std::string& where, double seconds, const RunTiming& run);
 
 // "HEAD: rank_001_TAG pLDDT=71.345 pTM=0.612"
 std::string ranked_line(const std::string& head, std::size_t rank, const std::string& tag,

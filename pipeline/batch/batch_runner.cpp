@@ -233,42 +233,43 @@ class BatchRunner {
 
   RenderedPrediction run_model(const PredictJob& job, const RawFeatures& raw, int model_number,
                                std::uint64_t seed, const std::string& head, JobTiming& timing) {
-    ModelRunInfo context;
-    context.model = "model_" + std::to_string(model_number);
-    context.seed = seed;
-    const std::string where = head + " " + context.model + " seed " + seed_tag(seed);
-    const LoadedModel& loaded = model(model_number, context.load_seconds);
+    RunTiming run;  // its record in timings.json
+    run.model = "model_" + std::to_string(model_number);
+    run.seed = seed;
+    const std::string where = head + " " + run.model + " seed " + seed_tag(seed);
+    const LoadedModel& loaded = model(model_number, run.load_seconds);
 
     const auto run_start = Clock::now();
-    const FeaturePipeline pipeline(raw, model_feature_config(o_, context.model, seed));
-    context.feature_seconds = seconds_since(run_start);
-    context.n_seq = pipeline.n_seq();
-    context.n_extra = pipeline.n_extra();
+    const FeaturePipeline pipeline(raw, model_feature_config(o_, run.model, seed));
+    run.feature_seconds = seconds_since(run_start);
+    run.n_seq = pipeline.n_seq();
+    run.n_extra = pipeline.n_extra();
     const double run_units = units(job);
     const std::string tag = model_type_name(o_.model_type) + "_model_" +
                             std::to_string(model_number) + "_seed_" + seed_tag(seed);
 
     std::vector<std::string> recycle_pdbs;
-    RunOptions run = batch_run_options(o_, rank_);
-    run.other_weight_bytes = models_.other_weight_bytes(model_number);
-    run.progress = [&](const std::string& message) {
+    RunOptions options = batch_run_options(o_, rank_);
+    options.other_weight_bytes = models_.other_weight_bytes(model_number);
+    options.progress = [&](const std::string& message) {
       log_.say(where + ": " + message + " | " + eta(run_units, seconds_since(run_start)));
     };
-    run.after_iteration = recycle_checks(o_, rank_, [&](const Prediction& now) {
+    options.after_iteration = recycle_checks(o_, rank_, [&](const Prediction& now) {
       recycle_pdbs.push_back(render_pdb(view_of(now, raw), job.name, tag));
     });
-    const Prediction p = loaded.runner->run(pipeline.source(feature_samples(o_)), run);
+    const Prediction p = loaded.runner->run(pipeline.source(feature_samples(o_)), options);
     const double run_seconds = seconds_since(run_start);
     estimate_.finished(run_units, run_seconds);
-    require_finite_prediction(p, context.model + " seed " + seed_tag(seed));
+    require_finite_prediction(p, run.model + " seed " + seed_tag(seed));
 
     RenderedPrediction r = render(job, raw, p, model_number, seed);
     r.recycle_pdbs = std::move(recycle_pdbs);
     write_unranked_files(
         o_.output_dir, job.name, tag, p,
         {o_.save_all, o_.save_single_representations, o_.save_pair_representations}, r);
-    log_.say(run_done_line(where, run_summary(run_seconds, p, r)) + " | " + eta(0, 0));
-    timing.runs.push_back(run_timing(context, p, r));
+    run = run_timing(std::move(run), p, r);
+    log_.say(run_done_line(where, run_seconds, run) + " | " + eta(0, 0));
+    timing.runs.push_back(std::move(run));
     return r;
   }
 

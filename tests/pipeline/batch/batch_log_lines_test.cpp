@@ -57,11 +57,15 @@ TEST(BatchLogLinesTest, ModelLoadedLine) {
 }
 
 TEST(BatchLogLinesTest, RunDoneLineHasPtmOnlyWithPae) {
-  RunSummary run{3.25, 4, 71.34, false, 0.6125, std::size_t{80} << 20, std::size_t{75} << 20};
-  EXPECT_EQ(run_done_line("W", run),
+  RunTiming run;
+  run.iterations = 4;
+  run.mean_plddt = 71.34;
+  run.peak_rss_bytes = std::size_t{80} << 20;
+  run.predicted_peak_bytes = std::size_t{75} << 20;
+  EXPECT_EQ(run_done_line("W", 3.25, run),
             "W: done in 3.2 s (4 iteration(s)), pLDDT 71.3, peak RSS 80 MiB (predicted 75)");
-  run.has_pae = true;
-  EXPECT_EQ(run_done_line("W", run),
+  run.ptm = 0.6125;
+  EXPECT_EQ(run_done_line("W", 3.25, run),
             "W: done in 3.2 s (4 iteration(s)), pLDDT 71.3, pTM 0.613, "
             "peak RSS 80 MiB (predicted 75)");
 }
