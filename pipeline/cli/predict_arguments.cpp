@@ -10,7 +10,10 @@
 
 namespace cpufold {
 
-void add_predict_arguments(CLI::App& cmd, PredictArguments& args, bool output_dir_required) {
+namespace {
+
+// Input, MSAs, parameters, models, recycling, ensembling, seeds and MSA depth.
+void add_model_arguments(CLI::App& cmd, PredictArguments& args, bool output_dir_required) {
   PredictOptions& o = args.options;
   CLI::Option* input =
       cmd.add_option("INPUT", o.input, "FASTA, A3M, CSV/TSV file or a directory of them");
@@ -66,9 +69,11 @@ void add_predict_arguments(CLI::App& cmd, PredictArguments& args, bool output_di
   cmd.add_option("--max-extra-seq", args.max_extra_seq,
                  "extra MSA rows (default: AF2's, 5120 for models 1, 3, 4 and 1024 for 2, 5)")
       ->transform(integer_in(kMaxExtraSeqRange));
-  add_common_options(cmd, args.common,
-                     {CommonOption::threads, CommonOption::chunk_size, CommonOption::mem_budget,
-                      CommonOption::spill_dir, CommonOption::precision});
+}
+
+// Which jobs are redone, their order, and --max-msa (the two MSA depths at once).
+void add_batch_arguments(CLI::App& cmd, PredictArguments& args) {
+  PredictOptions& o = args.options;
   cmd.add_flag("--overwrite-existing-results", o.overwrite_existing_results,
                "redo jobs whose JOB.done.txt exists (default: skip them)");
   cmd.add_option("--sort-queries-by", args.sort_queries_by,
@@ -77,6 +82,12 @@ void add_predict_arguments(CLI::App& cmd, PredictArguments& args, bool output_di
       ->default_val("length");
   cmd.add_option("--max-msa", args.max_msa,
                  "MAX_SEQ:MAX_EXTRA_SEQ, e.g. 512:1024; overrides --max-seq and --max-extra-seq");
+}
+
+// When a job stops early, how jobs are named and which files they get; the progress output;
+// colabfold_batch's other options.
+void add_output_arguments(CLI::App& cmd, PredictArguments& args) {
+  PredictOptions& o = args.options;
   cmd.add_option("--stop-at-score", o.stop_at_score,
                  "stop recycling, and skip the job's remaining models and seeds, once a "
                  "prediction's ranking score (mean pLDDT, or 100 x pTM with --rank ptm) "
@@ -114,6 +125,17 @@ void add_predict_arguments(CLI::App& cmd, PredictArguments& args, bool output_di
   for (const char* name : {"--relax-tolerance", "--relax-stiffness"}) {
     cmd.get_option(name)->transform(real_in(0, kMaxIgnoredReal));
   }
+}
+
+}  // namespace
+
+void add_predict_arguments(CLI::App& cmd, PredictArguments& args, bool output_dir_required) {
+  add_model_arguments(cmd, args, output_dir_required);
+  add_common_options(cmd, args.common,
+                     {CommonOption::threads, CommonOption::chunk_size, CommonOption::mem_budget,
+                      CommonOption::spill_dir, CommonOption::precision});
+  add_batch_arguments(cmd, args);
+  add_output_arguments(cmd, args);
 }
 
 void resolve_predict_arguments(PredictArguments& args) {
