@@ -232,20 +232,27 @@ const char* module_name(Node n) {
 
 // ---- runners --------------------------------------------------------------------------------
 
-std::vector<float> run_module(Direction dir, const std::vector<float>& z0,
-                              const std::vector<float>& mask, std::int64_t n, std::int64_t chunk) {
-  TinyModel& m = tiny();
-  const TriangleMultiplication mod(m.block / module_name(dir), m.cfg.c_z, m.cfg.c_hidden_tri_mul,
-                                   dir);
+// `mod` on a copy of z0 under `mask` with `chunk`; its scratch must come back.
+template <typename Module>
+std::vector<float> run_on(const Module& mod, const std::vector<float>& z0,
+                          const std::vector<float>& mask, std::int64_t n, std::int64_t chunk) {
   std::vector<float> z = z0, mk = mask;
   Arena arena = sized_arena(mod.scratch_bytes(n, chunk));
   RunContext ctx;
   ctx.scratch = &arena;
   ctx.chunk = chunk;
-  mod.forward(Tensor(z.data(), DType::f32, Shape{n, n, m.cfg.c_z}),
+  mod.forward(Tensor(z.data(), DType::f32, Shape{n, n, tiny().cfg.c_z}),
               Tensor(mk.data(), DType::f32, Shape{n, n}), ctx);
   EXPECT_EQ(arena.used(), 0u);
   return z;
+}
+
+std::vector<float> run_module(Direction dir, const std::vector<float>& z0,
+                              const std::vector<float>& mask, std::int64_t n, std::int64_t chunk) {
+  TinyModel& m = tiny();
+  const TriangleMultiplication mod(m.block / module_name(dir), m.cfg.c_z, m.cfg.c_hidden_tri_mul,
+                                   dir);
+  return run_on(mod, z0, mask, n, chunk);
 }
 
 std::vector<float> run_module(Node node, const std::vector<float>& z0,
@@ -253,15 +260,7 @@ std::vector<float> run_module(Node node, const std::vector<float>& z0,
   TinyModel& m = tiny();
   const TriangleAttention mod(m.block / module_name(node), m.cfg.c_z, m.cfg.triangle_attention,
                               node);
-  std::vector<float> z = z0, mk = mask;
-  Arena arena = sized_arena(mod.scratch_bytes(n, chunk));
-  RunContext ctx;
-  ctx.scratch = &arena;
-  ctx.chunk = chunk;
-  mod.forward(Tensor(z.data(), DType::f32, Shape{n, n, m.cfg.c_z}),
-              Tensor(mk.data(), DType::f32, Shape{n, n}), ctx);
-  EXPECT_EQ(arena.used(), 0u);
-  return z;
+  return run_on(mod, z0, mask, n, chunk);
 }
 
 void expect_close(const std::string& what, const std::vector<float>& ours,
