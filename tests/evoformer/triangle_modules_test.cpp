@@ -232,10 +232,21 @@ const char* module_name(Node n) {
 
 // ---- runners --------------------------------------------------------------------------------
 
-// `mod` on a copy of z0 under `mask` with `chunk`; its scratch must come back.
-template <typename Module>
-std::vector<float> run_on(const Module& mod, const std::vector<float>& z0,
-                          const std::vector<float>& mask, std::int64_t n, std::int64_t chunk) {
+// Block 0's module of each direction or node.
+TriangleMultiplication module_for(Direction dir) {
+  return TriangleMultiplication(tiny().block / module_name(dir), tiny().cfg.c_z,
+                                tiny().cfg.c_hidden_tri_mul, dir);
+}
+TriangleAttention module_for(Node node) {
+  return TriangleAttention(tiny().block / module_name(node), tiny().cfg.c_z,
+                           tiny().cfg.triangle_attention, node);
+}
+
+// The module of `kind` on a copy of z0 under `mask` with `chunk`; its scratch must come back.
+template <typename Kind>
+std::vector<float> run_module(Kind kind, const std::vector<float>& z0,
+                              const std::vector<float>& mask, std::int64_t n, std::int64_t chunk) {
+  const auto mod = module_for(kind);
   std::vector<float> z = z0, mk = mask;
   Arena arena = sized_arena(mod.scratch_bytes(n, chunk));
   RunContext ctx;
@@ -245,22 +256,6 @@ std::vector<float> run_on(const Module& mod, const std::vector<float>& z0,
               Tensor(mk.data(), DType::f32, Shape{n, n}), ctx);
   EXPECT_EQ(arena.used(), 0u);
   return z;
-}
-
-std::vector<float> run_module(Direction dir, const std::vector<float>& z0,
-                              const std::vector<float>& mask, std::int64_t n, std::int64_t chunk) {
-  TinyModel& m = tiny();
-  const TriangleMultiplication mod(m.block / module_name(dir), m.cfg.c_z, m.cfg.c_hidden_tri_mul,
-                                   dir);
-  return run_on(mod, z0, mask, n, chunk);
-}
-
-std::vector<float> run_module(Node node, const std::vector<float>& z0,
-                              const std::vector<float>& mask, std::int64_t n, std::int64_t chunk) {
-  TinyModel& m = tiny();
-  const TriangleAttention mod(m.block / module_name(node), m.cfg.c_z, m.cfg.triangle_attention,
-                              node);
-  return run_on(mod, z0, mask, n, chunk);
 }
 
 void expect_close(const std::string& what, const std::vector<float>& ours,
@@ -344,8 +339,7 @@ TEST_P(TriangleMultiplicationTest, IndependentOfChunkAndThreads) {
 TEST_P(TriangleMultiplicationTest, ScratchIsBoundedByTheChunk) {
   TinyModel& m = tiny();
   const Direction dir = GetParam();
-  const TriangleMultiplication mod(m.block / module_name(dir), m.cfg.c_z, m.cfg.c_hidden_tri_mul,
-                                   dir);
+  const TriangleMultiplication mod = module_for(dir);
   const std::size_t n = 200, c = static_cast<std::size_t>(m.cfg.c_hidden_tri_mul);
   const std::size_t threads = static_cast<std::size_t>(omp_get_max_threads());
   const std::size_t edge = c * n * n * sizeof(float);
