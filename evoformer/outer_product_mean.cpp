@@ -21,6 +21,23 @@ constexpr std::int64_t kProjectRows = 8;
 // enough for an efficient GEMM, small beside the slab's outer products.
 constexpr std::int64_t kSumBlock = 256;
 
+// outer[(i, c1), (j, c2)] (+)= Σ_s a[s, i, c1]·b[s, j, c2] and norm[i, j] (+)= Σ_s
+// mask[s, i0 + i]·mask[s, j] over `n_seq` sequences, for `ni` residues i from `a` (row stride
+// lda) against all n_res residues j of `b` (row stride n_res·c); beta 0 overwrites, 1 adds.
+void outer_sums(const float* a, std::int64_t lda, const float* b, const float* mask,
+                std::int64_t i0, std::int64_t ni, std::int64_t n_seq, std::int64_t n_res,
+                std::int64_t c, float beta, float* outer, float* norm) {
+  bool ok = detail::sgemm(true, false, ni * c, n_res * c, n_seq, 1.f, a, lda, b, n_res * c, beta,
+                          outer, n_res * c);
+  ok = ok && detail::sgemm(true, false, ni, n_res, n_seq, 1.f, mask + i0, n_res, mask, n_res, beta,
+                           norm, n_res);
+  if (!ok) {
+    throw InternalError("OuterProductMean: oneDNN sgemm rejected [" + std::to_string(ni * c) +
+                        " x " + std::to_string(n_seq) + "] x [" + std::to_string(n_seq) + " x " +
+                        std::to_string(n_res * c) + "]");
+  }
+}
+
 }  // namespace
 
 OuterProductMean::OuterProductMean(const ParamScope& scope, std::int64_t c_m, std::int64_t c_z,
@@ -55,9 +72,30 @@ void OuterProductMean::forward(const Tensor& m, const Tensor& msa_mask, const Te
   }
   Arena& arena = ctx.arena();
   ArenaScope scope(arena);
-
-  // Contiguous mask [n_seq, n_res] for the count GEMM and the row scaling.
   const Tensor mask = arena.allocate(DType::f32, Shape{n_seq, n_res});
+  const Tensor a = arena.allocate(DType::f32, Shape{n_seq, n_res, c});
+  const Tensor b = arena.allocate(DType::f32, Shape{n_seq, n_res, c});
+  project_masked(m, msa_mask, mask, a, b, arena);
+
+  // Alg. 10 lines 3-4, a slab of residues i at a time.
+  const RowView vz = row_view(z, "OuterProductMean z");
+  const std::int64_t res_rows = detail::chunk_rows(n_res, ctx.chunk);
+  for (std::int64_t i0 = 0; i0 < n_res; i0 += res_rows) {
+    const std::int64_t ni = std::min(res_rows, n_res - i0);
+    ArenaScope chunk_scope(arena);
+    const Tensor outer = arena.allocate(DType::f32, Shape{ni * c, n_res * c});
+    const Tensor norm = arena.allocate(DType::f32, Shape{ni, n_res});
+    // a and b as [n_seq, n_res·c] matrices.
+    outer_sums(a.data_as<float>() + i0 * c, n_res * c, b.data_as<float>(), mask.data_as<float>(),
+               i0, ni, n_seq, n_res, c, 0.f, outer.data_as<float>(), norm.data_as<float>());
+    const Tensor p = arena.allocate(DType::f32, Shape{ni, n_res, c * c});
+    add_update(outer.data_as<float>(), norm.data_as<float>(), p, vz, i0, ni, n_res, arena);
+  }
+}
+
+void OuterProductMean::project_masked(const Tensor& m, const Tensor& msa_mask, const Tensor& mask,
+                                      const Tensor& a, const Tensor& b, Arena& arena) const {
+  const std::int64_t n_seq = m.dim(0), n_res = m.dim(1), c = c_;
   float* mk = mask.data_as<float>();
   {
     const float* src = static_cast<const float*>(msa_mask.data());
@@ -65,18 +103,12 @@ void OuterProductMean::forward(const Tensor& m, const Tensor& msa_mask, const Te
       for (std::int64_t r = 0; r < n_res; ++r)
         mk[s * n_res + r] = src[s * msa_mask.stride(0) + r * msa_mask.stride(1)];
   }
-
-  // a, b: [n_seq, n_res, c] = mask ⊙ projection(LayerNorm(m)).
-  const Tensor a = arena.allocate(DType::f32, Shape{n_seq, n_res, c});
-  const Tensor b = arena.allocate(DType::f32, Shape{n_seq, n_res, c});
-  const std::int64_t seq_rows = detail::chunk_rows(n_seq, ctx.chunk);
-  for (std::int64_t s0 = 0; s0 < n_seq; s0 += seq_rows) {
-    const std::int64_t ns = std::min(seq_rows, n_seq - s0);
-    ArenaScope chunk_scope(arena);
-    const Tensor x = arena.allocate(DType::f32, Shape{ns, n_res, c_m_});
-    norm_.forward(m.slice(0, s0, s0 + ns), x);
-    left_.forward(x, a.slice(0, s0, s0 + ns), arena);
-    right_.forward(x, b.slice(0, s0, s0 + ns), arena);
+  if (n_seq > 0) {
+    ArenaScope x_scope(arena);
+    const Tensor x = arena.allocate(DType::f32, Shape{n_seq, n_res, c_m_});
+    norm_.forward(m, x);
+    left_.forward(x, a, arena);
+    right_.forward(x, b, arena);
   }
   float* ap = a.data_as<float>();
   float* bp = b.data_as<float>();
@@ -88,31 +120,6 @@ void OuterProductMean::forward(const Tensor& m, const Tensor& msa_mask, const Te
       ap[r * c + k] *= w;
       bp[r * c + k] *= w;
     }
-  }
-
-  const RowView vz = row_view(z, "OuterProductMean z");
-  const std::int64_t ld = n_res * c;  // a and b as [n_seq, n_res·c] matrices
-  const std::int64_t res_rows = detail::chunk_rows(n_res, ctx.chunk);
-  for (std::int64_t i0 = 0; i0 < n_res; i0 += res_rows) {
-    const std::int64_t ni = std::min(res_rows, n_res - i0);
-    ArenaScope chunk_scope(arena);
-    // outer[(i, c1), (j, c2)] = Σ_s a[s, i0 + i, c1] · b[s, j, c2]
-    const Tensor outer = arena.allocate(DType::f32, Shape{ni * c, n_res * c});
-    float* op = outer.data_as<float>();
-    bool ok = detail::sgemm(true, false, ni * c, n_res * c, n_seq, 1.f, ap + i0 * c, ld, bp, ld,
-                            0.f, op, n_res * c);
-    // norm[i, j] = Σ_s mask[s, i0 + i] · mask[s, j]
-    const Tensor norm = arena.allocate(DType::f32, Shape{ni, n_res});
-    float* np = norm.data_as<float>();
-    ok = ok && detail::sgemm(true, false, ni, n_res, n_seq, 1.f, mk + i0, n_res, mk, n_res, 0.f, np,
-                             n_res);
-    if (!ok) {
-      throw InternalError("OuterProductMean: oneDNN sgemm rejected [" + std::to_string(ni * c) +
-                          " x " + std::to_string(n_seq) + "] x [" + std::to_string(n_seq) + " x " +
-                          std::to_string(n_res * c) + "]");
-    }
-    const Tensor p = arena.allocate(DType::f32, Shape{ni, n_res, c * c});
-    add_update(op, np, p, vz, i0, ni, n_res, arena);
   }
 }
 
@@ -220,16 +227,8 @@ void OuterProductMean::forward_in_slabs(const Tensor& m, const Tensor& msa_mask,
         }
       }
       // outer[(i, c1), (j, c2)] (+)= Σ_s a[s, i, c1]·b[s, j, c2]; norm likewise over the mask.
-      const float beta = s0 == 0 ? 0.f : 1.f;
-      bool ok = detail::sgemm(true, false, ni * c, n_res * c, sb, 1.f, ap, ni * c, bp, n_res * c,
-                              beta, outer.data_as<float>(), n_res * c);
-      ok = ok && detail::sgemm(true, false, ni, n_res, sb, 1.f, mk + i0, n_res, mk, n_res, beta,
-                               norm.data_as<float>(), n_res);
-      if (!ok) {
-        throw InternalError("OuterProductMean: oneDNN sgemm rejected [" + std::to_string(ni * c) +
-                            " x " + std::to_string(sb) + "] x [" + std::to_string(sb) + " x " +
-                            std::to_string(n_res * c) + "]");
-      }
+      outer_sums(ap, ni * c, bp, mk, i0, ni, sb, n_res, c, s0 == 0 ? 0.f : 1.f,
+                 outer.data_as<float>(), norm.data_as<float>());
     }
     if (n_seq == 0) {
       std::memset(outer.data(), 0, static_cast<std::size_t>(ni * c * n_res * c) * sizeof(float));

@@ -44,6 +44,10 @@ class OuterProductMean {
   std::size_t scratch_bytes(std::int64_t n_seq, std::int64_t n_res, std::int64_t chunk) const;
 
  private:
+  // forward() without chunking, Alg. 10 lines 1-2: `mask` = msa_mask made contiguous; a and b
+  // [n_seq, n_res, c] = mask ⊙ left / right projections of LayerNorm(m).
+  void project_masked(const Tensor& m, const Tensor& msa_mask, const Tensor& mask, const Tensor& a,
+                      const Tensor& b, Arena& arena) const;
   // forward() with ctx.chunk > 0.
   void forward_in_slabs(const Tensor& m, const Tensor& msa_mask, const Tensor& z,
                         const RunContext& ctx) const;

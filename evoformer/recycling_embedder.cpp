@@ -102,22 +102,36 @@ void RecyclingEmbedder::forward(const Tensor& prev_msa_first_row, const Tensor& 
   }
   const float* x = x_t.data_as<float>();
 
-  // MSA first row.
+  embed_first_row(prev_msa_first_row, msa_first_row, accumulate, arena);
+  embed_pair(prev_pair, x, pair, accumulate, ctx.chunk, arena);
+  if (!accumulate) {
+    ctx.trace("recycling_embedder", "out_0", msa_first_row);
+    ctx.trace("recycling_embedder", "out_1", pair);
+  }
+}
+
+void RecyclingEmbedder::embed_first_row(const Tensor& prev, const Tensor& first_row,
+                                        bool accumulate, Arena& arena) const {
+  const std::int64_t n_res = prev.dim(0);
   if (accumulate) {
     const Tensor upd = arena.allocate(DType::f32, {n_res, c_m_});
-    msa_norm_.forward(prev_msa_first_row, upd);
-    const RowView vd = row_view(msa_first_row, "RecyclingEmbedder msa_first_row");
+    msa_norm_.forward(prev, upd);
+    const RowView vd = row_view(first_row, "RecyclingEmbedder msa_first_row");
     const float* u = upd.data_as<float>();
     for (std::int64_t i = 0; i < n_res; ++i) {
       for (std::int64_t c = 0; c < c_m_; ++c) vd.row(i)[c] += u[i * c_m_ + c];
     }
   } else {
-    msa_norm_.forward(prev_msa_first_row, msa_first_row);
+    msa_norm_.forward(prev, first_row);
   }
+}
 
+void RecyclingEmbedder::embed_pair(const Tensor& prev_pair, const float* x, const Tensor& pair,
+                                   bool accumulate, std::int64_t chunk, Arena& arena) const {
+  const std::int64_t n_res = prev_pair.dim(0);
   // Pair: rows [i0, i1) at a time.
   const std::int64_t c_z = c_z_;
-  const std::int64_t block = accumulate && ctx.chunk > 0 ? std::min(ctx.chunk, n_res) : n_res;
+  const std::int64_t block = accumulate && chunk > 0 ? std::min(chunk, n_res) : n_res;
   const Tensor norm_buf = accumulate ? arena.allocate(DType::f32, {block, n_res, c_z}) : Tensor();
   const RowView vp = row_view(pair, "RecyclingEmbedder pair");
   const int no_bin = static_cast<int>(bins_.size());
@@ -146,10 +160,6 @@ void RecyclingEmbedder::forward(const Tensor& prev_msa_first_row, const Tensor& 
         }
       }
     });
-  }
-  if (!accumulate) {
-    ctx.trace("recycling_embedder", "out_0", msa_first_row);
-    ctx.trace("recycling_embedder", "out_1", pair);
   }
 }
 

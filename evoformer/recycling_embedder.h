@@ -69,6 +69,14 @@ class RecyclingEmbedder {
   const DistanceBins& bins() const { return bins_; }
 
  private:
+  // The phases of forward(): the previous MSA first row normalised into (or onto) the new one;
+  // the previous pair normalised plus the distogram row of each pair from the pseudo-beta
+  // positions `x` [n_res, 3], ctx.chunk rows at a time when accumulating.
+  void embed_first_row(const Tensor& prev, const Tensor& first_row, bool accumulate,
+                       Arena& arena) const;
+  void embed_pair(const Tensor& prev_pair, const float* x, const Tensor& pair, bool accumulate,
+                  std::int64_t chunk, Arena& arena) const;
+
   std::int64_t c_m_, c_z_;
   LayerNorm msa_norm_, pair_norm_;
   DistanceBins bins_;

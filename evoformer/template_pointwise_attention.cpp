@@ -34,6 +34,51 @@ std::int64_t block_rows(std::int64_t chunk, std::int64_t n_res) {
   return chunk > 0 ? std::min(chunk, n_res) : n_res;
 }
 
+// The sizes of one pair's attention over its templates.
+struct TemplateHeads {
+  std::int64_t n_head, c_hidden, n_templ;
+  std::int64_t kv_template_stride;  // floats from one template's keys and values to the next's
+  float scale;                      // 1 / sqrt(c_hidden)
+  const float* bias;                // [n_templ] mask bias
+};
+
+// Alg. 17 lines 3-5 for one pair (i, j), every head: softmax over the templates of the scaled
+// q·k plus the mask bias (into p [n_head, n_templ]), then the weighted values (into o
+// [n_head, c_hidden]). `kv` holds each template's keys then values, [2, n_head, c_hidden].
+void attend_over_templates(const TemplateHeads& d, const float* q, const float* kv, float* p_all,
+                           float* o) {
+  const std::int64_t C = d.c_hidden, T = d.n_templ, hc = d.n_head * C;
+  for (std::int64_t h = 0; h < d.n_head; ++h) {
+    const float* qh = q + h * C;
+    float* p = p_all + h * T;
+    float max_logit = -INFINITY;
+    for (std::int64_t k = 0; k < T; ++k) {
+      const float* kh = kv + k * d.kv_template_stride + h * C;
+      float dot = 0.f;
+      for (std::int64_t c = 0; c < C; ++c) dot += (qh[c] * d.scale) * kh[c];
+      p[k] = dot + d.bias[k];
+      max_logit = std::max(max_logit, p[k]);
+    }
+    float sum = 0.f;
+    for (std::int64_t k = 0; k < T; ++k) {
+      p[k] = std::exp(p[k] - max_logit);
+      sum += p[k];
+    }
+    for (std::int64_t k = 0; k < T; ++k) p[k] /= sum;
+    float* oh = o + h * C;
+    for (std::int64_t c = 0; c < C; ++c) oh[c] = 0.f;
+    for (std::int64_t k = 0; k < T; ++k) {
+      const float* vh = kv + k * d.kv_template_stride + hc + h * C;
+      for (std::int64_t c = 0; c < C; ++c) oh[c] += p[k] * vh[c];
+    }
+  }
+}
+
+void fill_zero(const Tensor& dst) {
+  const RowView v = row_view(dst, "TemplatePointwiseAttention output");
+  for (std::int64_t r = 0; r < v.rows; ++r) std::fill(v.row(r), v.row(r) + v.cols, 0.f);
+}
+
 }  // namespace
 
 std::size_t TemplatePointwiseAttention::scratch_bytes(std::int64_t n_templ, std::int64_t n_res,
@@ -63,10 +108,7 @@ void TemplatePointwiseAttention::forward(const Tensor& t, const Tensor& z,
   }
 
   if (n_templ == 0) {  // nothing to attend to: a zero update
-    if (!accumulate) {
-      const RowView v = row_view(dst, "TemplatePointwiseAttention output");
-      for (std::int64_t r = 0; r < v.rows; ++r) std::fill(v.row(r), v.row(r) + v.cols, 0.f);
-    }
+    if (!accumulate) fill_zero(dst);
     return;
   }
 
@@ -101,31 +143,9 @@ void TemplatePointwiseAttention::forward(const Tensor& t, const Tensor& z,
     float* op = o.data_as<float>();
     float* pp = p_buf.data_as<float>();
     const std::int64_t kv_template_stride = max_rows * 2 * hc;
+    const TemplateHeads heads{H, C, T, kv_template_stride, scale, bias};
     detail::for_each_row(rows, T * 2 * hc, [&](std::int64_t r) {
-      for (std::int64_t h = 0; h < H; ++h) {
-        const float* qh = qp + r * hc + h * C;
-        float* p = pp + (r * H + h) * T;
-        float max_logit = -INFINITY;
-        for (std::int64_t k = 0; k < T; ++k) {
-          const float* kh = kvp + k * kv_template_stride + r * 2 * hc + h * C;
-          float dot = 0.f;
-          for (std::int64_t c = 0; c < C; ++c) dot += (qh[c] * scale) * kh[c];
-          p[k] = dot + bias[k];
-          max_logit = std::max(max_logit, p[k]);
-        }
-        float sum = 0.f;
-        for (std::int64_t k = 0; k < T; ++k) {
-          p[k] = std::exp(p[k] - max_logit);
-          sum += p[k];
-        }
-        for (std::int64_t k = 0; k < T; ++k) p[k] /= sum;
-        float* oh = op + r * hc + h * C;
-        for (std::int64_t c = 0; c < C; ++c) oh[c] = 0.f;
-        for (std::int64_t k = 0; k < T; ++k) {
-          const float* vh = kvp + k * kv_template_stride + r * 2 * hc + hc + h * C;
-          for (std::int64_t c = 0; c < C; ++c) oh[c] += p[k] * vh[c];
-        }
-      }
+      attend_over_templates(heads, qp + r * hc, kvp + r * 2 * hc, pp + r * H * T, op + r * hc);
     });
     output_.forward(o, dst.slice(0, i0, i1), arena, epilogue);
   }

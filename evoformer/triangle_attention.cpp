@@ -22,6 +22,20 @@ std::int64_t bias_block_residues(std::int64_t n_res) {
   return std::clamp<std::int64_t>(kBiasBlockRows / std::max<std::int64_t>(n_res, 1), 1, n_res);
 }
 
+// Mask bias over (batch row, key): starting node rows i, keys k: mask[i, k]; ending node
+// batch columns j, keys k: mask[k, j].
+void fill_mask_bias(const RowView& mr, std::int64_t n, bool starting, float inf,
+                    const Tensor& mask_bias) {
+  float* mb = mask_bias.data_as<float>();
+#pragma omp parallel for schedule(static) if (n * n >= (1 << 14))
+  for (std::int64_t b = 0; b < n; ++b) {
+    for (std::int64_t k = 0; k < n; ++k) {
+      const float m = starting ? mr.data[b * mr.ld + k] : mr.data[k * mr.ld + b];
+      mb[b * n + k] = inf * (m - 1.f);
+    }
+  }
+}
+
 }  // namespace
 
 TriangleAttention::TriangleAttention(const ParamScope& scope, std::int64_t c_z,
@@ -34,6 +48,7 @@ TriangleAttention::TriangleAttention(const ParamScope& scope, std::int64_t c_z,
       triangle_bias_(scope.get("feat_2d_weights", {c_z, dims.n_head}), Tensor()),
       attention_(scope / "attention", c_z, dims, c_z) {}
 
+// AF2 Alg. 13 (starting node) and 14 (ending node).
 void TriangleAttention::forward(const Tensor& z, const Tensor& pair_mask,
                                 const RunContext& ctx) const {
   const std::int64_t n = z.rank() == 3 ? z.dim(0) : -1;
@@ -46,62 +61,57 @@ void TriangleAttention::forward(const Tensor& z, const Tensor& pair_mask,
   const RowView zr = row_view(z, "TriangleAttention z");  // row (i, j) at zr.row(i·n + j)
   const RowView mr = row_view(pair_mask, "TriangleAttention pair_mask");
   const Tensor z_rows(zr.data, DType::f32, Shape{zr.rows, c_z_}, Shape{zr.ld, 1});
-  const bool starting = node_ == Node::starting;
-  const std::int64_t c_z = c_z_, n_head = n_head_;
-  const auto& kern = detail::row_kernels();
   Arena& arena = ctx.arena();
   ArenaScope scope(arena);
 
-  // Mask bias over (batch row, key): starting node rows i, keys k: mask[i, k]; ending node
-  // batch columns j, keys k: mask[k, j].
   const Tensor mask_bias = arena.allocate(DType::f32, Shape{n, n});
-  {
-    float* mb = mask_bias.data_as<float>();
-    const float inf = inf_;
-#pragma omp parallel for schedule(static) if (n * n >= (1 << 14))
-    for (std::int64_t b = 0; b < n; ++b) {
-      for (std::int64_t k = 0; k < n; ++k) {
-        const float m = starting ? mr.data[b * mr.ld + k] : mr.data[k * mr.ld + b];
-        mb[b * n + k] = inf * (m - 1.f);
-      }
-    }
-  }
+  fill_mask_bias(mr, n, node_ == Node::starting, inf_, mask_bias);
+  const Tensor bias = arena.allocate(DType::f32, Shape{n_head_, n, n});
+  triangle_bias(z_rows, n, bias, arena);
+  attend(z, zr, bias, mask_bias, ctx.chunk, arena);
+}
 
-  // Triangle bias [n_head, query, key] from the whole normed z, before any row is updated.
-  // Starting node: bias[h, j, k] = x[j, k]·w_h; ending node: bias[h, j, k] = x[k, j]·w_h.
-  const Tensor bias = arena.allocate(DType::f32, Shape{n_head, n, n});
-  {
-    ArenaScope bias_scope(arena);
-    const std::int64_t rows_i = bias_block_residues(n);
-    const Tensor x = arena.allocate(DType::f32, Shape{rows_i * n, c_z});
-    const Tensor tb = arena.allocate(DType::f32, Shape{rows_i * n, n_head});
-    float* const bd = bias.data_as<float>();
-    const float* const tbd = tb.data_as<float>();
-    for (std::int64_t i0 = 0; i0 < n; i0 += rows_i) {
-      const std::int64_t ni = std::min(rows_i, n - i0);
-      const Tensor xs = x.slice(0, 0, ni * n), ts = tb.slice(0, 0, ni * n);
-      query_norm_.forward(z_rows.slice(0, i0 * n, (i0 + ni) * n), xs);
-      triangle_bias_.forward(xs, ts, arena);
+// Triangle bias [n_head, query, key] from the whole normed z, before any row is updated.
+// Starting node: bias[h, j, k] = x[j, k]·w_h; ending node: bias[h, j, k] = x[k, j]·w_h.
+void TriangleAttention::triangle_bias(const Tensor& z_rows, std::int64_t n, const Tensor& bias,
+                                      Arena& arena) const {
+  const bool starting = node_ == Node::starting;
+  const std::int64_t c_z = c_z_, n_head = n_head_;
+  ArenaScope bias_scope(arena);
+  const std::int64_t rows_i = bias_block_residues(n);
+  const Tensor x = arena.allocate(DType::f32, Shape{rows_i * n, c_z});
+  const Tensor tb = arena.allocate(DType::f32, Shape{rows_i * n, n_head});
+  float* const bd = bias.data_as<float>();
+  const float* const tbd = tb.data_as<float>();
+  for (std::int64_t i0 = 0; i0 < n; i0 += rows_i) {
+    const std::int64_t ni = std::min(rows_i, n - i0);
+    const Tensor xs = x.slice(0, 0, ni * n), ts = tb.slice(0, 0, ni * n);
+    query_norm_.forward(z_rows.slice(0, i0 * n, (i0 + ni) * n), xs);
+    triangle_bias_.forward(xs, ts, arena);
 #pragma omp parallel for collapse(2) schedule(static) if (ni * n * n_head >= (1 << 14))
-      for (std::int64_t h = 0; h < n_head; ++h) {
-        for (std::int64_t i = 0; i < ni; ++i) {
-          for (std::int64_t j = 0; j < n; ++j) {
-            const float v = tbd[(i * n + j) * n_head + h];
-            if (starting) {
-              bd[(h * n + i0 + i) * n + j] = v;
-            } else {
-              bd[(h * n + j) * n + i0 + i] = v;
-            }
+    for (std::int64_t h = 0; h < n_head; ++h) {
+      for (std::int64_t i = 0; i < ni; ++i) {
+        for (std::int64_t j = 0; j < n; ++j) {
+          const float v = tbd[(i * n + j) * n_head + h];
+          if (starting) {
+            bd[(h * n + i0 + i) * n + j] = v;
+          } else {
+            bd[(h * n + j) * n + i0 + i] = v;
           }
         }
       }
     }
   }
+}
 
-  // Gated attention over slices of `rows` batch rows (rows i for the starting node, columns j
-  // of z for the ending node), each updating its own part of z once done: a slice reads only
-  // its own rows (columns) of z, so the later slices still see the input.
-  const std::int64_t rows = slice_rows(n, ctx.chunk);
+// Gated attention over slices of `rows` batch rows (rows i for the starting node, columns j
+// of z for the ending node), each updating its own part of z once done: a slice reads only
+// its own rows (columns) of z, so the later slices still see the input.
+void TriangleAttention::attend(const Tensor& z, const RowView& zr, const Tensor& bias,
+                               const Tensor& mask_bias, std::int64_t chunk, Arena& arena) const {
+  const std::int64_t n = z.dim(0), c_z = c_z_;
+  const auto& kern = detail::row_kernels();
+  const std::int64_t rows = slice_rows(n, chunk);
   const Tensor xc_all = arena.allocate(DType::f32, Shape{rows, n, c_z});
   for (std::int64_t b0 = 0; b0 < n; b0 += rows) {
     const std::int64_t nb = std::min(rows, n - b0);
@@ -110,7 +120,7 @@ void TriangleAttention::forward(const Tensor& z, const Tensor& pair_mask,
     AttentionBias ab;
     ab.pair = bias;
     ab.mask = mask_bias.slice(0, b0, b0 + nb);
-    if (starting) {
+    if (node_ == Node::starting) {
       const Tensor zs = z.slice(0, b0, b0 + nb);
       query_norm_.forward(zs, xc);
       attention_.forward(xc, ab, zs, /*accumulate=*/true, arena);

@@ -11,6 +11,7 @@
 #include "ops/layer_norm.h"
 #include "ops/linear.h"
 #include "ops/param_scope.h"
+#include "ops/row_view.h"
 #include "ops/run_context.h"
 
 namespace cpufold {
@@ -46,6 +47,12 @@ class TriangleAttention {
   Node node() const { return node_; }
 
  private:
+  // The phases of forward() on z's rows (zr) and the mask bias: the triangle bias
+  // [n_head, n, n] from the whole normed z, then the gated attention slice by slice.
+  void triangle_bias(const Tensor& z_rows, std::int64_t n, const Tensor& bias, Arena& arena) const;
+  void attend(const Tensor& z, const RowView& zr, const Tensor& bias, const Tensor& mask_bias,
+              std::int64_t chunk, Arena& arena) const;
+
   std::int64_t c_z_, n_head_;
   Node node_;
   float inf_;

@@ -11,11 +11,6 @@
 namespace cpufold {
 namespace {
 
-using text::is_space;
-using text::located;
-using text::printable;
-using text::trim;
-
 // One row being read: match columns so far and the insertions pending before the next one.
 struct Row {
   std::string sequence;
@@ -34,19 +29,19 @@ Msa parse_a3m(std::string_view text, const std::string& source_name) {
   std::string_view line;
   while (lines.next(line)) {
     const std::size_t line_no = lines.number();
-    line = trim(line);
+    line = text::trim(line);
     if (line.empty()) continue;
     if (line.front() == '>') {
-      msa.descriptions.emplace_back(trim(line.substr(1)));
+      msa.descriptions.emplace_back(text::trim(line.substr(1)));
       rows.emplace_back();
       rows.back().header_line = line_no;
       continue;
     }
     if (rows.empty()) {
       if (line.front() == '#') continue;
-      throw InputError(located(source_name, line_no,
-                               "no A3M header: expected a line starting with '>' before "
-                               "sequence data"));
+      throw InputError(text::located(source_name, line_no,
+                                     "no A3M header: expected a line starting with '>' before "
+                                     "sequence data"));
     }
     Row& row = rows.back();
     for (char c : line) {
@@ -56,29 +51,30 @@ Msa parse_a3m(std::string_view text, const std::string& source_name) {
         row.pending = 0;
       } else if (c >= 'a' && c <= 'z') {
         ++row.pending;
-      } else if (c == '.' || is_space(c) || c == '\0') {
+      } else if (c == '.' || text::is_space(c) || c == '\0') {
         continue;
       } else {
-        throw InputError(located(source_name, line_no,
-                                 "invalid character " + printable(c) + " in A3M row '" +
-                                     text::excerpt(msa.descriptions.back()) +
-                                     "' (expected A-Z, '-', a-z insertions or '.')"));
+        throw InputError(text::located(source_name, line_no,
+                                       "invalid character " + text::printable(c) + " in A3M row '" +
+                                           text::excerpt(msa.descriptions.back()) +
+                                           "' (expected A-Z, '-', a-z insertions or '.')"));
       }
     }
   }
-  if (rows.empty()) throw InputError(located(source_name, 1, "empty A3M: no sequences"));
+  if (rows.empty()) throw InputError(text::located(source_name, 1, "empty A3M: no sequences"));
   const std::size_t n_res = rows.front().sequence.size();
   if (n_res == 0) {
-    throw InputError(located(
+    throw InputError(text::located(
         source_name, rows.front().header_line,
         "A3M query '" + text::excerpt(msa.descriptions.front()) + "' has no match columns"));
   }
   for (std::size_t i = 0; i < rows.size(); ++i) {
     if (rows[i].sequence.size() != n_res) {
-      throw InputError(located(source_name, rows[i].header_line,
-                               "A3M row '" + text::excerpt(msa.descriptions[i]) + "' has " +
-                                   std::to_string(rows[i].sequence.size()) +
-                                   " match columns but the query has " + std::to_string(n_res)));
+      throw InputError(text::located(source_name, rows[i].header_line,
+                                     "A3M row '" + text::excerpt(msa.descriptions[i]) + "' has " +
+                                         std::to_string(rows[i].sequence.size()) +
+                                         " match columns but the query has " +
+                                         std::to_string(n_res)));
     }
   }
   msa.sequences.reserve(rows.size());

@@ -12,11 +12,6 @@
 namespace cpufold {
 namespace {
 
-using text::is_space;
-using text::located;
-using text::printable;
-using text::trim;
-
 // A letter AF2's sequence_to_onehot(map_unknown_to_x=True) maps to X.
 bool is_unknown_residue(char c) {
   return std::string_view("ACDEFGHIKLMNPQRSTVWY").find(c) == std::string_view::npos;
@@ -41,33 +36,33 @@ std::vector<SequenceRecord> parse_fasta(std::string_view text, const std::string
   std::string_view line;
   while (lines.next(line)) {
     const std::size_t line_no = lines.number();
-    line = trim(line);
+    line = text::trim(line);
     if (line.empty()) continue;
     any_content = true;
     if (line.front() == '>') {
-      std::string_view header = trim(line.substr(1));
+      std::string_view header = text::trim(line.substr(1));
       std::size_t split = 0;
-      while (split < header.size() && !is_space(header[split])) ++split;
+      while (split < header.size() && !text::is_space(header[split])) ++split;
       SequenceRecord record;
       record.header = std::string(header);
       record.id = std::string(header.substr(0, split));
-      record.description = std::string(trim(header.substr(split)));
+      record.description = std::string(text::trim(header.substr(split)));
       record.line = line_no;
       records.push_back(std::move(record));
       continue;
     }
     if (records.empty()) {
-      throw InputError(located(source_name, line_no,
-                               "no FASTA header: expected a line starting with '>' before "
-                               "sequence data"));
+      throw InputError(text::located(source_name, line_no,
+                                     "no FASTA header: expected a line starting with '>' before "
+                                     "sequence data"));
     }
     std::string& sequence = records.back().sequence;
     for (char c : line) {
-      if (is_space(c)) continue;
+      if (text::is_space(c)) continue;
       sequence += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
     }
   }
-  if (!any_content) throw InputError(located(source_name, 1, "empty FASTA file"));
+  if (!any_content) throw InputError(text::located(source_name, 1, "empty FASTA file"));
   for (SequenceRecord& record : records) {
     if (!record.sequence.empty() && record.sequence.back() == '*') record.sequence.pop_back();
   }
@@ -85,7 +80,7 @@ std::optional<std::string> query_error(const SequenceRecord& record, std::size_t
     const char c = record.sequence[i];
     if (c >= 'A' && c <= 'Z') continue;
     std::string message =
-        who + ": invalid character " + printable(c) + " at residue " + std::to_string(i + 1);
+        who + ": invalid character " + text::printable(c) + " at residue " + std::to_string(i + 1);
     if (c == '-' || c == '.') message += " (gaps are not allowed in a query)";
     message += "; a query holds amino-acid letters A-Z only";
     return message;
@@ -110,7 +105,7 @@ std::vector<SequenceRecord> read_fasta(const std::filesystem::path& path, std::s
   std::vector<SequenceRecord> records = parse_fasta(read_input_text(path), source);
   for (const SequenceRecord& record : records) {
     if (auto error = query_error(record, max_length)) {
-      throw InputError(located(source, record.line, *error));
+      throw InputError(text::located(source, record.line, *error));
     }
   }
   return records;

@@ -13,11 +13,6 @@
 namespace cpufold {
 namespace {
 
-using text::is_space;
-using text::located;
-using text::printable;
-using text::trim;
-
 bool is_gap(char c) {
   return c == '-' || c == '.';
 }
@@ -38,24 +33,26 @@ Msa parse_stockholm(std::string_view text, const std::string& source_name) {
   std::string_view line;
   while (lines.next(line)) {
     const std::size_t line_no = lines.number();
-    line = trim(line);
+    line = text::trim(line);
     if (line.empty() || line.front() == '#' || line.substr(0, 2) == "//") continue;
     std::size_t split = 0;
-    while (split < line.size() && !is_space(line[split])) ++split;
+    while (split < line.size() && !text::is_space(line[split])) ++split;
     const std::string_view name = line.substr(0, split);
-    const std::string_view sequence = trim(line.substr(split));
+    const std::string_view sequence = text::trim(line.substr(split));
     if (sequence.empty() ||
-        std::any_of(sequence.begin(), sequence.end(), [](char c) { return is_space(c); })) {
-      throw InputError(located(source_name, line_no,
-                               "expected \"NAME ALIGNED_SEQUENCE\" in a Stockholm line, got \"" +
-                                   text::excerpt(line) + "\""));
+        std::any_of(sequence.begin(), sequence.end(), [](char c) { return text::is_space(c); })) {
+      throw InputError(
+          text::located(source_name, line_no,
+                        "expected \"NAME ALIGNED_SEQUENCE\" in a Stockholm line, got \"" +
+                            text::excerpt(line) + "\""));
     }
     for (char c : sequence) {
       const bool ok = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || is_gap(c);
       if (!ok) {
-        throw InputError(located(source_name, line_no,
-                                 "invalid character " + printable(c) + " in Stockholm row '" +
-                                     text::excerpt(name) + "' (expected letters, '-' or '.')"));
+        throw InputError(text::located(source_name, line_no,
+                                       "invalid character " + text::printable(c) +
+                                           " in Stockholm row '" + text::excerpt(name) +
+                                           "' (expected letters, '-' or '.')"));
       }
     }
     auto [it, inserted] = index_of.try_emplace(std::string(name), rows.size());
@@ -63,24 +60,24 @@ Msa parse_stockholm(std::string_view text, const std::string& source_name) {
     rows[it->second].aligned += sequence;
   }
   if (rows.empty()) {
-    throw InputError(located(source_name, 1, "Stockholm without sequences (no query)"));
+    throw InputError(text::located(source_name, 1, "Stockholm without sequences (no query)"));
   }
   const std::string& query = rows.front().aligned;
   for (const NamedRow& row : rows) {
     if (row.aligned.size() != query.size()) {
-      throw InputError(located(source_name, row.first_line,
-                               "Stockholm row '" + text::excerpt(row.name) + "' has " +
-                                   std::to_string(row.aligned.size()) + " columns but the query '" +
-                                   text::excerpt(rows.front().name) + "' has " +
-                                   std::to_string(query.size())));
+      throw InputError(text::located(
+          source_name, row.first_line,
+          "Stockholm row '" + text::excerpt(row.name) + "' has " +
+              std::to_string(row.aligned.size()) + " columns but the query '" +
+              text::excerpt(rows.front().name) + "' has " + std::to_string(query.size())));
     }
   }
   std::size_t n_res = 0;
   for (char c : query) n_res += is_gap(c) ? 0 : 1;
   if (n_res == 0) {
     throw InputError(
-        located(source_name, rows.front().first_line,
-                "Stockholm query '" + text::excerpt(rows.front().name) + "' has only gaps"));
+        text::located(source_name, rows.front().first_line,
+                      "Stockholm query '" + text::excerpt(rows.front().name) + "' has only gaps"));
   }
 
   Msa msa;

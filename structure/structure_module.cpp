@@ -36,6 +36,43 @@ OutputShapes output_shapes(std::int64_t n_layers, std::int64_t n_res, std::int64
           Shape{n_res, c_s}};
 }
 
+// Alg. 20 line 4: identity frames as quaternion + translation rows [n, 7].
+void set_identity_frames(const Tensor& state) {
+  float* const q = state.data_as<float>();
+  for (std::int64_t i = 0; i < state.dim(0); ++i) {
+    std::fill(q + 7 * i, q + 7 * i + 7, 0.f);
+    q[7 * i] = 1.f;
+  }
+}
+
+// The layer's frames from the tensor-7 rows `q` (translations in nm): as IPA sees them (nm),
+// as the atoms need them (Å), and into the layer's output (Å).
+void read_frames(const float* q, std::vector<Rigid>& frames, std::vector<Rigid>& backbone,
+                 const Tensor& frames_out) {
+  float* const out = frames_out.data_as<float>();
+  for (std::size_t k = 0; k < frames.size(); ++k) {
+    const float* const row = q + 7 * k;
+    frames[k] = Rigid::from_tensor_7(row);
+    backbone[k] = {frames[k].rot, frames[k].trans * StructureModule::kTransScaleFactor};
+    std::copy(row, row + 4, out + 7 * k);
+    for (std::size_t d = 0; d < 3; ++d)
+      out[7 * k + 4 + d] = row[4 + d] * StructureModule::kTransScaleFactor;
+  }
+}
+
+void trace_outputs(const StructureModuleOutputs& out, const RunContext& ctx) {
+  const std::string module = "structure_module";
+  ctx.trace(module, "out/frames", out.frames);
+  if (!out.positions.empty()) {
+    ctx.trace(module, "out/sidechain_frames", out.sidechain_frames);
+    ctx.trace(module, "out/positions", out.positions);
+  }
+  ctx.trace(module, "out/unnormalized_angles", out.unnormalized_angles);
+  ctx.trace(module, "out/angles", out.angles);
+  ctx.trace(module, "out/states", out.states);
+  ctx.trace(module, "out/single", out.single);
+}
+
 }  // namespace
 
 StructureModuleOutputs StructureModuleOutputs::allocate(Arena& arena, const ModelConfig& config,
@@ -139,11 +176,8 @@ void StructureModule::forward(const Tensor& single, const Tensor& pair, const Te
 
   // Alg. 20 line 4: identity frames, kept as quaternion + translation (nm) rows.
   const Tensor state = arena.allocate(DType::f32, Shape{n, 7});
-  float* const q = state.data_as<float>();
-  for (std::int64_t i = 0; i < n; ++i) {
-    std::fill(q + 7 * i, q + 7 * i + 7, 0.f);
-    q[7 * i] = 1.f;
-  }
+  set_identity_frames(state);
+  const float* const q = state.data_as<float>();
   const Tensor hidden_1 = arena.allocate(DType::f32, Shape{n, c_s_});
   const Tensor hidden_2 = arena.allocate(DType::f32, Shape{n, c_s_});
   std::vector<Rigid> frames(static_cast<std::size_t>(n));    // nm, what IPA sees
@@ -165,14 +199,7 @@ void StructureModule::forward(const Tensor& single, const Tensor& pair, const Te
     transition_layer_norm_.forward(s, s);
     // Line 10: T ← T ∘ BackboneUpdate(s).
     backbone_update_.forward(s, state, arena);
-    float* const frames_out = out.frames.select(0, l).data_as<float>();
-    for (std::int64_t i = 0; i < n; ++i) {
-      const std::size_t k = static_cast<std::size_t>(i);
-      frames[k] = Rigid::from_tensor_7(q + 7 * i);
-      backbone[k] = {frames[k].rot, frames[k].trans * kTransScaleFactor};
-      std::copy(q + 7 * i, q + 7 * i + 4, frames_out + 7 * i);
-      for (int d = 0; d < 3; ++d) frames_out[7 * i + 4 + d] = q[7 * i + 4 + d] * kTransScaleFactor;
-    }
+    read_frames(q, frames, backbone, out.frames.select(0, l));
     copy_tensor(s, out.states.select(0, l));
     // Lines 11-14: torsion angles from the current and the initial single.
     const Tensor angles = out.angles.select(0, l);
@@ -186,16 +213,7 @@ void StructureModule::forward(const Tensor& single, const Tensor& pair, const Te
   }
   copy_tensor(s, out.single);
 
-  const std::string module = "structure_module";
-  ctx.trace(module, "out/frames", out.frames);
-  if (atoms) {
-    ctx.trace(module, "out/sidechain_frames", out.sidechain_frames);
-    ctx.trace(module, "out/positions", out.positions);
-  }
-  ctx.trace(module, "out/unnormalized_angles", out.unnormalized_angles);
-  ctx.trace(module, "out/angles", out.angles);
-  ctx.trace(module, "out/states", out.states);
-  ctx.trace(module, "out/single", out.single);
+  trace_outputs(out, ctx);
 }
 
 std::size_t StructureModule::scratch_bytes(std::int64_t n_res, std::int64_t chunk) const {

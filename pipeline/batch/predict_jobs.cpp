@@ -119,6 +119,80 @@ void add_a3m(const fs::path& file, std::size_t max_length, JobList& out) {
   out.jobs.push_back(std::move(job));
 }
 
+// The table's columns by name (-1: absent), case-insensitive.
+struct TableColumns {
+  std::ptrdiff_t id = -1, sequence = -1, a3m = -1;
+};
+
+TableColumns table_columns(const std::vector<std::string>& header) {
+  auto column = [&](std::initializer_list<const char*> names) -> std::ptrdiff_t {
+    for (std::size_t i = 0; i < header.size(); ++i) {
+      for (const char* name : names) {
+        if (lower(header[i]) == name) return static_cast<std::ptrdiff_t>(i);
+      }
+    }
+    return -1;
+  };
+  return {column({"id"}), column({"sequence"}), column({"a3m_path", "a3mpath"})};
+}
+
+std::string missing_columns_error(const Table& table, const std::string& source, char delimiter) {
+  const std::string sep = delimiter == '\t' ? "tab" : "comma";
+  std::string found;
+  for (const std::string& h : table.header) found += (found.empty() ? "" : ", ") + ("'" + h + "'");
+  return located(source, table.header_line,
+                 "the first row must name the columns 'id' and 'sequence' (and optionally "
+                 "'a3m_path'), " +
+                     sep + "-separated; found " + text::excerpt(found, 200));
+}
+
+// The job of one table row; its error says what is wrong with the row.
+PredictJob table_job(const fs::path& file, const TableRow& row, const TableColumns& columns,
+                     std::size_t header_size, std::size_t max_length) {
+  const std::string source = file.string();
+  PredictJob job;
+  job.source = file;
+  job.line = row.line;
+  auto field = [&](std::ptrdiff_t col) {
+    return col >= 0 && static_cast<std::size_t>(col) < row.fields.size() ? row.fields[col]
+                                                                         : std::string();
+  };
+  const std::string id = field(columns.id);
+  job.name = job_name(id);
+  for (char c : field(columns.sequence)) {
+    if (!text::is_space(c))
+      job.sequence += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  }
+  if (!row.error.empty()) {
+    job.error = row.error;
+  } else if (row.fields.size() != header_size) {
+    job.error = located(source, job.line,
+                        "row has " + std::to_string(row.fields.size()) +
+                            " field(s) but the header " + std::to_string(header_size));
+  } else if (trim(id).empty()) {
+    job.error = located(source, job.line,
+                        "the 'id' field is empty; every row needs an id (it names the job "
+                        "and its output files)");
+  } else {
+    check_query(job, id, max_length);
+  }
+  const std::string a3m = field(columns.a3m);
+  if (!a3m.empty()) {
+    job.a3m = fs::path(a3m).is_absolute() ? fs::path(a3m) : file.parent_path() / a3m;
+    std::error_code ec;
+    const bool found = fs::is_regular_file(job.a3m, ec);
+    if (job.error.empty() && !found) {
+      job.error = located(
+          source, job.line,
+          "a3m_path " + job.a3m.string() +
+              (ec && ec != std::errc::no_such_file_or_directory ? " cannot be used: " + ec.message()
+                                                                : " does not exist"));
+    }
+  }
+  name_unnamed(job);
+  return job;
+}
+
 void add_table(const fs::path& file, std::size_t max_length, JobList& out) {
   const char delimiter = lower(file.extension().string()) == ".tsv" ? '\t' : ',';
   const std::string source = file.string();
@@ -129,70 +203,13 @@ void add_table(const fs::path& file, std::size_t max_length, JobList& out) {
     out.jobs.push_back(failed_file(file, e.what()));
     return;
   }
-  const std::vector<std::string>& header = table.header;
-  auto column = [&](std::initializer_list<const char*> names) -> std::ptrdiff_t {
-    for (std::size_t i = 0; i < header.size(); ++i) {
-      for (const char* name : names) {
-        if (lower(header[i]) == name) return static_cast<std::ptrdiff_t>(i);
-      }
-    }
-    return -1;
-  };
-  const std::ptrdiff_t id_col = column({"id"}), seq_col = column({"sequence"});
-  const std::ptrdiff_t a3m_col = column({"a3m_path", "a3mpath"});
-  if (id_col < 0 || seq_col < 0) {
-    const std::string sep = delimiter == '\t' ? "tab" : "comma";
-    std::string found;
-    for (const std::string& h : header) found += (found.empty() ? "" : ", ") + ("'" + h + "'");
-    out.jobs.push_back(
-        failed_file(file, located(source, table.header_line,
-                                  "the first row must name the columns 'id' and 'sequence' (and "
-                                  "optionally 'a3m_path'), " +
-                                      sep + "-separated; found " + text::excerpt(found, 200))));
+  const TableColumns columns = table_columns(table.header);
+  if (columns.id < 0 || columns.sequence < 0) {
+    out.jobs.push_back(failed_file(file, missing_columns_error(table, source, delimiter)));
     return;
   }
   for (const TableRow& row : table.rows) {
-    PredictJob job;
-    job.source = file;
-    job.line = row.line;
-    auto field = [&](std::ptrdiff_t col) {
-      return col >= 0 && static_cast<std::size_t>(col) < row.fields.size() ? row.fields[col]
-                                                                           : std::string();
-    };
-    const std::string id = field(id_col);
-    job.name = job_name(id);
-    for (char c : field(seq_col)) {
-      if (!text::is_space(c))
-        job.sequence += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-    }
-    if (!row.error.empty()) {
-      job.error = row.error;
-    } else if (row.fields.size() != header.size()) {
-      job.error = located(source, job.line,
-                          "row has " + std::to_string(row.fields.size()) +
-                              " field(s) but the header " + std::to_string(header.size()));
-    } else if (trim(id).empty()) {
-      job.error = located(source, job.line,
-                          "the 'id' field is empty; every row needs an id (it names the job "
-                          "and its output files)");
-    } else {
-      check_query(job, id, max_length);
-    }
-    const std::string a3m = field(a3m_col);
-    if (!a3m.empty()) {
-      job.a3m = fs::path(a3m).is_absolute() ? fs::path(a3m) : file.parent_path() / a3m;
-      std::error_code ec;
-      const bool found = fs::is_regular_file(job.a3m, ec);
-      if (job.error.empty() && !found) {
-        job.error = located(source, job.line,
-                            "a3m_path " + job.a3m.string() +
-                                (ec && ec != std::errc::no_such_file_or_directory
-                                     ? " cannot be used: " + ec.message()
-                                     : " does not exist"));
-      }
-    }
-    name_unnamed(job);
-    out.jobs.push_back(std::move(job));
+    out.jobs.push_back(table_job(file, row, columns, table.header.size(), max_length));
   }
   if (table.rows.empty()) {
     out.jobs.push_back(

@@ -249,8 +249,10 @@ MaxMsa parse_max_msa(const std::string& text) {
   }
   const std::string option = "--max-msa '" + text + "'";
   MaxMsa m;
-  m.max_seq = parse_integer(option + " MAX_SEQ", text.substr(0, colon), 1, kMaxRows);
-  m.max_extra_seq = parse_integer(option + " MAX_EXTRA_SEQ", text.substr(colon + 1), 0, kMaxRows);
+  m.max_seq =
+      parse_integer(option + " MAX_SEQ", text.substr(0, colon), kMaxSeqRange.min, kMaxSeqRange.max);
+  m.max_extra_seq = parse_integer(option + " MAX_EXTRA_SEQ", text.substr(colon + 1),
+                                  kMaxExtraSeqRange.min, kMaxExtraSeqRange.max);
   return m;
 }
 

@@ -31,7 +31,7 @@ constexpr CommonOptionEntry kCommonOptions[] = {
               "multiplication (0: no slicing); bounds transient memory (default: the "
               "memory planner chooses the leanest plan within 3% of the fastest, or "
               "what fits --mem-budget)")
-           ->transform(integer_in(0, kMaxRows));
+           ->transform(integer_in(kChunkSizeRange));
      }},
     {CommonOption::mem_budget,
      [](CLI::App& cmd, CommonOptions& into) {

@@ -21,12 +21,6 @@ std::string quoted(std::string_view text) {
   return "'" + std::string(text) + "'";
 }
 
-std::string integer_range(std::int64_t min, std::int64_t max, std::string_view why) {
-  std::string range = "an integer from " + std::to_string(min) + " to " + std::to_string(max);
-  if (!why.empty()) range += " (" + std::string(why) + ")";
-  return range;
-}
-
 // The shortest text that reads back as `value`: "100", not "1e+02" or "100.000000".
 std::string shortest(double value) {
   char buf[32];
@@ -47,13 +41,13 @@ std::optional<std::string> integer_error(std::string_view text, std::int64_t min
   const char* end = digits.data() + digits.size();
   const auto [ptr, ec] = std::from_chars(digits.data(), end, value);
   if (ec == std::errc::result_out_of_range) {
-    return quoted(text) + " is out of range: expected " + integer_range(min, max, why);
+    return quoted(text) + " is out of range: expected " + integer_range_text(min, max, why);
   }
   if (ec != std::errc() || ptr != end || digits.empty()) {
-    return quoted(text) + " is not an integer: expected " + integer_range(min, max, why);
+    return quoted(text) + " is not an integer: expected " + integer_range_text(min, max, why);
   }
   if (value < min || value > max) {
-    return quoted(text) + " is out of range: expected " + integer_range(min, max, why);
+    return quoted(text) + " is out of range: expected " + integer_range_text(min, max, why);
   }
   return std::nullopt;
 }
@@ -90,7 +84,7 @@ std::optional<std::string> model_order_error(std::string_view text, std::vector<
     const std::string_view item = text.substr(
         start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
     std::int64_t model = 0;
-    if (integer_error(item, 1, 5, {}, model)) {
+    if (integer_error(item, kModelNumberRange.min, kModelNumberRange.max, {}, model)) {
       const std::string what = item.empty()   ? " has an empty entry"
                                : item == text ? " is not a model number"
                                               : ": " + quoted(item) + " is not a model number";
@@ -150,6 +144,10 @@ CLI::Validator integer_in(std::int64_t min, std::int64_t max, std::string why) {
         return std::string();
       },
       std::to_string(min) + ".." + std::to_string(max));
+}
+
+CLI::Validator integer_in(const IntegerRange& range) {
+  return integer_in(range.min, range.max);
 }
 
 CLI::Validator real_in(double min, double max) {

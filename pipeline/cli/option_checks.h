@@ -9,27 +9,13 @@
 #include <string_view>
 #include <vector>
 
+#include "pipeline/batch/predict_limits.h"
+
 namespace cpufold {
 
-// Every limit below is far beyond real use; each exists to turn a typo or a wrapped negative
-// into a message instead of a hang, a crash or a silently wrong run.
+// The predict options' limits (kMaxRecycles, kMaxRows, ...) live with predict(), which checks
+// them too: pipeline/batch/predict_limits.h. Those below concern the command line alone.
 
-// Recycling iterations: ColabFold's deepest preset uses 48; each one is a full model pass.
-inline constexpr std::int64_t kMaxRecycles = 1000;
-// Seeds per model: massive-sampling protocols run ~1200 per model; each is a full model run.
-inline constexpr std::int64_t kMaxSeeds = 10000;
-// AlphaFold2's run_alphafold draws seeds below sys.maxsize; seeds stay signed 64-bit values
-// so that config.json and file names read back the same in every language.
-inline constexpr std::int64_t kMaxRandomSeed = std::numeric_limits<std::int64_t>::max();
-// MSA rows, residues and chunk sizes: far beyond AF2's hit limits and query lengths, and small
-// enough that products such as rows x residues x channels x 4 bytes stay inside 64 bits (an
-// over-large run then fails on memory with exit 4 rather than on a wrapped size).
-inline constexpr std::int64_t kMaxRows = 1'000'000;
-// Å of RMS change of the CA-CA distances: any value above this stops at the first check for any
-// protein, so a larger one is a typo.
-inline constexpr double kMaxEarlyStopTolerance = 100;
-// Trunk passes per recycle with --num-ensemble: AF2's CASP14 setting was 8; each costs a trunk.
-inline constexpr std::int64_t kMaxEnsemble = 100;
 // colabfold_batch options that have no effect in cpufold (relaxation, padding, template hits):
 // only their type is checked, as ColabFold's argparse does, within these bounds.
 inline constexpr std::int64_t kMaxIgnoredCount = std::numeric_limits<std::int32_t>::max();
@@ -54,6 +40,7 @@ std::vector<int> parse_model_order(std::string_view option, std::string_view tex
 // Option::transform, not check(): they rewrite the value in plain decimal, so CLI11's own
 // conversion never reads "010" as octal 8.
 CLI::Validator integer_in(std::int64_t min, std::int64_t max, std::string why = {});
+CLI::Validator integer_in(const IntegerRange& range);
 CLI::Validator real_in(double min, double max);
 CLI::Validator thread_count();
 CLI::Validator model_order_list();

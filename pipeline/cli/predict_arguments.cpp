@@ -10,7 +10,10 @@
 
 namespace cpufold {
 
-void add_predict_arguments(CLI::App& cmd, PredictArguments& args, bool output_dir_required) {
+namespace {
+
+// Input, MSAs, parameters, models, recycling, ensembling, seeds and MSA depth.
+void add_model_arguments(CLI::App& cmd, PredictArguments& args, bool output_dir_required) {
   PredictOptions& o = args.options;
   CLI::Option* input =
       cmd.add_option("INPUT", o.input, "FASTA, A3M, CSV/TSV file or a directory of them");
@@ -28,7 +31,7 @@ void add_predict_arguments(CLI::App& cmd, PredictArguments& args, bool output_di
                  "$CPUFOLD_DATA, else ~/.cache/colabfold)");
   cmd.add_option("--num-models", o.num_models, "number of models to run, from --model-order")
       ->default_val(5)
-      ->transform(integer_in(1, 5));
+      ->transform(integer_in(kNumModelsRange));
   cmd.add_option("--model-order", args.model_order,
                  "AlphaFold2 models in the order they are tried (the first --num-models run)")
       ->default_val("1,2,3,4,5")
@@ -38,7 +41,7 @@ void add_predict_arguments(CLI::App& cmd, PredictArguments& args, bool output_di
       ->default_val("auto");
   cmd.add_option("--num-recycle", o.num_recycle, "recycling iterations after the first pass")
       ->default_val(3)
-      ->transform(integer_in(0, kMaxRecycles));
+      ->transform(integer_in(kNumRecycleRange));
   cmd.add_option("--recycle-early-stop-tolerance", o.recycle_early_stop_tolerance,
                  "stop recycling once the CA-CA distances change by less than this (RMS, "
                  "Angstrom); 0: off")
@@ -47,29 +50,30 @@ void add_predict_arguments(CLI::App& cmd, PredictArguments& args, bool output_di
                  "AF2 ensembling: trunk passes per recycle, each on its own MSA sample, "
                  "representations averaged (costs N times the trunk)")
       ->default_val(1)
-      ->transform(integer_in(1, kMaxEnsemble));
+      ->transform(integer_in(kNumEnsembleRange));
   cmd.add_option("--num-seeds", o.num_seeds,
                  "seeds per model: random_seed .. random_seed + num_seeds - 1")
       ->default_val(1)
-      ->transform(integer_in(1, kMaxSeeds));
+      ->transform(integer_in(kNumSeedsRange));
   cmd.add_option("--random-seed", o.random_seed,
                  "seed of the MSA sampling and masking (reproducible on every machine)")
       ->default_val(0)
-      ->transform(integer_in(0, kMaxRandomSeed));
+      ->transform(integer_in(kRandomSeedRange));
   cmd.add_option("--rank", args.rank,
                  "rank predictions by auto (= plddt for monomers), plddt (mean pLDDT) or ptm")
       ->default_val("auto");
   cmd.add_option("--max-seq", args.max_seq,
                  "MSA cluster rows fed to the Evoformer (default: AF2's, 512 or 508 with "
                  "template models)")
-      ->transform(integer_in(1, kMaxRows));
+      ->transform(integer_in(kMaxSeqRange));
   cmd.add_option("--max-extra-seq", args.max_extra_seq,
                  "extra MSA rows (default: AF2's, 5120 for models 1, 3, 4 and 1024 for 2, 5)")
-      ->transform(integer_in(0, kMaxRows));
-  add_common_options(
-      cmd, args.common,
-      {CommonOption::threads, CommonOption::chunk_size, CommonOption::mem_budget,
-       CommonOption::spill_dir, CommonOption::spill_numa_node, CommonOption::precision});
+      ->transform(integer_in(kMaxExtraSeqRange));
+}
+
+// Which jobs are redone, their order, and --max-msa (the two MSA depths at once).
+void add_batch_arguments(CLI::App& cmd, PredictArguments& args) {
+  PredictOptions& o = args.options;
   cmd.add_flag("--overwrite-existing-results", o.overwrite_existing_results,
                "redo jobs whose JOB.done.txt exists (default: skip them)");
   cmd.add_option("--sort-queries-by", args.sort_queries_by,
@@ -78,6 +82,12 @@ void add_predict_arguments(CLI::App& cmd, PredictArguments& args, bool output_di
       ->default_val("length");
   cmd.add_option("--max-msa", args.max_msa,
                  "MAX_SEQ:MAX_EXTRA_SEQ, e.g. 512:1024; overrides --max-seq and --max-extra-seq");
+}
+
+// When a job stops early, how jobs are named and which files they get; the progress output;
+// colabfold_batch's other options.
+void add_output_arguments(CLI::App& cmd, PredictArguments& args) {
+  PredictOptions& o = args.options;
   cmd.add_option("--stop-at-score", o.stop_at_score,
                  "stop recycling, and skip the job's remaining models and seeds, once a "
                  "prediction's ranking score (mean pLDDT, or 100 x pTM with --rank ptm) "
@@ -115,6 +125,18 @@ void add_predict_arguments(CLI::App& cmd, PredictArguments& args, bool output_di
   for (const char* name : {"--relax-tolerance", "--relax-stiffness"}) {
     cmd.get_option(name)->transform(real_in(0, kMaxIgnoredReal));
   }
+}
+
+}  // namespace
+
+void add_predict_arguments(CLI::App& cmd, PredictArguments& args, bool output_dir_required) {
+  add_model_arguments(cmd, args, output_dir_required);
+  add_common_options(
+      cmd, args.common,
+      {CommonOption::threads, CommonOption::chunk_size, CommonOption::mem_budget,
+       CommonOption::spill_dir, CommonOption::spill_numa_node, CommonOption::precision});
+  add_batch_arguments(cmd, args);
+  add_output_arguments(cmd, args);
 }
 
 void resolve_predict_arguments(PredictArguments& args) {

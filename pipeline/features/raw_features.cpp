@@ -1,6 +1,7 @@
 #include "pipeline/features/raw_features.h"
 
 #include <string_view>
+#include <type_traits>
 #include <unordered_set>
 
 #include "memory/error.h"
@@ -99,34 +100,44 @@ RawFeatures make_raw_features(std::string_view query, std::span<const Msa> msas,
   return raw;
 }
 
-RawFeatures read_raw_features(const Hdf5TensorReader& file) {
-  auto require_shape = [&](const std::string& name, std::int64_t rank) {
-    const Shape s = file.shape(name);
+namespace {
+
+// Datasets of a features file's raw_features/ group, checked as they are read.
+class RawFeatureReader {
+ public:
+  explicit RawFeatureReader(const Hdf5TensorReader& file) : file_(file) {}
+
+  Shape require_shape(const std::string& name, std::int64_t rank) const {
+    const Shape s = file_.shape(name);
     if (s.rank() != rank) {
-      throw InputError(name + " in " + file.path().string() + " has shape " + s.str() +
-                       ", expected rank " + std::to_string(rank));
+      throw InputError(name + " in " + where() + " has shape " + s.str() + ", expected rank " +
+                       std::to_string(rank));
     }
     return s;
-  };
-  auto read_i32 = [&](const std::string& name, const Shape& s) {
-    std::vector<std::int32_t> v(static_cast<std::size_t>(s.numel()));
-    file.read(name, Tensor(v.data(), DType::i32, s));
+  }
+  template <typename T>
+  std::vector<T> read(const std::string& name, const Shape& s) const {
+    std::vector<T> v(static_cast<std::size_t>(s.numel()));
+    file_.read(name, Tensor(v.data(), std::is_same_v<T, float> ? DType::f32 : DType::i32, s));
     return v;
-  };
-  auto read_f32 = [&](const std::string& name, const Shape& s) {
-    std::vector<float> v(static_cast<std::size_t>(s.numel()));
-    file.read(name, Tensor(v.data(), DType::f32, s));
-    return v;
-  };
+  }
+  const Hdf5TensorReader& file() const { return file_; }
+  std::string where() const { return file_.path().string(); }
 
-  RawFeatures raw;
-  const Shape aatype_shape = require_shape("raw_features/aatype", 2);  // one-hot [n_res, 21]
+ private:
+  const Hdf5TensorReader& file_;
+};
+
+// The query from its one-hot aatype [n_res, 21] (argmax, first maximum), and its residue index.
+void read_query(const RawFeatureReader& in, RawFeatures& raw) {
+  const Shape aatype_shape = in.require_shape("raw_features/aatype", 2);
   raw.n_res = aatype_shape[0];
   const std::int64_t n_aa = aatype_shape[1];
-  const std::vector<std::int32_t> one_hot = read_i32("raw_features/aatype", aatype_shape);
+  const std::vector<std::int32_t> one_hot =
+      in.read<std::int32_t>("raw_features/aatype", aatype_shape);
   raw.aatype.resize(static_cast<std::size_t>(raw.n_res));
   for (std::int64_t i = 0; i < raw.n_res; ++i) {
-    int best = 0;  // argmax, first maximum
+    int best = 0;
     for (int a = 1; a < n_aa; ++a)
       if (one_hot[static_cast<std::size_t>(i * n_aa + a)] >
           one_hot[static_cast<std::size_t>(i * n_aa + best)])
@@ -134,39 +145,52 @@ RawFeatures read_raw_features(const Hdf5TensorReader& file) {
     raw.aatype[static_cast<std::size_t>(i)] = best;
     raw.sequence.push_back(best <= kAf2UnknownRestype ? kAf2Restypes[best] : 'X');
   }
-  raw.residue_index = read_i32("raw_features/residue_index", Shape{raw.n_res});
-  const Shape msa_shape = require_shape("raw_features/msa", 2);
-  if (msa_shape[1] != raw.n_res || !(file.shape("raw_features/deletion_matrix_int") == msa_shape)) {
-    throw InputError("raw_features/msa and deletion_matrix_int in " + file.path().string() +
+  raw.residue_index = in.read<std::int32_t>("raw_features/residue_index", Shape{raw.n_res});
+}
+
+void read_msa(const RawFeatureReader& in, RawFeatures& raw) {
+  const Shape msa_shape = in.require_shape("raw_features/msa", 2);
+  if (msa_shape[1] != raw.n_res ||
+      !(in.file().shape("raw_features/deletion_matrix_int") == msa_shape)) {
+    throw InputError("raw_features/msa and deletion_matrix_int in " + in.where() +
                      " do not both have shape [n_msa, " + std::to_string(raw.n_res) + "]");
   }
   raw.n_msa = msa_shape[0];
-  raw.msa = read_i32("raw_features/msa", msa_shape);
-  raw.deletion_matrix = read_i32("raw_features/deletion_matrix_int", msa_shape);
+  raw.msa = in.read<std::int32_t>("raw_features/msa", msa_shape);
+  raw.deletion_matrix = in.read<std::int32_t>("raw_features/deletion_matrix_int", msa_shape);
   for (std::int32_t id : raw.msa) {
     if (id < 0 || id > kMsaGapToken) {
-      throw InputError("raw_features/msa in " + file.path().string() + " holds " +
-                       std::to_string(id) + ", not an HHblits id (0-21)");
+      throw InputError("raw_features/msa in " + in.where() + " holds " + std::to_string(id) +
+                       ", not an HHblits id (0-21)");
     }
   }
+}
 
-  if (file.has("raw_features/template_aatype")) {
-    RawTemplates& t = raw.templates;
-    const Shape ts = require_shape("raw_features/template_aatype", 3);
-    t.n_templ = ts[0];
-    t.n_res = ts[1];
-    t.aatype_one_hot = read_f32("raw_features/template_aatype", ts);
-    t.all_atom_positions =
-        read_f32("raw_features/template_all_atom_positions", Shape{t.n_templ, t.n_res, 37, 3});
-    t.all_atom_mask =
-        read_f32("raw_features/template_all_atom_mask", Shape{t.n_templ, t.n_res, 37});
-    const Shape ps = file.shape("raw_features/template_sum_probs");
-    t.sum_probs = read_f32("raw_features/template_sum_probs", ps);
-    if (static_cast<std::int64_t>(t.sum_probs.size()) != t.n_templ) {
-      throw InputError("raw_features/template_sum_probs in " + file.path().string() +
-                       " has shape " + ps.str() + ", expected one value per template");
-    }
+void read_templates(const RawFeatureReader& in, RawTemplates& t) {
+  const Shape ts = in.require_shape("raw_features/template_aatype", 3);
+  t.n_templ = ts[0];
+  t.n_res = ts[1];
+  t.aatype_one_hot = in.read<float>("raw_features/template_aatype", ts);
+  t.all_atom_positions =
+      in.read<float>("raw_features/template_all_atom_positions", Shape{t.n_templ, t.n_res, 37, 3});
+  t.all_atom_mask =
+      in.read<float>("raw_features/template_all_atom_mask", Shape{t.n_templ, t.n_res, 37});
+  const Shape ps = in.file().shape("raw_features/template_sum_probs");
+  t.sum_probs = in.read<float>("raw_features/template_sum_probs", ps);
+  if (static_cast<std::int64_t>(t.sum_probs.size()) != t.n_templ) {
+    throw InputError("raw_features/template_sum_probs in " + in.where() + " has shape " + ps.str() +
+                     ", expected one value per template");
   }
+}
+
+}  // namespace
+
+RawFeatures read_raw_features(const Hdf5TensorReader& file) {
+  const RawFeatureReader in(file);
+  RawFeatures raw;
+  read_query(in, raw);
+  read_msa(in, raw);
+  if (file.has("raw_features/template_aatype")) read_templates(in, raw.templates);
   return raw;
 }
 

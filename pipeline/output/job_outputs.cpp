@@ -146,35 +146,47 @@ fs::path done_marker(const fs::path& dir, const std::string& job) {
   return dir / (job + kDoneTxt);
 }
 
-std::vector<std::string> write_job_outputs(const fs::path& dir, const std::string& job,
-                                           const std::vector<RenderedPrediction>& ranked,
-                                           const JobExtras& extras) {
-  std::vector<std::string> written;
-  auto write = [&](const std::string& name, const std::string& bytes) {
-    write_file_atomically(dir / name, bytes);
-    written.push_back(name);
-  };
-  if (!extras.a3m.empty()) write(job + kA3m, extras.a3m);
-  if (!extras.coverage_png.empty()) write(job + kCoveragePng, extras.coverage_png);
-  for (std::size_t k = 0; k < ranked.size(); ++k) {
-    const RenderedPrediction& r = ranked[k];
-    const std::string tag = rank_tag(k + 1) + "_" + r.tag;
-    write(job + kUnrelaxed + tag + ".pdb", r.pdb);
-    write(job + kUnrelaxed + tag + ".cif", r.cif);
-    write(job + kScores + tag + ".json", r.scores);
-    for (std::size_t i = 0; i < r.recycle_pdbs.size(); ++i) {
-      write(job + kUnrelaxed + tag + ".r" + std::to_string(i) + ".pdb", r.recycle_pdbs[i]);
-    }
-    for (const RenderedPrediction::Unranked& u : r.unranked) {
-      const std::string name = job + "_" + u.kind + "_" + tag + u.ext;
-      fs::rename(unranked_path(dir, job, u.kind, r.tag, u.ext), dir / name);
-      written.push_back(name);
-    }
+namespace {
+
+// Writes each file atomically into `dir` and keeps its name.
+class JobFileWriter {
+ public:
+  explicit JobFileWriter(const fs::path& dir) : dir_(dir) {}
+  void write(const std::string& name, const std::string& bytes) {
+    write_file_atomically(dir_ / name, bytes);
+    written_.push_back(name);
   }
-  if (ranked.front().has_pae && extras.pae_json) {
-    write(job + kPaeJson, ranked.front().pae_v1);
+  void rename(const fs::path& from, const std::string& name) {
+    fs::rename(from, dir_ / name);
+    written_.push_back(name);
   }
-  // Plots of the top 5, as ColabFold draws them.
+  std::vector<std::string>& written() { return written_; }
+
+ private:
+  fs::path dir_;
+  std::vector<std::string> written_;
+};
+
+// A prediction's files under its rank: structures, scores, recycles, and the unranked files
+// renamed.
+void write_ranked(JobFileWriter& out, const fs::path& dir, const std::string& job, std::size_t rank,
+                  const RenderedPrediction& r) {
+  const std::string tag = rank_tag(rank) + "_" + r.tag;
+  out.write(job + kUnrelaxed + tag + ".pdb", r.pdb);
+  out.write(job + kUnrelaxed + tag + ".cif", r.cif);
+  out.write(job + kScores + tag + ".json", r.scores);
+  for (std::size_t i = 0; i < r.recycle_pdbs.size(); ++i) {
+    out.write(job + kUnrelaxed + tag + ".r" + std::to_string(i) + ".pdb", r.recycle_pdbs[i]);
+  }
+  for (const RenderedPrediction::Unranked& u : r.unranked) {
+    out.rename(unranked_path(dir, job, u.kind, r.tag, u.ext),
+               job + "_" + u.kind + "_" + tag + u.ext);
+  }
+}
+
+// Plots of the top 5, as ColabFold draws them.
+void write_plots(JobFileWriter& out, const std::string& job,
+                 const std::vector<RenderedPrediction>& ranked) {
   std::vector<PlddtCurve> curves;
   std::vector<PaeMatrix> matrices;
   for (std::size_t k = 0; k < std::min<std::size_t>(ranked.size(), 5); ++k) {
@@ -190,23 +202,40 @@ std::vector<std::string> write_job_outputs(const fs::path& dir, const std::strin
     }
   }
   const std::string title = job + " (" + std::to_string(ranked.front().plddt.size()) + " aa)";
-  if (extras.plots) {
-    write(job + kPlddtPng, plddt_plot_png(title, curves));
-    if (!matrices.empty()) write(job + kPaePng, pae_plot_png(title, matrices));
-  }
+  out.write(job + kPlddtPng, plddt_plot_png(title, curves));
+  if (!matrices.empty()) out.write(job + kPaePng, pae_plot_png(title, matrices));
+}
 
-  if (extras.zip) {
-    std::vector<fs::path> files;
-    for (const std::string& name : written) files.push_back(dir / name);
-    for (const char* batch_file : {"cite.bibtex", "config.json"}) {
-      if (fs::exists(dir / batch_file)) files.push_back(dir / batch_file);
-    }
-    write_zip_atomically(result_zip(dir, job), files);
-    for (const std::string& name : written) fs::remove(dir / name);
-    written = {result_zip(dir, job).filename().string()};
-    return written;
+// The job's files (with the batch's cite.bibtex and config.json) into its result.zip; the
+// originals deleted.
+std::vector<std::string> zip_job(const fs::path& dir, const std::string& job,
+                                 const std::vector<std::string>& written) {
+  std::vector<fs::path> files;
+  for (const std::string& name : written) files.push_back(dir / name);
+  for (const char* batch_file : {"cite.bibtex", "config.json"}) {
+    if (fs::exists(dir / batch_file)) files.push_back(dir / batch_file);
   }
+  write_zip_atomically(result_zip(dir, job), files);
+  for (const std::string& name : written) fs::remove(dir / name);
+  return {result_zip(dir, job).filename().string()};
+}
 
+}  // namespace
+
+std::vector<std::string> write_job_outputs(const fs::path& dir, const std::string& job,
+                                           const std::vector<RenderedPrediction>& ranked,
+                                           const JobExtras& extras) {
+  JobFileWriter out(dir);
+  if (!extras.a3m.empty()) out.write(job + kA3m, extras.a3m);
+  if (!extras.coverage_png.empty()) out.write(job + kCoveragePng, extras.coverage_png);
+  for (std::size_t k = 0; k < ranked.size(); ++k) write_ranked(out, dir, job, k + 1, ranked[k]);
+  if (ranked.front().has_pae && extras.pae_json) {
+    out.write(job + kPaeJson, ranked.front().pae_v1);
+  }
+  if (extras.plots) write_plots(out, job, ranked);
+  if (extras.zip) return zip_job(dir, job, out.written());
+
+  std::vector<std::string>& written = out.written();
   std::string marker =
       "cpufold predict " + std::string(CPUFOLD_VERSION) + ": " + job + " done; files:\n";
   for (const std::string& name : written) marker += name + "\n";

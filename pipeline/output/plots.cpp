@@ -111,40 +111,39 @@ std::size_t count_non_finite(std::span<const float> v) {
       std::count_if(v.begin(), v.end(), [](float x) { return !std::isfinite(x); }));
 }
 
-}  // namespace
+// The pLDDT plot's axes: x residue 1..n (a single residue sits in the middle), y pLDDT 0..100.
+// Whole pixels for ticks and bands; curves run through pixel centres.
+struct PlddtAxes {
+  static constexpr int kWidth = 800, kHeight = 500;
+  static constexpr int left = 70, right = kWidth - 110, top = 50, bottom = kHeight - 60;
+  double x_lo, x_hi;
 
-std::string plddt_plot_png(const std::string& title, std::span<const PlddtCurve> curves) {
-  if (curves.empty()) throw InternalError("pLDDT plot: no curves");
-  std::size_t n = 0;
-  for (const PlddtCurve& c : curves) n = std::max(n, c.plddt.size());
-  if (n == 0) throw InternalError("pLDDT plot: empty pLDDT vectors");
+  explicit PlddtAxes(std::size_t n)
+      : x_lo(n == 1 ? 0.5 : 1.0), x_hi(n == 1 ? 1.5 : static_cast<double>(n)) {}
+  double fx(double residue) const { return (residue - x_lo) / (x_hi - x_lo) * (right - left); }
+  double fy(double v) const { return std::clamp(v, 0.0, 100.0) / 100.0 * (bottom - top); }
+  int px(double residue) const { return left + static_cast<int>(std::lround(fx(residue))); }
+  int py(double v) const { return bottom - static_cast<int>(std::lround(fy(v))); }
+};
 
-  constexpr int kWidth = 800, kHeight = 500;
-  Canvas img(kWidth, kHeight, kWhite);
-  const int left = 70, right = kWidth - 110, top = 50, bottom = kHeight - 60;
-
-  // x: residue 1..n (a single residue sits in the middle); y: pLDDT 0..100. Whole pixels for
-  // ticks and bands; curves run through pixel centres.
-  const double x_lo = n == 1 ? 0.5 : 1.0, x_hi = n == 1 ? 1.5 : static_cast<double>(n);
-  const auto fx = [&](double residue) { return (residue - x_lo) / (x_hi - x_lo) * (right - left); };
-  const auto fy = [&](double v) { return std::clamp(v, 0.0, 100.0) / 100.0 * (bottom - top); };
-  const auto px = [&](double residue) { return left + static_cast<int>(std::lround(fx(residue))); };
-  const auto py = [&](double v) { return bottom - static_cast<int>(std::lround(fy(v))); };
-
-  // Confidence bands, pale, labelled in the right margin.
+// Confidence bands, pale, labelled in the right margin; grid and ticks.
+void draw_plddt_bands(Canvas& img, const PlddtAxes& a) {
+  const int left = a.left, right = a.right;
   for (const Band& b : kBands) {
-    img.fill_rect(left, py(b.hi), right + 1, py(b.lo) + 1, mix(kWhite, b.colour, 0.22));
-    img.fill_rect(right + 1, py(b.hi), right + 7, py(b.lo) + 1, b.colour);
-    img.text(right + 12, (py(b.hi) + py(b.lo) + 1) / 2.0, b.label, kSmallSize, kText);
+    img.fill_rect(left, a.py(b.hi), right + 1, a.py(b.lo) + 1, mix(kWhite, b.colour, 0.22));
+    img.fill_rect(right + 1, a.py(b.hi), right + 7, a.py(b.lo) + 1, b.colour);
+    img.text(right + 12, (a.py(b.hi) + a.py(b.lo) + 1) / 2.0, b.label, kSmallSize, kText);
   }
   for (double v : ticks(0, 100, 5, false)) {
-    img.hline(left, right, py(v), kGrid);
-    y_tick(img, left, py(v), v);
+    img.hline(left, right, a.py(v), kGrid);
+    y_tick(img, left, a.py(v), v);
   }
-  for (double v : ticks(x_lo, x_hi, 8, true)) x_tick(img, px(v), bottom, v);
+  for (double v : ticks(a.x_lo, a.x_hi, 8, true)) x_tick(img, a.px(v), a.bottom, v);
+}
 
-  // Curves, the last rank first so that rank 1 lies on top of any curve it coincides with.
-  // A value that is not finite leaves a gap; a single residue is a dot.
+// Curves, the last rank first so that rank 1 lies on top of any curve it coincides with.
+// A value that is not finite leaves a gap; a single residue is a dot.
+void draw_plddt_curves(Canvas& img, const PlddtAxes& a, std::span<const PlddtCurve> curves) {
   std::vector<Point> run;
   for (std::size_t k = curves.size(); k-- > 0;) {
     const std::span<const float> v = curves[k].plddt;
@@ -152,16 +151,18 @@ std::string plddt_plot_png(const std::string& title, std::span<const PlddtCurve>
     run.clear();
     for (std::size_t i = 0; i <= v.size(); ++i) {
       if (i < v.size() && std::isfinite(v[i])) {
-        run.push_back({left + 0.5 + fx(static_cast<double>(i + 1)), bottom + 0.5 - fy(v[i])});
+        run.push_back(
+            {a.left + 0.5 + a.fx(static_cast<double>(i + 1)), a.bottom + 0.5 - a.fy(v[i])});
       } else {
         img.polyline(run, curve_colour(k), width);
         run.clear();
       }
     }
   }
-  img.frame(left, top, right, bottom, kBlack);
+}
 
-  // Legend, bottom left inside the plot: one line per model, rank 1 first.
+// Legend, bottom left inside the plot: one line per model, rank 1 first.
+void draw_plddt_legend(Canvas& img, const PlddtAxes& a, std::span<const PlddtCurve> curves) {
   std::vector<std::string> labels;
   double label_w = 0;
   for (const PlddtCurve& c : curves) {
@@ -171,20 +172,35 @@ std::string plddt_plot_png(const std::string& title, std::span<const PlddtCurve>
     label_w = std::max(label_w, img.text_width(labels.back(), kSmallSize));
   }
   const int row_h = 18, rows = static_cast<int>(curves.size());
-  const int lx = left + 8, lr = lx + static_cast<int>(std::ceil(label_w)) + 42;
-  const int ly = bottom - 8 - row_h * rows - 8;
-  img.fill_rect(lx, ly, lr, bottom - 8, kWhite);
-  img.frame(lx, ly, lr, bottom - 8, kLegendFrame);
+  const int lx = a.left + 8, lr = lx + static_cast<int>(std::ceil(label_w)) + 42;
+  const int ly = a.bottom - 8 - row_h * rows - 8;
+  img.fill_rect(lx, ly, lr, a.bottom - 8, kWhite);
+  img.frame(lx, ly, lr, a.bottom - 8, kLegendFrame);
   for (int k = 0; k < rows; ++k) {
     const double y = ly + 4 + row_h * (k + 0.5);
     const Point sample[] = {{lx + 8.0, y}, {lx + 28.0, y}};
     img.polyline(sample, curve_colour(static_cast<std::size_t>(k)), 2.0);
     img.text(lx + 34, y, labels[static_cast<std::size_t>(k)], kSmallSize, kText);
   }
+}
 
-  draw_title(img, (left + right) / 2.0, title);
-  img.text((left + right) / 2.0, kHeight - 18, "Residue", kLabelSize, kText, Anchor::centre);
-  img.text_up(20, (top + bottom) / 2.0, "pLDDT", kLabelSize, kText);
+}  // namespace
+
+std::string plddt_plot_png(const std::string& title, std::span<const PlddtCurve> curves) {
+  if (curves.empty()) throw InternalError("pLDDT plot: no curves");
+  std::size_t n = 0;
+  for (const PlddtCurve& c : curves) n = std::max(n, c.plddt.size());
+  if (n == 0) throw InternalError("pLDDT plot: empty pLDDT vectors");
+
+  const PlddtAxes a(n);
+  Canvas img(a.kWidth, a.kHeight, kWhite);
+  draw_plddt_bands(img, a);
+  draw_plddt_curves(img, a, curves);
+  img.frame(a.left, a.top, a.right, a.bottom, kBlack);
+  draw_plddt_legend(img, a, curves);
+  draw_title(img, (a.left + a.right) / 2.0, title);
+  img.text((a.left + a.right) / 2.0, a.kHeight - 18, "Residue", kLabelSize, kText, Anchor::centre);
+  img.text_up(20, (a.top + a.bottom) / 2.0, "pLDDT", kLabelSize, kText);
   return img.png();
 }
 
@@ -315,13 +331,17 @@ Rgb rainbow_r(double v) {
 
 }  // namespace
 
-std::string coverage_plot_png(const std::string& title, std::span<const std::int32_t> msa,
-                              std::int64_t n_rows, std::int64_t n_res) {
-  if (n_rows < 1 || n_res < 1 || static_cast<std::int64_t>(msa.size()) != n_rows * n_res) {
-    throw InternalError("coverage plot: the MSA is not [" + std::to_string(n_rows) + " x " +
-                        std::to_string(n_res) + "]");
-  }
-  // Identity of each row to the query (row 0), then rows in ascending identity.
+namespace {
+
+// Each row's identity to the query (row 0), the rows in ascending identity, and each
+// residue's count of non-gap rows.
+struct MsaIdentity {
+  std::vector<double> identity;
+  std::vector<std::int64_t> order, coverage;
+};
+
+MsaIdentity msa_identity(std::span<const std::int32_t> msa, std::int64_t n_rows,
+                         std::int64_t n_res) {
   std::vector<double> identity(static_cast<std::size_t>(n_rows));
   std::vector<std::int64_t> coverage(static_cast<std::size_t>(n_res), 0);
   for (std::int64_t r = 0; r < n_rows; ++r) {
@@ -339,12 +359,15 @@ std::string coverage_plot_png(const std::string& title, std::span<const std::int
     return identity[static_cast<std::size_t>(a)] < identity[static_cast<std::size_t>(b)];
   });
 
-  constexpr int kWidth = 800, kHeight = 500;
-  Canvas img(kWidth, kHeight, kWhite);
-  const int left = 80, right = kWidth - 150, top = 50, bottom = kHeight - 60;
-  const int w = right - left, h = bottom - top;
-  // Nearest sampling, as imshow(interpolation='nearest'): pixel column -> residue, pixel row
-  // (from the bottom) -> sorted MSA row; gaps stay white.
+  return {std::move(identity), std::move(order), std::move(coverage)};
+}
+
+// Nearest sampling, as imshow(interpolation='nearest'): pixel column -> residue, pixel row
+// (from the bottom) -> sorted MSA row; gaps stay white.
+std::vector<Rgb> coverage_pixels(std::span<const std::int32_t> msa, const MsaIdentity& m,
+                                 std::int64_t n_rows, std::int64_t n_res, int w, int h) {
+  const std::vector<double>& identity = m.identity;
+  const std::vector<std::int64_t>& order = m.order;
   std::vector<Rgb> pixels(static_cast<std::size_t>(w) * h, kWhite);
   for (int py = 0; py < h; ++py) {
     const std::int64_t k =
@@ -357,7 +380,25 @@ std::string coverage_plot_png(const std::string& title, std::span<const std::int
       if (msa[static_cast<std::size_t>(r * n_res + i)] != kGapId) line[px] = colour;
     }
   }
-  img.put_pixels(left, top, w, h, pixels);
+  return pixels;
+}
+
+}  // namespace
+
+std::string coverage_plot_png(const std::string& title, std::span<const std::int32_t> msa,
+                              std::int64_t n_rows, std::int64_t n_res) {
+  if (n_rows < 1 || n_res < 1 || static_cast<std::int64_t>(msa.size()) != n_rows * n_res) {
+    throw InternalError("coverage plot: the MSA is not [" + std::to_string(n_rows) + " x " +
+                        std::to_string(n_res) + "]");
+  }
+  const MsaIdentity m = msa_identity(msa, n_rows, n_res);
+  const std::vector<std::int64_t>& coverage = m.coverage;
+
+  constexpr int kWidth = 800, kHeight = 500;
+  Canvas img(kWidth, kHeight, kWhite);
+  const int left = 80, right = kWidth - 150, top = 50, bottom = kHeight - 60;
+  const int w = right - left, h = bottom - top;
+  img.put_pixels(left, top, w, h, coverage_pixels(msa, m, n_rows, n_res, w, h));
 
   // Coverage curve in the rows' scale, at each residue's centre (across the plot for one).
   const auto fx = [&](double residue_centre) {

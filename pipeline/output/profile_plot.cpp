@@ -151,136 +151,153 @@ std::vector<double> ratio_ticks(double lo, double hi) {
   return out;
 }
 
-}  // namespace
-
-std::string profile_plot_png(const std::string& title, const std::string& subtitle,
-                             std::span<const ProfilePlotLength> lengths) {
+// What the lengths span: residues and bytes (over every non-zero figure), the ratio axis, the
+// stages in order of appearance and whether any run failed.
+struct ProfileRanges {
   double n_lo = INFINITY, n_hi = 0, b_lo = INFINITY, b_hi = 0;
   double r_lo = 0.8, r_hi = 1.2;
   bool any_failed = false;
   std::vector<std::string> stage_names;
+};
+
+ProfileRanges profile_ranges(std::span<const ProfilePlotLength> lengths) {
+  ProfileRanges g;
   for (const ProfilePlotLength& l : lengths) {
     const auto seen = [&](std::size_t bytes) {
       if (bytes == 0) return;
-      b_lo = std::min(b_lo, static_cast<double>(bytes));
-      b_hi = std::max(b_hi, static_cast<double>(bytes));
-      n_lo = std::min(n_lo, static_cast<double>(l.n_res));
-      n_hi = std::max(n_hi, static_cast<double>(l.n_res));
+      g.b_lo = std::min(g.b_lo, static_cast<double>(bytes));
+      g.b_hi = std::max(g.b_hi, static_cast<double>(bytes));
+      g.n_lo = std::min(g.n_lo, static_cast<double>(l.n_res));
+      g.n_hi = std::max(g.n_hi, static_cast<double>(l.n_res));
     };
     seen(l.predicted_bytes);
     seen(l.measured_bytes);
     for (const ProfilePlotStage& s : l.stages) {
       seen(s.peak_bytes);
-      if (std::find(stage_names.begin(), stage_names.end(), s.name) == stage_names.end())
-        stage_names.push_back(s.name);
+      if (std::find(g.stage_names.begin(), g.stage_names.end(), s.name) == g.stage_names.end())
+        g.stage_names.push_back(s.name);
     }
-    if (l.measured_bytes == 0 && l.predicted_bytes > 0) any_failed = true;
+    if (l.measured_bytes == 0 && l.predicted_bytes > 0) g.any_failed = true;
     if (l.measured_bytes > 0 && l.predicted_bytes > 0) {
       const double r =
           static_cast<double>(l.measured_bytes) / static_cast<double>(l.predicted_bytes);
-      r_lo = std::min(r_lo, r - 0.05);
-      r_hi = std::max(r_hi, r + 0.05);
+      g.r_lo = std::min(g.r_lo, r - 0.05);
+      g.r_hi = std::max(g.r_hi, r + 0.05);
     }
   }
-  if (b_hi == 0) throw InternalError("profile plot: no length has a figure to draw");
-  r_lo = std::max(r_lo, 0.0);
+  if (g.b_hi == 0) throw InternalError("profile plot: no length has a figure to draw");
+  g.r_lo = std::max(g.r_lo, 0.0);
+  return g;
+}
 
-  constexpr int kWidth = 1000, kHeight = 720;
-  constexpr int left = 100, right = 728, top = 70, bottom = 470;
-  constexpr int r_top = 500, r_bottom = 640;
-  Canvas img(kWidth, kHeight, kWhite);
-  const double x_lo = n_lo / 1.15, x_hi = n_hi * 1.15;
-  const double y_lo = b_lo / 1.25, y_hi = b_hi * 1.25;
-  const LogAxis ax{x_lo, x_hi, left + 0.5, right + 0.5};
-  const LogAxis ay{y_lo, y_hi, bottom + 0.5, top + 0.5};
-  const auto ry = [&](double r) {
+constexpr int kWidth = 1000, kHeight = 720;
+constexpr int left = 100, right = 728, top = 70, bottom = 470;  // the peaks panel
+constexpr int r_top = 500, r_bottom = 640;                      // the ratio panel
+
+int pixel(double v) {
+  return static_cast<int>(std::floor(v));
+}
+
+// Where values land: residues and bytes on log axes, the ratio on a linear one.
+struct ProfileAxes {
+  LogAxis x, y;
+  double r_lo, r_hi;
+  double ratio_y(double r) const {
     return r_bottom + 0.5 - (r - r_lo) / (r_hi - r_lo) * (r_bottom - r_top);
-  };
-  const auto pixel = [](double v) { return static_cast<int>(std::floor(v)); };
-
-  // Grids and ticks: powers of two on both log axes.
-  // The lengths run are labelled anyway: powers of two suffice between them.
-  const std::vector<double> x_ticks = log_ticks(x_lo, x_hi, 12, 0);
-  for (double v : x_ticks) {
-    img.vline(pixel(ax.at(v)), top, bottom, kGrid);
-    img.vline(pixel(ax.at(v)), r_top, r_bottom, kGrid);
   }
-  for (double v : log_ticks(y_lo, y_hi, 10, 4)) {
-    img.hline(left, right, pixel(ay.at(v)), kGrid);
-    img.hline(left - 5, left - 1, pixel(ay.at(v)), kBlack);
-    img.text(left - 8, pixel(ay.at(v)) + 0.5, byte_tick(v), kTickSize, kText, Anchor::end);
+};
+
+// Grids and ticks: powers of two on both log axes; the lengths run are labelled, and powers of
+// two where they leave room.
+void draw_grid(Canvas& img, const ProfileAxes& a, std::span<const ProfilePlotLength> lengths) {
+  const std::vector<double> x_ticks = log_ticks(a.x.lo, a.x.hi, 12, 0);
+  for (double v : x_ticks) {
+    img.vline(pixel(a.x.at(v)), top, bottom, kGrid);
+    img.vline(pixel(a.x.at(v)), r_top, r_bottom, kGrid);
+  }
+  for (double v : log_ticks(a.y.lo, a.y.hi, 10, 4)) {
+    img.hline(left, right, pixel(a.y.at(v)), kGrid);
+    img.hline(left - 5, left - 1, pixel(a.y.at(v)), kBlack);
+    img.text(left - 8, pixel(a.y.at(v)) + 0.5, byte_tick(v), kTickSize, kText, Anchor::end);
   }
   std::vector<double> labelled;
   const auto x_label = [&](double v, Rgb c) {
-    const double x = ax.at(v);
+    const double x = a.x.at(v);
     for (double other : labelled) {
-      if (std::abs(ax.at(other) - x) < 34) return;
+      if (std::abs(a.x.at(other) - x) < 34) return;
     }
     labelled.push_back(v);
     img.vline(pixel(x), r_bottom + 1, r_bottom + 5, kBlack);
     img.text(pixel(x) + 0.5, r_bottom + 16, std::to_string(std::lround(v)), kTickSize, c,
              Anchor::centre);
   };
-  // The lengths run first; powers of two where they leave room.
   for (const ProfilePlotLength& l : lengths) x_label(static_cast<double>(l.n_res), kText);
   for (double v : x_ticks) x_label(v, kFaint);
+}
 
-  // Stages (pale, underneath), then the prediction, then the measured peaks on top.
+// Stages (pale, underneath), then the prediction, then the measured peaks on top; the legend.
+void draw_peaks(Canvas& img, const ProfileAxes& a, std::span<const ProfilePlotLength> lengths,
+                const ProfileRanges& g) {
   std::vector<LegendRow> rows = {
       {"predicted peak (memory planner)", LegendRow::Mark::line, kPredicted},
       {"measured peak RSS (whole run)", LegendRow::Mark::dot, kMeasured}};
-  for (std::size_t k = 0; k < stage_names.size(); ++k) {
-    const Rgb c = stage_colour(stage_names[k], k);
+  for (std::size_t k = 0; k < g.stage_names.size(); ++k) {
+    const Rgb c = stage_colour(g.stage_names[k], k);
     std::vector<Point> run;
     for (const ProfilePlotLength& l : lengths) {
       for (const ProfilePlotStage& s : l.stages) {
-        if (s.name == stage_names[k] && s.peak_bytes > 0)
+        if (s.name == g.stage_names[k] && s.peak_bytes > 0)
           run.push_back(
-              {ax.at(static_cast<double>(l.n_res)), ay.at(static_cast<double>(s.peak_bytes))});
+              {a.x.at(static_cast<double>(l.n_res)), a.y.at(static_cast<double>(s.peak_bytes))});
       }
     }
     img.polyline(run, c, 2);
     for (const Point& p : run) dot(img, p, c, 5);
-    rows.push_back({"measured peak: " + stage_names[k] + " stage", LegendRow::Mark::light, c});
+    rows.push_back({"measured peak: " + g.stage_names[k] + " stage", LegendRow::Mark::light, c});
   }
   std::vector<Point> predicted;
   for (const ProfilePlotLength& l : lengths) {
     if (l.predicted_bytes > 0)
       predicted.push_back(
-          {ax.at(static_cast<double>(l.n_res)), ay.at(static_cast<double>(l.predicted_bytes))});
+          {a.x.at(static_cast<double>(l.n_res)), a.y.at(static_cast<double>(l.predicted_bytes))});
   }
   img.polyline(predicted, kPredicted, 2.5);
   for (const ProfilePlotLength& l : lengths) {
-    const double x = ax.at(static_cast<double>(l.n_res));
+    const double x = a.x.at(static_cast<double>(l.n_res));
     if (l.measured_bytes > 0) {
-      dot(img, {x, ay.at(static_cast<double>(l.measured_bytes))}, kMeasured, 9);
+      dot(img, {x, a.y.at(static_cast<double>(l.measured_bytes))}, kMeasured, 9);
     } else if (l.predicted_bytes > 0) {
-      cross(img, {x, ay.at(static_cast<double>(l.predicted_bytes))}, kMeasured, 6);
+      cross(img, {x, a.y.at(static_cast<double>(l.predicted_bytes))}, kMeasured, 6);
     }
   }
-  if (any_failed)
+  if (g.any_failed)
     rows.push_back({"run failed (reason in profile.csv)", LegendRow::Mark::cross, kMeasured});
   img.frame(left, top, right, bottom, kBlack);
   legend(img, right + 14, top, rows);
+}
 
-  // Measured / predicted, with the ±10% band the planner is held to.
-  img.fill_rect(left + 1, pixel(ry(1.1)), right, pixel(ry(0.9)) + 1, kBand);
-  for (double v : ratio_ticks(r_lo, r_hi)) {
-    img.hline(left - 5, left - 1, pixel(ry(v)), kBlack);
-    img.text(left - 8, pixel(ry(v)) + 0.5, fixed(v, v == std::round(v * 10) / 10 ? 1 : 2),
+// Measured / predicted, with the ±10% band the planner is held to.
+void draw_ratios(Canvas& img, const ProfileAxes& a, std::span<const ProfilePlotLength> lengths) {
+  img.fill_rect(left + 1, pixel(a.ratio_y(1.1)), right, pixel(a.ratio_y(0.9)) + 1, kBand);
+  for (double v : ratio_ticks(a.r_lo, a.r_hi)) {
+    img.hline(left - 5, left - 1, pixel(a.ratio_y(v)), kBlack);
+    img.text(left - 8, pixel(a.ratio_y(v)) + 0.5, fixed(v, v == std::round(v * 10) / 10 ? 1 : 2),
              kTickSize, kText, Anchor::end);
   }
-  img.hline(left, right, pixel(ry(1.0)), kFaint);
-  img.text(right + 8, (ry(1.1) + ry(0.9)) / 2, "band: within 10%", kSmallSize, {60, 140, 60});
+  img.hline(left, right, pixel(a.ratio_y(1.0)), kFaint);
+  img.text(right + 8, (a.ratio_y(1.1) + a.ratio_y(0.9)) / 2, "band: within 10%", kSmallSize,
+           {60, 140, 60});
   for (const ProfilePlotLength& l : lengths) {
     if (l.measured_bytes == 0 || l.predicted_bytes == 0) continue;
     const double r = static_cast<double>(l.measured_bytes) / static_cast<double>(l.predicted_bytes);
-    const Point p{ax.at(static_cast<double>(l.n_res)), ry(r)};
+    const Point p{a.x.at(static_cast<double>(l.n_res)), a.ratio_y(r)};
     dot(img, p, kMeasured, 8);
     img.text(p.x + 8, p.y - 9, fixed(r, 2), kSmallSize, kText);
   }
   img.frame(left, r_top, right, r_bottom, kBlack);
+}
 
+void draw_titles(Canvas& img, const std::string& title, const std::string& subtitle) {
   img.fitted_text(kWidth / 2.0, 24, title, kWidth - 40, kTitleSize, kText);
   img.fitted_text(kWidth / 2.0, 48, subtitle, kWidth - 40, kSubtitleSize, kFaint);
   const double centre = (left + right) / 2.0;
@@ -288,6 +305,22 @@ std::string profile_plot_png(const std::string& title, const std::string& subtit
   img.text_up(24, (top + bottom) / 2.0, "Peak resident memory (log scale)", kLabelSize, kText);
   img.text_up(24, (r_top + r_bottom) / 2.0, "measured /", kSmallSize, kText);
   img.text_up(40, (r_top + r_bottom) / 2.0, "predicted", kSmallSize, kText);
+}
+
+}  // namespace
+
+std::string profile_plot_png(const std::string& title, const std::string& subtitle,
+                             std::span<const ProfilePlotLength> lengths) {
+  const ProfileRanges g = profile_ranges(lengths);
+  const ProfileAxes axes{{g.n_lo / 1.15, g.n_hi * 1.15, left + 0.5, right + 0.5},
+                         {g.b_lo / 1.25, g.b_hi * 1.25, bottom + 0.5, top + 0.5},
+                         g.r_lo,
+                         g.r_hi};
+  Canvas img(kWidth, kHeight, kWhite);
+  draw_grid(img, axes, lengths);
+  draw_peaks(img, axes, lengths, g);
+  draw_ratios(img, axes, lengths);
+  draw_titles(img, title, subtitle);
   return img.png();
 }
 

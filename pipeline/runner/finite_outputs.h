@@ -12,6 +12,8 @@
 
 namespace cpufold {
 
+struct Prediction;
+
 // Outputs went non-finite with finite parameters: fp32 overflow (parameters far outside a
 // trained model's range) or a bug. Exit 5 where it escapes; predict fails only that job.
 class NonFiniteOutputError : public InternalError {
@@ -30,5 +32,9 @@ std::string non_finite_outputs(std::span<const NamedOutput> outputs);
 
 // Throws NonFiniteOutputError "<what>: <non_finite_outputs>; <advice>" unless all are finite.
 void require_finite_outputs(std::span<const NamedOutput> outputs, const std::string& what);
+
+// The same for what a prediction's files show: atom positions, pLDDT and, with a PAE head,
+// PAE and pTM.
+void require_finite_prediction(const Prediction& p, const std::string& what);
 
 }  // namespace cpufold

@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -41,15 +42,27 @@ struct StepModule {
 };
 
 struct BlockStep {
-  const char* name;    // test-name prefix, "MsaRowAttention"
-  const char* input;   // dataset the module reads
-  const char* target;  // state the update is added to (z_in for the outer product mean, else input)
-  const char* update;  // the step's residual update
-  const char* state;   // state after it
+  std::string name;    // test-name prefix, "MsaRowAttention"
+  std::string input;   // dataset the module reads
+  std::string target;  // state the update is added to (z_in for the outer product mean, else input)
+  std::string update;  // the step's residual update
+  std::string state;   // state after it
   std::vector<std::int64_t> chunks;  // ctx.chunk values to run with
   // Builds the module from block 0's parameters.
   std::function<StepModule(const ParamScope& block, const ModelConfig&)> build;
 };
+
+// The StepModule of one module, built once and shared by its two calls:
+// `scratch(module, inputs, chunk)` and `forward(module, inputs, state, ctx)`.
+template <typename Module, typename Scratch, typename Forward>
+StepModule step_module(std::shared_ptr<const Module> module, Scratch scratch, Forward forward) {
+  return {[module, scratch](const StepInputs& in, std::int64_t chunk) {
+            return scratch(*module, in, chunk);
+          },
+          [module, forward](const StepInputs& in, const Tensor& state, const RunContext& ctx) {
+            forward(*module, in, state, ctx);
+          }};
+}
 
 struct StepCase {
   ReferenceCase ref;
@@ -71,7 +84,7 @@ inline std::vector<StepCase> step_cases(const std::vector<BlockStep>& steps) {
 
 // "MsaRowAttention_tiny_model_1_ptm_rec1".
 inline std::string step_case_name(const ::testing::TestParamInfo<StepCase>& info) {
-  return std::string(info.param.step->name) + "_" + case_name(info.param.ref);
+  return info.param.step->name + "_" + case_name(info.param.ref);
 }
 
 class Block0StepParity : public ::testing::TestWithParam<StepCase> {

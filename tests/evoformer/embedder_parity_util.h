@@ -18,6 +18,7 @@
 #include "memory/arena.h"
 #include "ops/run_context.h"
 #include "tests/support/parity.h"
+#include "tests/support/reference_case_test.h"
 #include "tests/support/reference_cases.h"
 #include "tests/support/test_support.h"
 
@@ -33,17 +34,11 @@ class ReferenceFixture : public ::testing::TestWithParam<ReferenceCase> {
   // False when the case cannot run: skipped (full width without CPUFOLD_REFERENCE_DIR) or
   // already failed (the variable is set but a file is missing). Callers `return` then.
   bool open() {
-    const ResolvedCase c = resolve(GetParam());
-    if (c.skip) {
-      [] { GTEST_SKIP() << "CPUFOLD_REFERENCE_DIR is not set"; }();
-      return false;
-    }
-    if (c.reference.empty() || c.params.empty()) return false;  // resolve() failed the test
-    const std::filesystem::path& ref = c.reference;
-    const std::filesystem::path& params = c.params;
-    store_.emplace(WeightStore::open(params));
+    const std::optional<ResolvedCase> c = open_case(GetParam());
+    if (!c) return false;
+    store_.emplace(WeightStore::open(c->params));
     config_ = ModelConfig::from_weights(*store_);
-    ref_ = std::make_unique<Hdf5TensorReader>(ref);
+    ref_ = std::make_unique<Hdf5TensorReader>(c->reference);
     iterations_ = feature_iterations(*ref_);
     return true;
   }

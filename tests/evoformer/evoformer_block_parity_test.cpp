@@ -5,23 +5,15 @@
 #include "io/model_config.h"
 #include "memory/tensor_copy.h"
 #include "tests/support/parity.h"
+#include "tests/support/reference_case_test.h"
 #include "tests/support/reference_cases.h"
 #include "tests/support/test_support.h"
 
 namespace cpufold {
 namespace {
 
-class EvoformerBlockParity : public ::testing::TestWithParam<testing::ReferenceCase> {
+class EvoformerBlockParity : public testing::ReferenceCaseTest {
  protected:
-  void SetUp() override {
-    const testing::ResolvedCase c = testing::resolve(GetParam());
-    if (c.skip) GTEST_SKIP() << "CPUFOLD_REFERENCE_DIR unset";
-    ref_path_ = c.reference;
-    params_path_ = c.params;
-    ASSERT_FALSE(ref_path_.empty());
-    ASSERT_FALSE(params_path_.empty());
-  }
-
   // Runs `block` on trace/<module>/call_<k>/in_* and compares with out_*.
   void check_block(const std::string& module, EvoformerBlock::Kind kind, std::int64_t index,
                    const std::string& msa_mask_name, std::int64_t chunk) {
@@ -50,8 +42,6 @@ class EvoformerBlockParity : public ::testing::TestWithParam<testing::ReferenceC
           testing::matches_reference(ref, base + "out_1", z, testing::kRepresentationTolerance));
     }
   }
-
-  std::filesystem::path ref_path_, params_path_;
 };
 
 TEST_P(EvoformerBlockParity, EvoformerBlocksMatchTraces) {

@@ -16,6 +16,12 @@
 namespace cpufold::testing {
 namespace {
 
+// Scratch of the modules sized by the MSA: rows x residues.
+template <typename Module>
+std::size_t msa_scratch(const Module& module, const StepInputs& in, std::int64_t chunk) {
+  return module.scratch_bytes(in.n_seq, in.n_res, chunk);
+}
+
 const std::vector<BlockStep> kMsaSteps = {
     {"MsaRowAttention",
      "m_in",
@@ -24,14 +30,13 @@ const std::vector<BlockStep> kMsaSteps = {
      "m_01",
      {0, 5},
      [](const ParamScope& block, const ModelConfig& cfg) {
-       const auto row = std::make_shared<const MsaRowAttentionWithPairBias>(
-           block / "msa_row_attention_with_pair_bias", cfg.c_m, cfg.c_z, cfg.msa_row_attention);
-       return StepModule{[row](const StepInputs& in, std::int64_t chunk) {
-                           return row->scratch_bytes(in.n_seq, in.n_res, chunk);
-                         },
-                         [row](const StepInputs& in, const Tensor& m, const RunContext& ctx) {
-                           row->forward(m, in.z_in, in.msa_mask, ctx);
-                         }};
+       return step_module(
+           std::make_shared<const MsaRowAttentionWithPairBias>(
+               block / "msa_row_attention_with_pair_bias", cfg.c_m, cfg.c_z, cfg.msa_row_attention),
+           msa_scratch<MsaRowAttentionWithPairBias>,
+           [](const auto& row, const StepInputs& in, const Tensor& m, const RunContext& ctx) {
+             row.forward(m, in.z_in, in.msa_mask, ctx);
+           });
      }},
     {"MsaColumnAttention",
      "m_01",
@@ -40,15 +45,13 @@ const std::vector<BlockStep> kMsaSteps = {
      "m_02",
      {0, 5},
      [](const ParamScope& block, const ModelConfig& cfg) {
-       const auto column = std::make_shared<const MsaColumnAttention>(
-           block / "msa_column_attention", cfg.c_m, cfg.msa_column_attention);
-       return StepModule{[column](const StepInputs& in, std::int64_t chunk) {
-                           return column->scratch_bytes(in.n_seq, in.n_res, chunk);
-                         },
-                         [column](const StepInputs& in, const Tensor& m, const RunContext& ctx) {
-                           column->forward(m, in.msa_mask, ctx);
-                         }};
+       return step_module(std::make_shared<const MsaColumnAttention>(
+                              block / "msa_column_attention", cfg.c_m, cfg.msa_column_attention),
+                          msa_scratch<MsaColumnAttention>,
+                          [](const auto& column, const StepInputs& in, const Tensor& m,
+                             const RunContext& ctx) { column.forward(m, in.msa_mask, ctx); });
      }},
+    // The reference runs with OpenFold's _mask_trans = False: no mask in the MSA transition.
     {"MsaTransition",
      "m_02",
      "m_02",
@@ -56,16 +59,15 @@ const std::vector<BlockStep> kMsaSteps = {
      "m_03",
      {0, 5},
      [](const ParamScope& block, const ModelConfig& cfg) {
-       const auto transition = std::make_shared<const Transition>(block / "msa_transition", cfg.c_m,
-                                                                  cfg.msa_transition_factor);
-       return StepModule{[transition](const StepInputs& in, std::int64_t chunk) {
-                           return transition->scratch_bytes(in.n_seq, in.n_res, chunk, false);
-                         },
-                         // The reference runs with OpenFold's _mask_trans = False: no mask in the
-                         // MSA transition.
-                         [transition](const StepInputs&, const Tensor& m, const RunContext& ctx) {
-                           transition->forward(m, Tensor(), ctx);
-                         }};
+       return step_module(
+           std::make_shared<const Transition>(block / "msa_transition", cfg.c_m,
+                                              cfg.msa_transition_factor),
+           [](const Transition& t, const StepInputs& in, std::int64_t chunk) {
+             return t.scratch_bytes(in.n_seq, in.n_res, chunk, false);
+           },
+           [](const Transition& t, const StepInputs&, const Tensor& m, const RunContext& ctx) {
+             t.forward(m, Tensor(), ctx);
+           });
      }},
     {"OuterProductMean",
      "m_03",
@@ -74,15 +76,15 @@ const std::vector<BlockStep> kMsaSteps = {
      "z_04",
      {0, 5},
      [](const ParamScope& block, const ModelConfig& cfg) {
-       const auto opm = std::make_shared<const OuterProductMean>(
-           block / "outer_product_mean", cfg.c_m, cfg.c_z, cfg.c_hidden_opm);
-       return StepModule{[opm](const StepInputs& in, std::int64_t chunk) {
-                           return opm->scratch_bytes(in.n_seq, in.n_res, chunk);
-                         },
-                         [opm](const StepInputs& in, const Tensor& z, const RunContext& ctx) {
-                           opm->forward(in.input, in.msa_mask, z, ctx);
-                         }};
+       return step_module(
+           std::make_shared<const OuterProductMean>(block / "outer_product_mean", cfg.c_m, cfg.c_z,
+                                                    cfg.c_hidden_opm),
+           msa_scratch<OuterProductMean>,
+           [](const auto& opm, const StepInputs& in, const Tensor& z, const RunContext& ctx) {
+             opm.forward(in.input, in.msa_mask, z, ctx);
+           });
      }},
+    // All-ones pair mask: the masked path must give the reference's numbers too.
     {"PairTransition",
      "z_08",
      "z_08",
@@ -90,16 +92,15 @@ const std::vector<BlockStep> kMsaSteps = {
      "z_09",
      {0, 5},
      [](const ParamScope& block, const ModelConfig& cfg) {
-       const auto transition = std::make_shared<const Transition>(
-           block / "pair_transition", cfg.c_z, cfg.pair_transition_factor);
-       return StepModule{
-           [transition](const StepInputs& in, std::int64_t chunk) {
-             return transition->scratch_bytes(in.n_res, in.n_res, chunk, true);
+       return step_module(
+           std::make_shared<const Transition>(block / "pair_transition", cfg.c_z,
+                                              cfg.pair_transition_factor),
+           [](const Transition& t, const StepInputs& in, std::int64_t chunk) {
+             return t.scratch_bytes(in.n_res, in.n_res, chunk, true);
            },
-           // All-ones pair mask: the masked path must give the reference's numbers too.
-           [transition](const StepInputs& in, const Tensor& z, const RunContext& ctx) {
-             transition->forward(z, in.pair_mask, ctx);
-           }};
+           [](const Transition& t, const StepInputs& in, const Tensor& z, const RunContext& ctx) {
+             t.forward(z, in.pair_mask, ctx);
+           });
      }},
 };
 

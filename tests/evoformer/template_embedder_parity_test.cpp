@@ -247,16 +247,24 @@ class TemplateEmbedderParity : public TemplateParity {
   std::vector<float> copy(const Tensor& t) {
     return std::vector<float>(t.data_as<float>(), t.data_as<float>() + t.numel());
   }
+  // body(embedder, k, inputs, n_templ, n_res) for each recycling iteration k, its tensors in a
+  // scope of the data arena.
+  template <typename Body>
+  void for_each_iteration(Body body) {
+    const TemplateEmbedder embedder(*store_, config_);
+    for (std::int64_t k = 0; k < iterations_; ++k) {
+      SCOPED_TRACE("iteration " + std::to_string(k));
+      ArenaScope scope(data_);
+      const TrunkInputs in = template_inputs(k);
+      body(embedder, k, in, in.n_templ(), in.template_aatype.dim(1));
+    }
+  }
 };
 
 TEST_P(TemplateEmbedderParity, ForwardMatchesEveryIteration) {
   if (!open()) return;
-  const TemplateEmbedder embedder(*store_, config_);
-  for (std::int64_t k = 0; k < iterations_; ++k) {
-    SCOPED_TRACE("iteration " + std::to_string(k));
-    ArenaScope scope(data_);
-    const TrunkInputs in = template_inputs(k);
-    const std::int64_t n_templ = in.n_templ(), n_res = in.template_aatype.dim(1);
+  for_each_iteration([&](const TemplateEmbedder& embedder, std::int64_t k, const TrunkInputs& in,
+                         std::int64_t n_templ, std::int64_t n_res) {
     const Tensor pair_mask = ones({n_res, n_res});
     const std::string want_pair = trace("template_embedder", k, "out/template_pair_embedding");
     std::vector<float> chunk0;
@@ -281,18 +289,14 @@ TEST_P(TemplateEmbedderParity, ForwardMatchesEveryIteration) {
                                       kChunkInvarianceTolerance));
       }
     }
-  }
+  });
 }
 
 // With a tracer: the embedding itself and the stacked template pair block states.
 TEST_P(TemplateEmbedderParity, TracesMatchTheReference) {
   if (!open()) return;
-  const TemplateEmbedder embedder(*store_, config_);
-  for (std::int64_t k = 0; k < iterations_; ++k) {
-    SCOPED_TRACE("iteration " + std::to_string(k));
-    ArenaScope scope(data_);
-    const TrunkInputs in = template_inputs(k);
-    const std::int64_t n_templ = in.n_templ(), n_res = in.template_aatype.dim(1);
+  for_each_iteration([&](const TemplateEmbedder& embedder, std::int64_t k, const TrunkInputs& in,
+                         std::int64_t n_templ, std::int64_t n_res) {
     RecordingTracer tracer;
     RunContext ctx = context(0, static_cast<int>(k));
     ctx.tracer = &tracer;
@@ -314,7 +318,7 @@ TEST_P(TemplateEmbedderParity, TracesMatchTheReference) {
         expect_matches("trace/" + name, tracer.view(name));
       }
     }
-  }
+  });
 }
 
 // No template present: z is untouched, the torsion rows are still written.

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "evoformer/triangle_attention.h"
@@ -14,47 +15,53 @@
 namespace cpufold::testing {
 namespace {
 
-// A triangle step: `Module` built from block 0's `module` scope with c_z, its width or dims
-// (`options` of the config) and its direction or node; it updates z under the pair mask.
-template <typename Module, typename Options, typename Kind>
-BlockStep triangle_step(const char* name, const char* input, const char* update, const char* state,
-                        const char* module, Options ModelConfig::*options, Kind kind) {
+using Direction = TriangleMultiplication::Direction;
+using Node = TriangleAttention::Node;
+
+// Block 0's parameter scope of each triangle module, and its width or attention dims.
+std::string module_name(Direction d) {
+  return d == Direction::outgoing ? "triangle_multiplication_outgoing"
+                                  : "triangle_multiplication_incoming";
+}
+std::string module_name(Node n) {
+  return n == Node::starting ? "triangle_attention_starting_node"
+                             : "triangle_attention_ending_node";
+}
+std::int64_t width(const ModelConfig& cfg, Direction) {
+  return cfg.c_hidden_tri_mul;
+}
+AttentionDims width(const ModelConfig& cfg, Node) {
+  return cfg.triangle_attention;
+}
+
+// Step `number` of block 0, a triangle module in direction or node `kind`: it updates
+// z_0{number-1} into z_0{number} under the pair mask.
+template <typename Module, typename Kind>
+BlockStep triangle_step(int number, const char* name, Kind kind) {
+  const std::string module = module_name(kind), before = "z_0" + std::to_string(number - 1);
   return {name,
-          input,
-          input,
-          update,
-          state,
+          before,
+          before,
+          "upd_0" + std::to_string(number) + "_" + module,
+          "z_0" + std::to_string(number),
           {0, 1, 3},
-          [module, options, kind](const ParamScope& block, const ModelConfig& cfg) {
-            const auto tri =
-                std::make_shared<const Module>(block / module, cfg.c_z, cfg.*options, kind);
-            return StepModule{[tri](const StepInputs& in, std::int64_t chunk) {
-                                return tri->scratch_bytes(in.n_res, chunk);
-                              },
-                              [tri](const StepInputs& in, const Tensor& z, const RunContext& ctx) {
-                                tri->forward(z, in.pair_mask, ctx);
-                              }};
+          [module, kind](const ParamScope& block, const ModelConfig& cfg) {
+            return step_module(
+                std::make_shared<const Module>(block / module, cfg.c_z, width(cfg, kind), kind),
+                [](const Module& tri, const StepInputs& in, std::int64_t chunk) {
+                  return tri.scratch_bytes(in.n_res, chunk);
+                },
+                [](const Module& tri, const StepInputs& in, const Tensor& z,
+                   const RunContext& ctx) { tri.forward(z, in.pair_mask, ctx); });
           }};
 }
 
+// Steps 5 to 8, in the block's order (AF2 Alg. 11, 12, 13, 14).
 const std::vector<BlockStep> kTriangleSteps = {
-    triangle_step<TriangleMultiplication>(
-        "TriMulOutgoing", "z_04", "upd_05_triangle_multiplication_outgoing", "z_05",
-        "triangle_multiplication_outgoing", &ModelConfig::c_hidden_tri_mul,
-        TriangleMultiplication::Direction::outgoing),
-    triangle_step<TriangleMultiplication>(
-        "TriMulIncoming", "z_05", "upd_06_triangle_multiplication_incoming", "z_06",
-        "triangle_multiplication_incoming", &ModelConfig::c_hidden_tri_mul,
-        TriangleMultiplication::Direction::incoming),
-    triangle_step<TriangleAttention>(
-        "TriAttStarting", "z_06", "upd_07_triangle_attention_starting_node", "z_07",
-        "triangle_attention_starting_node", &ModelConfig::triangle_attention,
-        TriangleAttention::Node::starting),
-    triangle_step<TriangleAttention>(
-        "TriAttEnding", "z_07", "upd_08_triangle_attention_ending_node", "z_08",
-        "triangle_attention_ending_node", &ModelConfig::triangle_attention,
-        TriangleAttention::Node::ending),
-};
+    triangle_step<TriangleMultiplication>(5, "TriMulOutgoing", Direction::outgoing),
+    triangle_step<TriangleMultiplication>(6, "TriMulIncoming", Direction::incoming),
+    triangle_step<TriangleAttention>(7, "TriAttStarting", Node::starting),
+    triangle_step<TriangleAttention>(8, "TriAttEnding", Node::ending)};
 
 class TriangleModuleParity : public Block0StepParity {};
 

@@ -220,38 +220,39 @@ std::vector<float> naive_tri_att(const Params& p, const std::vector<float>& z,
   return result;
 }
 
-// ---- runners --------------------------------------------------------------------------------
-
-std::vector<float> run_tri_mul(Direction dir, const std::vector<float>& z0,
-                               const std::vector<float>& mask, std::int64_t n, std::int64_t chunk) {
-  TinyModel& m = tiny();
-  const TriangleMultiplication mod(
-      m.block / (dir == Direction::outgoing ? "triangle_multiplication_outgoing"
-                                            : "triangle_multiplication_incoming"),
-      m.cfg.c_z, m.cfg.c_hidden_tri_mul, dir);
-  std::vector<float> z = z0, mk = mask;
-  Arena arena = sized_arena(mod.scratch_bytes(n, chunk));
-  RunContext ctx;
-  ctx.scratch = &arena;
-  ctx.chunk = chunk;
-  mod.forward(Tensor(z.data(), DType::f32, Shape{n, n, m.cfg.c_z}),
-              Tensor(mk.data(), DType::f32, Shape{n, n}), ctx);
-  EXPECT_EQ(arena.used(), 0u);
-  return z;
+// Block 0's parameter scope of each module.
+const char* module_name(Direction d) {
+  return d == Direction::outgoing ? "triangle_multiplication_outgoing"
+                                  : "triangle_multiplication_incoming";
+}
+const char* module_name(Node n) {
+  return n == Node::starting ? "triangle_attention_starting_node"
+                             : "triangle_attention_ending_node";
 }
 
-std::vector<float> run_tri_att(Node node, const std::vector<float>& z0,
-                               const std::vector<float>& mask, std::int64_t n, std::int64_t chunk) {
-  TinyModel& m = tiny();
-  const TriangleAttention mod(m.block / (node == Node::starting ? "triangle_attention_starting_node"
-                                                                : "triangle_attention_ending_node"),
-                              m.cfg.c_z, m.cfg.triangle_attention, node);
+// ---- runners --------------------------------------------------------------------------------
+
+// Block 0's module of each direction or node.
+TriangleMultiplication module_for(Direction dir) {
+  return TriangleMultiplication(tiny().block / module_name(dir), tiny().cfg.c_z,
+                                tiny().cfg.c_hidden_tri_mul, dir);
+}
+TriangleAttention module_for(Node node) {
+  return TriangleAttention(tiny().block / module_name(node), tiny().cfg.c_z,
+                           tiny().cfg.triangle_attention, node);
+}
+
+// The module of `kind` on a copy of z0 under `mask` with `chunk`; its scratch must come back.
+template <typename Kind>
+std::vector<float> run_module(Kind kind, const std::vector<float>& z0,
+                              const std::vector<float>& mask, std::int64_t n, std::int64_t chunk) {
+  const auto mod = module_for(kind);
   std::vector<float> z = z0, mk = mask;
   Arena arena = sized_arena(mod.scratch_bytes(n, chunk));
   RunContext ctx;
   ctx.scratch = &arena;
   ctx.chunk = chunk;
-  mod.forward(Tensor(z.data(), DType::f32, Shape{n, n, m.cfg.c_z}),
+  mod.forward(Tensor(z.data(), DType::f32, Shape{n, n, tiny().cfg.c_z}),
               Tensor(mk.data(), DType::f32, Shape{n, n}), ctx);
   EXPECT_EQ(arena.used(), 0u);
   return z;
@@ -263,6 +264,31 @@ void expect_close(const std::string& what, const std::vector<float>& ours,
   const auto r = matches_reference(what, Tensor(copy.data(), DType::f32, shape), want, shape, tol);
   if (r) std::cout << "[ close    ] " << r.message() << "\n";
   EXPECT_TRUE(r);
+}
+
+// The naive version of either module, with the tiny model's sizes.
+std::vector<float> naive_update(const Params& p, const std::vector<float>& z,
+                                const std::vector<float>& mask, std::int64_t n, std::int64_t c_z,
+                                Direction dir) {
+  return naive_tri_mul(p, z, mask, n, c_z, tiny().cfg.c_hidden_tri_mul, dir);
+}
+std::vector<float> naive_update(const Params& p, const std::vector<float>& z,
+                                const std::vector<float>& mask, std::int64_t n, std::int64_t c_z,
+                                Node node) {
+  return naive_tri_att(p, z, mask, n, c_z, tiny().cfg.triangle_attention, node);
+}
+
+// The module on 13 residues of random pairs, `masked` rows and columns masked, unchunked,
+// against its naive version.
+template <typename Kind>
+void expect_matches_naive(const std::string& what, Kind kind, std::uint32_t seed,
+                          std::vector<std::int64_t> masked) {
+  const std::int64_t n = 13, c_z = tiny().cfg.c_z;
+  const auto z = random_normal(static_cast<std::size_t>(n * n * c_z), seed);
+  const auto mask = pair_mask(n, std::move(masked), true);
+  const auto want = naive_update(Params{tiny().block / module_name(kind)}, z, mask, n, c_z, kind);
+  expect_close(what, run_module(kind, z, mask, n, 0), want, Shape{n, n, c_z},
+               kRepresentationTolerance);
 }
 
 // ---- tests ----------------------------------------------------------------------------------
@@ -278,15 +304,7 @@ const char* name(Node n) {
 }
 
 TEST_P(TriangleMultiplicationTest, MaskedPairsMatchNaiveReference) {
-  const Direction dir = GetParam();
-  const std::int64_t n = 13, c_z = tiny().cfg.c_z;
-  const auto z = random_normal(static_cast<std::size_t>(n * n * c_z), 7);
-  const auto mask = pair_mask(n, {3, 11}, true);
-  const Params p{tiny().block / (dir == Direction::outgoing ? "triangle_multiplication_outgoing"
-                                                            : "triangle_multiplication_incoming")};
-  const auto want = naive_tri_mul(p, z, mask, n, c_z, tiny().cfg.c_hidden_tri_mul, dir);
-  expect_close(std::string("tri_mul ") + name(dir), run_tri_mul(dir, z, mask, n, 0), want,
-               Shape{n, n, c_z}, kRepresentationTolerance);
+  expect_matches_naive(std::string("tri_mul ") + name(GetParam()), GetParam(), 7, {3, 11});
 }
 
 TEST_P(TriangleMultiplicationTest, IndependentOfChunkAndThreads) {
@@ -295,15 +313,15 @@ TEST_P(TriangleMultiplicationTest, IndependentOfChunkAndThreads) {
   const auto z = random_normal(static_cast<std::size_t>(n * n * c_z), 11);
   const auto mask = pair_mask(n, {5}, true);
   const int threads = omp_get_max_threads();
-  const auto base = run_tri_mul(dir, z, mask, n, 0);
+  const auto base = run_module(dir, z, mask, n, 0);
   const Shape shape{n, n, c_z};
   for (const std::int64_t chunk : {1L, 17L, 30L, 50L}) {
-    expect_close("chunk " + std::to_string(chunk), run_tri_mul(dir, z, mask, n, chunk), base, shape,
+    expect_close("chunk " + std::to_string(chunk), run_module(dir, z, mask, n, chunk), base, shape,
                  kChunkInvarianceTolerance);
   }
   for (const int t : {1, 2, 3}) {
     omp_set_num_threads(t);
-    const auto got = run_tri_mul(dir, z, mask, n, 0);
+    const auto got = run_module(dir, z, mask, n, 0);
     omp_set_num_threads(threads);
     // The per-channel products are bitwise independent of the thread count; oneDNN's matmul
     // behind Linear may differ in the last bits for some row counts.
@@ -321,10 +339,7 @@ TEST_P(TriangleMultiplicationTest, IndependentOfChunkAndThreads) {
 TEST_P(TriangleMultiplicationTest, ScratchIsBoundedByTheChunk) {
   TinyModel& m = tiny();
   const Direction dir = GetParam();
-  const TriangleMultiplication mod(
-      m.block / (dir == Direction::outgoing ? "triangle_multiplication_outgoing"
-                                            : "triangle_multiplication_incoming"),
-      m.cfg.c_z, m.cfg.c_hidden_tri_mul, dir);
+  const TriangleMultiplication mod = module_for(dir);
   const std::size_t n = 200, c = static_cast<std::size_t>(m.cfg.c_hidden_tri_mul);
   const std::size_t threads = static_cast<std::size_t>(omp_get_max_threads());
   const std::size_t edge = c * n * n * sizeof(float);
@@ -344,15 +359,7 @@ TEST_P(TriangleMultiplicationTest, ScratchIsBoundedByTheChunk) {
 }
 
 TEST_P(TriangleAttentionTest, MaskedPairsMatchNaiveReference) {
-  const Node node = GetParam();
-  const std::int64_t n = 13, c_z = tiny().cfg.c_z;
-  const auto z = random_normal(static_cast<std::size_t>(n * n * c_z), 17);
-  const auto mask = pair_mask(n, {0, 6}, true);
-  const Params p{tiny().block / (node == Node::starting ? "triangle_attention_starting_node"
-                                                        : "triangle_attention_ending_node")};
-  const auto want = naive_tri_att(p, z, mask, n, c_z, tiny().cfg.triangle_attention, node);
-  expect_close(std::string("tri_att ") + name(node), run_tri_att(node, z, mask, n, 0), want,
-               Shape{n, n, c_z}, kRepresentationTolerance);
+  expect_matches_naive(std::string("tri_att ") + name(GetParam()), GetParam(), 17, {0, 6});
 }
 
 TEST_P(TriangleAttentionTest, IndependentOfChunk) {
@@ -361,9 +368,9 @@ TEST_P(TriangleAttentionTest, IndependentOfChunk) {
   const OwnedTensor z(ref, "evoformer_block0_steps_iter0/z_06");
   const std::int64_t n = z.view.dim(0);
   const auto mask = pair_mask(n, {4}, true);
-  const auto base = run_tri_att(node, z.data, mask, n, 0);
+  const auto base = run_module(node, z.data, mask, n, 0);
   for (const std::int64_t chunk : {std::int64_t{1}, std::int64_t{3}, std::int64_t{8}, n + 5}) {
-    expect_close("chunk " + std::to_string(chunk), run_tri_att(node, z.data, mask, n, chunk), base,
+    expect_close("chunk " + std::to_string(chunk), run_module(node, z.data, mask, n, chunk), base,
                  z.view.shape(), kChunkInvarianceTolerance);
   }
 }

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,7 @@
 #include "structure/residue_constants.h"
 #include "structure/rigid.h"
 #include "tests/support/parity.h"
+#include "tests/support/reference_case_test.h"
 #include "tests/support/reference_cases.h"
 #include "tests/support/test_support.h"
 
@@ -39,13 +41,9 @@ class AtomBuilderParity : public ::testing::TestWithParam<ReferenceCase> {
   // False when the case cannot run: skipped (full width without CPUFOLD_REFERENCE_DIR) or
   // already failed (the variable is set but a file is missing).
   bool open() {
-    const ResolvedCase c = resolve(GetParam());
-    if (c.skip) {
-      [] { GTEST_SKIP() << "CPUFOLD_REFERENCE_DIR is not set"; }();
-      return false;
-    }
-    if (c.reference.empty()) return false;  // resolve() failed the test
-    ref_ = std::make_unique<Hdf5TensorReader>(c.reference);
+    const std::optional<ResolvedCase> c = open_case(GetParam());
+    if (!c) return false;
+    ref_ = std::make_unique<Hdf5TensorReader>(c->reference);
     const Shape s = ref_->shape("inputs/aatype");  // [N, iterations]
     n_res_ = s[0];
     iterations_ = s[1];

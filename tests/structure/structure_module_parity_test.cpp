@@ -11,23 +11,15 @@
 #include "structure/structure_module.h"
 #include "tests/io/params_test_helpers.h"
 #include "tests/support/parity.h"
+#include "tests/support/reference_case_test.h"
 #include "tests/support/reference_cases.h"
 #include "tests/support/test_support.h"
 
 namespace cpufold {
 namespace {
 
-class StructureModuleParity : public ::testing::TestWithParam<testing::ReferenceCase> {
+class StructureModuleParity : public testing::ReferenceCaseTest {
  protected:
-  void SetUp() override {
-    const testing::ResolvedCase c = testing::resolve(GetParam());
-    if (c.skip) GTEST_SKIP() << "CPUFOLD_REFERENCE_DIR unset";
-    ref_path_ = c.reference;
-    params_path_ = c.params;
-    ASSERT_FALSE(ref_path_.empty());
-    ASSERT_FALSE(params_path_.empty());
-  }
-
   // Runs the module on every iteration's inputs with `chunk` IPA query rows per slice and
   // compares each output with the reference trace.
   // With `mutated` params (a weight of the angle resnet changed), the angle comparisons
@@ -104,8 +96,6 @@ class StructureModuleParity : public ::testing::TestWithParam<testing::Reference
       expect("positions", out.positions, testing::kAtomPositionTolerance);
     }
   }
-
-  std::filesystem::path ref_path_, params_path_;
 };
 
 TEST_P(StructureModuleParity, MatchesTraces) {

@@ -24,14 +24,22 @@ const PredictJob& find(const JobList& list, const std::string& name) {
   return none;
 }
 
+// The jobs of the file `name` in `dir`, written with `text` first.
+JobList jobs_of(const ScratchDir& dir, const std::string& name, const std::string& text,
+                QueryOrder order = QueryOrder::none,
+                std::size_t max_length = kDefaultMaxQueryLength) {
+  write_file(dir / name, text);
+  return discover_jobs(dir / name, order, max_length);
+}
+
 bool contains(const std::string& text, const std::string& needle) {
   return text.find(needle) != std::string::npos;
 }
 
 TEST(PredictJobsTest, FastaGivesOneJobPerRecordNamedByTheWholeHeaderSortedByLength) {
   ScratchDir dir;
-  write_file(dir / "q.fasta", ">long one|x\r\nMKTAY\r\nIAKQR\r\n>short\nggs\n");
-  const JobList list = discover_jobs(dir / "q.fasta", QueryOrder::length);
+  const JobList list =
+      jobs_of(dir, "q.fasta", ">long one|x\r\nMKTAY\r\nIAKQR\r\n>short\nggs\n", QueryOrder::length);
   ASSERT_EQ(list.jobs.size(), 2u);
   EXPECT_EQ(list.jobs[0].name, "short");
   EXPECT_EQ(list.jobs[0].sequence, "GGS");
@@ -44,8 +52,7 @@ TEST(PredictJobsTest, FastaGivesOneJobPerRecordNamedByTheWholeHeaderSortedByLeng
 
 TEST(PredictJobsTest, SortNoneKeepsFileOrder) {
   ScratchDir dir;
-  write_file(dir / "q.fasta", ">b\nMKTAYIAK\n>a\nGG\n");
-  const JobList list = discover_jobs(dir / "q.fasta", QueryOrder::none);
+  const JobList list = jobs_of(dir, "q.fasta", ">b\nMKTAYIAK\n>a\nGG\n");
   ASSERT_EQ(list.jobs.size(), 2u);
   EXPECT_EQ(list.jobs[0].name, "b");
   EXPECT_EQ(list.jobs[1].name, "a");
@@ -54,9 +61,8 @@ TEST(PredictJobsTest, SortNoneKeepsFileOrder) {
 TEST(PredictJobsTest, BadRecordsFailAloneWithFileAndLine) {
   ScratchDir dir;
   const std::string file = (dir / "q.fasta").string();
-  write_file(dir / "q.fasta",
-             ">good\nMKTA\n>empty\n>digits\nMK1A\n>complex\nMKT:AAA\n>gap\nMK-A\n");
-  const JobList list = discover_jobs(dir / "q.fasta", QueryOrder::none);
+  const JobList list = jobs_of(
+      dir, "q.fasta", ">good\nMKTA\n>empty\n>digits\nMK1A\n>complex\nMKT:AAA\n>gap\nMK-A\n");
   ASSERT_EQ(list.jobs.size(), 5u);
   EXPECT_EQ(find(list, "good").error, "");
   EXPECT_TRUE(contains(find(list, "empty").error, file + ":3: ")) << find(list, "empty").error;
@@ -69,8 +75,8 @@ TEST(PredictJobsTest, BadRecordsFailAloneWithFileAndLine) {
 
 TEST(PredictJobsTest, TooLongQueryFailsAlone) {
   ScratchDir dir;
-  write_file(dir / "q.fasta", ">ok\nMKTA\n>long\nMKTAYIAKQR\n");
-  const JobList list = discover_jobs(dir / "q.fasta", QueryOrder::none, 8);
+  const JobList list =
+      jobs_of(dir, "q.fasta", ">ok\nMKTA\n>long\nMKTAYIAKQR\n", QueryOrder::none, 8);
   EXPECT_EQ(find(list, "ok").error, "");
   EXPECT_TRUE(contains(find(list, "long").error, "more than the limit of 8"));
 }
@@ -90,8 +96,8 @@ TEST(PredictJobsTest, UnreadableFastaFailsAsOneJobNamedByTheFile) {
 
 TEST(PredictJobsTest, A3mInputIsOneJobWithItsOwnMsa) {
   ScratchDir dir;
-  write_file(dir / "my prot.a3m", "#5\t1\n>query\nMKTAY\n>hit\nMK-aaAY\n");
-  const JobList list = discover_jobs(dir / "my prot.a3m", QueryOrder::length);
+  const JobList list =
+      jobs_of(dir, "my prot.a3m", "#5\t1\n>query\nMKTAY\n>hit\nMK-aaAY\n", QueryOrder::length);
   ASSERT_EQ(list.jobs.size(), 1u);
   EXPECT_EQ(list.jobs[0].name, "my_prot");
   EXPECT_EQ(list.jobs[0].sequence, "MKTAY");
@@ -102,8 +108,7 @@ TEST(PredictJobsTest, A3mInputIsOneJobWithItsOwnMsa) {
 
 TEST(PredictJobsTest, A3mWithRowsOfDifferentLengthFailsNamingTheRow) {
   ScratchDir dir;
-  write_file(dir / "bad.a3m", ">query\nMKTAY\n>hit\nMKT\n");
-  const JobList list = discover_jobs(dir / "bad.a3m", QueryOrder::length);
+  const JobList list = jobs_of(dir, "bad.a3m", ">query\nMKTAY\n>hit\nMKT\n", QueryOrder::length);
   ASSERT_EQ(list.jobs.size(), 1u);
   EXPECT_TRUE(contains(list.jobs[0].error, (dir / "bad.a3m").string() + ":3: "))
       << list.jobs[0].error;
@@ -128,8 +133,8 @@ TEST(PredictJobsTest, CsvWithRelativeA3mPaths) {
 
 TEST(PredictJobsTest, TsvWithColabFoldColumnName) {
   ScratchDir dir;
-  write_file(dir / "q.tsv", "id\tsequence\ta3mpath\none\tMKTA\t/nonexistent/x.a3m\n");
-  const JobList list = discover_jobs(dir / "q.tsv", QueryOrder::none);
+  const JobList list =
+      jobs_of(dir, "q.tsv", "id\tsequence\ta3mpath\none\tMKTA\t/nonexistent/x.a3m\n");
   ASSERT_EQ(list.jobs.size(), 1u);
   EXPECT_EQ(list.jobs[0].sequence, "MKTA");
   EXPECT_TRUE(contains(list.jobs[0].error, "/nonexistent/x.a3m does not exist"));
@@ -137,8 +142,7 @@ TEST(PredictJobsTest, TsvWithColabFoldColumnName) {
 
 TEST(PredictJobsTest, TableWithoutHeaderColumnsFails) {
   ScratchDir dir;
-  write_file(dir / "q.csv", "name,seq\na,MKTA\n");
-  const JobList list = discover_jobs(dir / "q.csv", QueryOrder::none);
+  const JobList list = jobs_of(dir, "q.csv", "name,seq\na,MKTA\n");
   ASSERT_EQ(list.jobs.size(), 1u);
   EXPECT_EQ(list.jobs[0].name, "q");
   EXPECT_TRUE(contains(list.jobs[0].error,
@@ -183,9 +187,8 @@ TEST(PredictJobsTest, MissingInputIsRefused) {
 TEST(PredictJobsTest, LongHeadersAreCutToFitFileNamesAndStayDistinct) {
   ScratchDir dir;
   const std::string prefix(260, 'P');
-  write_file(dir / "q.fasta",
-             ">" + prefix + " first\nMKTA\n>" + prefix + " second\nMKTAY\n>short\nMK\n");
-  const JobList list = discover_jobs(dir / "q.fasta", QueryOrder::none);
+  const JobList list = jobs_of(
+      dir, "q.fasta", ">" + prefix + " first\nMKTA\n>" + prefix + " second\nMKTAY\n>short\nMK\n");
   ASSERT_EQ(list.jobs.size(), 3u);
   const std::string& a = list.jobs[0].name;
   const std::string& b = list.jobs[1].name;
@@ -230,8 +233,7 @@ TEST(PredictJobsTest, FitJobNameKeepsShortNamesAndCutsLongOnesToTheLimit) {
 
 TEST(PredictJobsTest, CsvRowWithUnbalancedQuoteFailsNamingFileAndLine) {
   ScratchDir dir;
-  write_file(dir / "q.csv", "id,sequence\n\"foo,MKTA\nbar,MKTA\n");
-  const JobList list = discover_jobs(dir / "q.csv", QueryOrder::none);
+  const JobList list = jobs_of(dir, "q.csv", "id,sequence\n\"foo,MKTA\nbar,MKTA\n");
   ASSERT_EQ(list.jobs.size(), 2u);
   EXPECT_EQ(list.jobs[0].name, "q_line_2") << "not '_foo'";
   EXPECT_TRUE(contains(list.jobs[0].error, "q.csv:2: field 1 opens a quote that is never closed"))
@@ -242,8 +244,7 @@ TEST(PredictJobsTest, CsvRowWithUnbalancedQuoteFailsNamingFileAndLine) {
 
 TEST(PredictJobsTest, CsvQuotedFieldMayHoldTheDelimiter) {
   ScratchDir dir;
-  write_file(dir / "q.csv", "id,sequence\n\"a,b\",MKTA\n");
-  const JobList list = discover_jobs(dir / "q.csv", QueryOrder::none);
+  const JobList list = jobs_of(dir, "q.csv", "id,sequence\n\"a,b\",MKTA\n");
   ASSERT_EQ(list.jobs.size(), 1u);
   EXPECT_EQ(list.jobs[0].name, "a_b");
   EXPECT_EQ(list.jobs[0].error, "");
@@ -251,8 +252,7 @@ TEST(PredictJobsTest, CsvQuotedFieldMayHoldTheDelimiter) {
 
 TEST(PredictJobsTest, CsvRowWithEmptyIdSaysSoInTableTerms) {
   ScratchDir dir;
-  write_file(dir / "q.csv", "id,sequence\n ,MKTA\n");
-  const JobList list = discover_jobs(dir / "q.csv", QueryOrder::none);
+  const JobList list = jobs_of(dir, "q.csv", "id,sequence\n ,MKTA\n");
   ASSERT_EQ(list.jobs.size(), 1u);
   EXPECT_TRUE(contains(list.jobs[0].error, "q.csv:2: the 'id' field is empty"))
       << list.jobs[0].error;
@@ -261,9 +261,9 @@ TEST(PredictJobsTest, CsvRowWithEmptyIdSaysSoInTableTerms) {
 
 TEST(PredictJobsTest, OverlongA3mPathFailsItsRowNotTheBatch) {
   ScratchDir dir;
-  write_file(dir / "q.csv",
-             "id,sequence,a3m_path\nlong,MKTA," + std::string(300, 'm') + ".a3m\nok,MKTA,\n");
-  const JobList list = discover_jobs(dir / "q.csv", QueryOrder::none);
+  const JobList list =
+      jobs_of(dir, "q.csv",
+              "id,sequence,a3m_path\nlong,MKTA," + std::string(300, 'm') + ".a3m\nok,MKTA,\n");
   ASSERT_EQ(list.jobs.size(), 2u);
   EXPECT_TRUE(contains(list.jobs[0].error, "q.csv:2: a3m_path ")) << list.jobs[0].error;
   EXPECT_TRUE(contains(list.jobs[0].error, "cannot be used: File name too long"))
@@ -273,8 +273,7 @@ TEST(PredictJobsTest, OverlongA3mPathFailsItsRowNotTheBatch) {
 
 TEST(PredictJobsTest, ErrorsAndWarningsAreSafeToPrint) {
   ScratchDir dir;
-  write_file(dir / "q.fasta", ">bad\xFF\x1B id\nMK1\n");
-  const JobList list = discover_jobs(dir / "q.fasta", QueryOrder::none);
+  const JobList list = jobs_of(dir, "q.fasta", ">bad\xFF\x1B id\nMK1\n");
   ASSERT_EQ(list.jobs.size(), 1u);
   EXPECT_TRUE(contains(list.jobs[0].error, "record 'bad\\xFF\\x1B'")) << list.jobs[0].error;
 }

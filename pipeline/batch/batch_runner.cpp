@@ -1,0 +1,313 @@
+#include "pipeline/batch/batch_runner.h"
+
+#include <chrono>
+#include <new>
+
+#include "io/text_safety.h"
+#include "memory/error.h"
+#include "memory/out_of_memory.h"
+#include "pipeline/batch/batch_log_lines.h"
+#include "pipeline/batch/batch_progress.h"
+#include "pipeline/batch/job_a3m.h"
+#include "pipeline/batch/job_msas.h"
+#include "pipeline/batch/prediction_files.h"
+#include "pipeline/batch/ranking.h"
+#include "pipeline/batch/run_record.h"
+#include "pipeline/batch/run_settings.h"
+#include "pipeline/batch/timings_file.h"
+#include "pipeline/features/feature_pipeline.h"
+#include "pipeline/output/job_outputs.h"
+#include "pipeline/output/plots.h"
+#include "pipeline/runner/finite_outputs.h"
+#include "pipeline/runner/model_cache.h"
+
+namespace cpufold {
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
+
+class BatchRunner {
+ public:
+  BatchRunner(const PredictOptions& o, std::vector<PredictJob> jobs, RankBy rank,
+              std::map<int, fs::path> params)
+      : o_(o),
+        jobs_(std::move(jobs)),
+        rank_(rank),
+        log_(o.output_dir / "log.txt", o.progress),
+        models_(std::move(params), o.model_type, o.mem_budget, o.precision),
+        timings_(o.output_dir / "timings.json") {
+    for (int i = 0; i < o.num_models; ++i) selected_models_.push_back(o.model_order[i]);
+  }
+
+  PredictSummary run(const std::vector<std::string>& warnings) {
+    start_ = Clock::now();
+    log_.say(batch_start_line(CPUFOLD_VERSION, jobs_.size(), o_.input, o_.output_dir));
+    for (const std::string& w : warnings) log_.say("warning: " + w);
+    log_.say(batch_settings_line({model_type_name(o_.model_type), selected_models_, o_.num_seeds,
+                                  o_.random_seed, o_.num_recycle, rank_ == RankBy::ptm,
+                                  models_.keeps_all()}));
+    for (const PredictJob& job : jobs_) {
+      if (job.error.empty() && !is_done(job))
+        estimate_.plan(static_cast<double>(runs_per_job()) * units(job));
+    }
+
+    PredictSummary summary;
+    auto last_timings = Clock::now();
+    for (std::size_t i = 0; i < jobs_.size(); ++i) {
+      summary.jobs.push_back(run_job(i));
+      // After each folded job, but for batches of many tiny jobs not more than every 10 s
+      // (the file grows with the batch).
+      if (summary.jobs.back().status != JobOutcome::Status::skipped &&
+          seconds_since(last_timings) > (i + 1 < jobs_.size() ? 10.0 : 0.0)) {
+        timings_.write();
+        last_timings = Clock::now();
+      }
+    }
+    timings_.write();
+
+    log_.say(batch_summary_line(summary.count(JobOutcome::Status::done),
+                                summary.count(JobOutcome::Status::skipped),
+                                summary.count(JobOutcome::Status::failed), seconds_since(start_)));
+    for (const JobOutcome& job : summary.jobs) {
+      if (job.status == JobOutcome::Status::failed)
+        log_.say(failed_job_line(job.name, job.message));
+    }
+    return summary;
+  }
+
+ private:
+  std::size_t runs_per_job() const {
+    return selected_models_.size() * static_cast<std::size_t>(o_.num_seeds);
+  }
+  double units(const PredictJob& job) const {
+    const double n = static_cast<double>(job.sequence.size());
+    return static_cast<double>((o_.num_recycle + 1) * o_.num_ensemble) * n * n;
+  }
+
+  fs::path done_marker(const PredictJob& job) const {
+    return cpufold::done_marker(o_.output_dir, job.name);
+  }
+  // ColabFold: the marker, or with --zip the job's result.zip.
+  bool is_done(const PredictJob& job) const {
+    std::error_code ec;  // an unusable path is not a done job; running it reports why
+    return !o_.overwrite_existing_results && (fs::exists(done_marker(job), ec) ||
+                                              fs::exists(result_zip(o_.output_dir, job.name), ec));
+  }
+
+  std::string eta(double current_units, double current_elapsed) const {
+    return eta_text(seconds_since(start_), estimate_.remaining(current_units, current_elapsed));
+  }
+
+  JobOutcome run_job(std::size_t index) {
+    const PredictJob& job = jobs_[index];
+    const std::string head = job_head(index, jobs_.size(), job.name);
+    JobOutcome outcome;
+    outcome.name = job.name;
+    if (!job.error.empty()) {
+      outcome.message = job.error;
+      log_.say(job_failed_line(head, job.error));
+      return outcome;
+    }
+    if (is_done(job)) {
+      outcome.status = JobOutcome::Status::skipped;
+      outcome.message = "already done (" + done_marker(job).string() + ")";
+      log_.say(job_skipped_line(head, done_marker(job).filename().string(),
+                                result_zip(o_.output_dir, job.name).filename().string()));
+      return outcome;
+    }
+    double units_left = static_cast<double>(runs_per_job()) * units(job);
+    try {
+      fold_job(job, head, units_left);
+      outcome.status = JobOutcome::Status::done;
+    } catch (const InputError& e) {
+      outcome.message = located_in_input(job.source, job.line, e.what());
+    } catch (const BudgetError& e) {
+      outcome.message = located_in_input(job.source, job.line, e.what());
+      outcome.out_of_memory = true;
+    } catch (const fs::filesystem_error& e) {
+      // A path of this job the file system refuses fails the job, not the batch.
+      outcome.message = located_in_input(job.source, job.line, e.what());
+    } catch (const NonFiniteOutputError& e) {
+      outcome.message = e.what();
+    } catch (const std::bad_alloc&) {
+      outcome.message =
+          located_in_input(job.source, job.line, out_of_memory("folding this job").what());
+      outcome.out_of_memory = true;
+    }
+    outcome.message = text::safe_text(outcome.message);
+    if (outcome.status == JobOutcome::Status::failed) {
+      estimate_.drop(units_left);
+      log_.say(job_failed_line(head, outcome.message));
+      timings_.job_failed(job.name, outcome.message);
+    }
+    return outcome;
+  }
+
+  // Features, every model run, the ranked files and the job's timings. `units_left`: the work
+  // of the runs not done yet (what the estimate drops when the job fails).
+  void fold_job(const PredictJob& job, const std::string& head, double& units_left) {
+    const std::string with_length = job_head_with_length(head, job.sequence.size());
+    remove_job_outputs(o_.output_dir, job.name);
+    const auto job_start = Clock::now();
+    log_.say(job_start_line(with_length, eta(0, 0)));
+
+    JobExtras extras = job_extras();
+    JobTiming timing;
+    const RawFeatures raw = raw_features(job, with_length, extras, timing);
+    std::vector<RenderedPrediction> results = run_models(job, raw, with_length, timing, units_left);
+    if (score_reached(results) && results.size() < runs_per_job()) {
+      log_.say(stop_at_score_line(head, o_.stop_at_score, results.size()));
+      estimate_.drop(units_left);
+    }
+    write_outputs(job, results, head, extras);
+    timing.total_seconds = seconds_since(job_start);
+    timings_.job_done(job.name, timing);
+    log_.say(job_done_line(head, seconds_since(job_start), eta(0, 0)));
+  }
+
+  // ColabFold's loop order (seeds outside, models inside) matters with --stop-at-score.
+  std::vector<RenderedPrediction> run_models(const PredictJob& job, const RawFeatures& raw,
+                                             const std::string& head, JobTiming& timing,
+                                             double& units_left) {
+    std::vector<RenderedPrediction> results;
+    for (int s = 0; s < o_.num_seeds && !score_reached(results); ++s) {
+      for (int model_number : selected_models_) {
+        if (score_reached(results)) break;
+        const std::uint64_t seed = o_.random_seed + static_cast<std::uint64_t>(s);
+        results.push_back(run_model(job, raw, model_number, seed, head, timing));
+        units_left -= units(job);
+      }
+    }
+    return results;
+  }
+
+  bool score_reached(const std::vector<RenderedPrediction>& results) const {
+    return !results.empty() && results.back().score > o_.stop_at_score;
+  }
+
+  JobExtras job_extras() const {
+    JobExtras extras;
+    extras.plots = !o_.skip_plots;
+    extras.pae_json = !o_.skip_pae_json;
+    extras.zip = o_.zip;
+    return extras;
+  }
+
+  // The job's MSAs merged into raw features; the MSA and its coverage plot into `extras`;
+  // length, depth and seconds into `timing`.
+  RawFeatures raw_features(const PredictJob& job, const std::string& head, JobExtras& extras,
+                           JobTiming& timing) {
+    const auto start = Clock::now();
+    const JobMsas m = load_job_msas(job, o_.msa_dir,
+                                    [&](const std::string& line) { log_.say(head + ": " + line); });
+    RawFeatures raw = make_raw_features(job.sequence, m.msas, m.names);
+    if (!m.files.empty()) log_.say(msa_rows_line(head, raw.n_msa));
+    if (!o_.skip_msa) extras.a3m = job_a3m(job.sequence, m.files, m.msas);
+    if (!o_.skip_plots) {
+      extras.coverage_png = coverage_plot_png(job.name, raw.msa, raw.n_msa, raw.n_res);
+    }
+    timing.length = job.sequence.size();
+    timing.msa_rows = raw.n_msa;
+    timing.feature_seconds = seconds_since(start);
+    return raw;
+  }
+
+  // The model, loaded on first use (and then logged); `load_seconds` 0 when it was loaded.
+  const LoadedModel& model(int model_number, double& load_seconds) {
+    const bool loading = !models_.is_loaded(model_number);
+    const LoadedModel& loaded = models_.get(model_number);
+    load_seconds = loading ? loaded.load_seconds : 0;
+    if (loading) {
+      const WeightResidency weights = loaded.runner->weight_residency();
+      log_.say(model_loaded_line({"model_" + std::to_string(model_number), loaded.store.path(),
+                                  loaded.config.parameter_count, load_seconds, weights.shared_bytes,
+                                  weights.private_bytes}));
+    }
+    return loaded;
+  }
+
+  RenderedPrediction run_model(const PredictJob& job, const RawFeatures& raw, int model_number,
+                               std::uint64_t seed, const std::string& head, JobTiming& timing) {
+    RunTiming run;  // its record in timings.json
+    run.model = "model_" + std::to_string(model_number);
+    run.seed = seed;
+    const std::string where = head + " " + run.model + " seed " + seed_tag(seed);
+    const LoadedModel& loaded = model(model_number, run.load_seconds);
+
+    const auto run_start = Clock::now();
+    const FeaturePipeline pipeline(raw, model_feature_config(o_, run.model, seed));
+    run.feature_seconds = seconds_since(run_start);
+    run.n_seq = pipeline.n_seq();
+    run.n_extra = pipeline.n_extra();
+    const double run_units = units(job);
+    const std::string tag = model_type_name(o_.model_type) + "_model_" +
+                            std::to_string(model_number) + "_seed_" + seed_tag(seed);
+
+    std::vector<std::string> recycle_pdbs;
+    RunOptions options = batch_run_options(o_, rank_);
+    options.other_weight_bytes = models_.other_weight_bytes(model_number);
+    options.progress = [&](const std::string& message) {
+      log_.say(where + ": " + message + " | " + eta(run_units, seconds_since(run_start)));
+    };
+    options.after_iteration = recycle_checks(o_, rank_, [&](const Prediction& now) {
+      recycle_pdbs.push_back(render_pdb(view_of(now, raw), job.name, tag));
+    });
+    const Prediction p = loaded.runner->run(pipeline.source(feature_samples(o_)), options);
+    const double run_seconds = seconds_since(run_start);
+    estimate_.finished(run_units, run_seconds);
+    require_finite_prediction(p, run.model + " seed " + seed_tag(seed));
+
+    RenderedPrediction r = render(job, raw, p, model_number, seed);
+    r.recycle_pdbs = std::move(recycle_pdbs);
+    write_unranked_files(
+        o_.output_dir, job.name, tag, p,
+        {o_.save_all, o_.save_single_representations, o_.save_pair_representations}, r);
+    run = run_timing(std::move(run), p, r);
+    log_.say(run_done_line(where, run_seconds, run) + " | " + eta(0, 0));
+    timing.runs.push_back(std::move(run));
+    return r;
+  }
+
+  RenderedPrediction render(const PredictJob& job, const RawFeatures& raw, const Prediction& p,
+                            int model_number, std::uint64_t seed) const {
+    RenderedPrediction r = render_prediction(view_of(p, raw), job.name,
+                                             model_type_name(o_.model_type), model_number, seed);
+    r.score = ranking_score(p, rank_);
+    return r;
+  }
+
+  void write_outputs(const PredictJob& job, std::vector<RenderedPrediction>& results,
+                     const std::string& head, const JobExtras& extras) {
+    sort_by_score(results);
+    for (std::size_t k = 0; k < results.size(); ++k) {
+      const RenderedPrediction& r = results[k];
+      log_.say(ranked_line(head, k + 1, r.tag, r.mean_plddt, r.has_pae, r.ptm));
+    }
+    write_job_outputs(o_.output_dir, job.name, results, extras);
+  }
+
+  const PredictOptions& o_;
+  std::vector<PredictJob> jobs_;
+  RankBy rank_;
+  BatchLog log_;
+  ModelCache models_;
+  std::vector<int> selected_models_;
+  TimingsFile timings_;
+  TimeEstimate estimate_;
+  Clock::time_point start_;
+};
+
+}  // namespace
+
+PredictSummary run_jobs(const PredictOptions& o, std::vector<PredictJob> jobs, RankBy rank,
+                        std::map<int, fs::path> params, const std::vector<std::string>& warnings) {
+  BatchRunner runner(o, std::move(jobs), rank, std::move(params));
+  return runner.run(warnings);
+}
+
+}  // namespace cpufold
