@@ -100,7 +100,8 @@ void calibrate(const CalibrateArgs& args) {
         model.spill_activations, model.spill_outputs);
   }
 
-  const std::filesystem::path path = args.out.empty() ? time_model_path() : std::filesystem::path(args.out);
+  const std::filesystem::path path =
+      args.out.empty() ? time_model_path() : std::filesystem::path(args.out);
   if (path.empty()) {
     throw InputError(
         "no place for the time model: set HOME, XDG_CACHE_HOME or CPUFOLD_CACHE_DIR, "
@@ -110,7 +111,9 @@ void calibrate(const CalibrateArgs& args) {
   std::printf("relative time per chunk:");
   for (const auto& [chunk, f] : model.chunk_factor)
     std::printf(" %lld: %.3f", static_cast<long long>(chunk), f);
-  std::printf("\nsaved to %s: plans on this CPU model and ISA use it from now on\n", path.c_str());
+  std::printf("\nsaved to %s: %s\n", path.c_str(),
+              path == time_model_path() ? "plans on this CPU model and ISA use it from now on"
+                                        : "plans use it when CPUFOLD_TIME_MODEL names that file");
 }
 
 }  // namespace
