@@ -21,7 +21,4 @@ struct MatmulPeak {
 MatmulPeak measure_matmul_peak(std::int64_t size = 1024, int repeat = 5,
                                DType precision = DType::f32);
 
-// oneDNN's effective CPU ISA ("avx512_core_bf16", "avx2", ...).
-std::string cpu_isa_name();
-
 }  // namespace cpufold

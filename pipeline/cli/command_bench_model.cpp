@@ -18,6 +18,7 @@
 #include "io/weight_store.h"
 #include "memory/error.h"
 #include "memory/peak_tracker.h"
+#include "ops/compute_precision.h"
 #include "ops/matmul_peak.h"
 #include "pipeline/cli/cli.h"
 #include "pipeline/cli/common_options.h"
@@ -120,7 +121,7 @@ void run_bench_model(const BenchModelArgs& a) {
       static_cast<long long>(a.n_res), static_cast<long long>(a.sizes.msa_rows),
       static_cast<long long>(a.sizes.extra_rows), static_cast<long long>(templates),
       static_cast<long long>(a.sizes.recycles), omp_get_max_threads(), precision_name,
-      cpu_isa_name().c_str());
+      bf16_support().isa.c_str());
   std::printf("  %-10s %9s %10s %9s %8s\n", "stage", "seconds", "GFLOP", "GFLOP/s", "% peak");
   for (const char* name : kStages) {
     const double secs = clock.seconds(name);
@@ -151,7 +152,7 @@ void run_bench_model(const BenchModelArgs& a) {
       {"percent_of_peak", 100 * rate / peak.gflops_per_s},
       {"peak_rss_bytes", rss},
       {"precision", precision_name},
-      {"isa", cpu_isa_name()},
+      {"isa", bf16_support().isa},
       {"threads", omp_get_max_threads()},
       {"iterations", prediction.iterations},
       {"sizes",
