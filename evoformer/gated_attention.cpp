@@ -34,8 +34,9 @@ void GatedAttention::forward(const Tensor& x, const AttentionBias& bias, const T
   if (n_batch == 0 || n_seq == 0) return;
 
   ArenaScope scope(scratch);
-  // [batch, seq, 3, head, c]: q, k, v are strided views of one projection.
-  const Tensor qkv = scratch.allocate(DType::f32, Shape{n_batch, n_seq, 3, n_head, c});
+  // [batch, seq, 3, head, c]: q, k, v are strided views of one projection, stored in the
+  // precision the Linears compute in, so bf16 attention reads them in place.
+  const Tensor qkv = scratch.allocate(qkv_.compute(), Shape{n_batch, n_seq, 3, n_head, c});
   qkv_.forward(x, qkv.reshape(Shape{n_batch, n_seq, 3 * hc}), scratch);
   const Tensor o = scratch.allocate(DType::f32, Shape{n_batch, n_seq, n_head, c});
   multi_head_attention(qkv.select(2, 0), qkv.select(2, 1), qkv.select(2, 2), bias, o, scratch);
@@ -56,12 +57,16 @@ std::size_t GatedAttention::scratch_bytes(std::int64_t n_batch, std::int64_t n_s
                                           bool accumulate) const {
   const std::int64_t rows = n_batch * n_seq, hc = dims_.n_head * dims_.c_hidden;
   if (rows == 0) return 0;
-  std::size_t fixed = f32_bytes(rows * 3 * hc) + f32_bytes(rows * hc) + f32_bytes(rows * hc);
+  const DType qkv_type = qkv_.compute();
+  const std::size_t fixed =
+      align_up(static_cast<std::size_t>(rows * 3 * hc) * dtype_size(qkv_type)) +
+      f32_bytes(rows * hc) + f32_bytes(rows * hc);
+  const EpilogueKind qkv{.bf16_out = qkv_type == DType::bf16};
   const EpilogueKind gate{.activation = Activation::sigmoid, .gated = true};
   const EpilogueKind out{.accumulate = accumulate};
-  const std::size_t inner =
-      std::max({qkv_.scratch_bytes(rows), attention_scratch_bytes(n_seq),
-                gating_.scratch_bytes(rows, gate), output_.scratch_bytes(rows, out)});
+  const std::size_t inner = std::max(
+      {qkv_.scratch_bytes(rows, qkv), attention_scratch_bytes(n_seq, dims_.c_hidden, qkv_type),
+       gating_.scratch_bytes(rows, gate), output_.scratch_bytes(rows, out)});
   return fixed + inner;
 }
 

@@ -6,6 +6,7 @@
 
 #include "ops/gemm.h"
 #include "ops/row_chunks.h"
+#include "ops/row_kernels.h"
 #include "ops/row_view.h"
 #include "ops/tensor_checks.h"
 
@@ -24,18 +25,46 @@ constexpr std::int64_t kSumBlock = 256;
 // outer[(i, c1), (j, c2)] (+)= Σ_s a[s, i, c1]·b[s, j, c2] and norm[i, j] (+)= Σ_s
 // mask[s, i0 + i]·mask[s, j] over `n_seq` sequences, for `ni` residues i from `a` (row stride
 // lda) against all n_res residues j of `b` (row stride n_res·c); beta 0 overwrites, 1 adds.
-void outer_sums(const float* a, std::int64_t lda, const float* b, const float* mask,
-                std::int64_t i0, std::int64_t ni, std::int64_t n_seq, std::int64_t n_res,
-                std::int64_t c, float beta, float* outer, float* norm) {
-  bool ok = detail::sgemm(true, false, ni * c, n_res * c, n_seq, 1.f, a, lda, b, n_res * c, beta,
-                          outer, n_res * c);
+// With a16 and b16 (a and b rounded to bf16, same layout) the outer products take oneDNN's bf16
+// matmul with fp32 accumulation; the mask counts stay fp32.
+struct OuterOperands {
+  const float* a;
+  const bf16* a16;
+  std::int64_t lda;
+  const float* b;
+  const bf16* b16;
+};
+
+void outer_sums(const OuterOperands& x, const float* mask, std::int64_t i0, std::int64_t ni,
+                std::int64_t n_seq, std::int64_t n_res, std::int64_t c, float beta, float* outer,
+                float* norm) {
+  const std::int64_t m = ni * c, n = n_res * c;
+  bool ok =
+      x.a16 != nullptr
+          ? detail::gemm_bf16(true, false, m, n, n_seq, 1.f, x.a16, x.lda, x.b16, n, beta, outer, n)
+          : detail::sgemm(true, false, m, n, n_seq, 1.f, x.a, x.lda, x.b, n, beta, outer, n);
   ok = ok && detail::sgemm(true, false, ni, n_res, n_seq, 1.f, mask + i0, n_res, mask, n_res, beta,
                            norm, n_res);
   if (!ok) {
-    throw InternalError("OuterProductMean: oneDNN sgemm rejected [" + std::to_string(ni * c) +
-                        " x " + std::to_string(n_seq) + "] x [" + std::to_string(n_seq) + " x " +
-                        std::to_string(n_res * c) + "]");
+    throw InternalError("OuterProductMean: oneDNN rejected [" + std::to_string(m) + " x " +
+                        std::to_string(n_seq) + "] x [" + std::to_string(n_seq) + " x " +
+                        std::to_string(n) + "]" + (x.a16 != nullptr ? " in bf16" : ""));
   }
+}
+
+// dst = bf16(src) over n floats, in parallel blocks.
+void round_to_bf16(const float* src, bf16* dst, std::int64_t n) {
+  constexpr std::int64_t kBlock = 4096;
+  const auto& kernels = detail::row_kernels();
+  const std::int64_t blocks = (n + kBlock - 1) / kBlock;
+#pragma omp parallel for schedule(static) if (blocks > 1)
+  for (std::int64_t k = 0; k < blocks; ++k) {
+    kernels.to_bf16(src + k * kBlock, dst + k * kBlock, std::min(kBlock, n - k * kBlock));
+  }
+}
+
+std::size_t bf16_bytes(std::int64_t n) {
+  return align_up(static_cast<std::size_t>(n) * sizeof(bf16));
 }
 
 }  // namespace
@@ -76,6 +105,14 @@ void OuterProductMean::forward(const Tensor& m, const Tensor& msa_mask, const Te
   const Tensor a = arena.allocate(DType::f32, Shape{n_seq, n_res, c});
   const Tensor b = arena.allocate(DType::f32, Shape{n_seq, n_res, c});
   project_masked(m, msa_mask, mask, a, b, arena);
+  // bf16 compute: the outer products read a and b rounded to bf16.
+  bf16 *a16 = nullptr, *b16 = nullptr;
+  if (bf16_outer()) {
+    a16 = arena.allocate(DType::bf16, a.shape()).data_as<bf16>();
+    b16 = arena.allocate(DType::bf16, b.shape()).data_as<bf16>();
+    round_to_bf16(a.data_as<float>(), a16, a.numel());
+    round_to_bf16(b.data_as<float>(), b16, b.numel());
+  }
 
   // Alg. 10 lines 3-4, a slab of residues i at a time.
   const RowView vz = row_view(z, "OuterProductMean z");
@@ -86,8 +123,10 @@ void OuterProductMean::forward(const Tensor& m, const Tensor& msa_mask, const Te
     const Tensor outer = arena.allocate(DType::f32, Shape{ni * c, n_res * c});
     const Tensor norm = arena.allocate(DType::f32, Shape{ni, n_res});
     // a and b as [n_seq, n_res·c] matrices.
-    outer_sums(a.data_as<float>() + i0 * c, n_res * c, b.data_as<float>(), mask.data_as<float>(),
-               i0, ni, n_seq, n_res, c, 0.f, outer.data_as<float>(), norm.data_as<float>());
+    const OuterOperands x{a.data_as<float>() + i0 * c, a16 ? a16 + i0 * c : nullptr, n_res * c,
+                          b.data_as<float>(), b16};
+    outer_sums(x, mask.data_as<float>(), i0, ni, n_seq, n_res, c, 0.f, outer.data_as<float>(),
+               norm.data_as<float>());
     const Tensor p = arena.allocate(DType::f32, Shape{ni, n_res, c * c});
     add_update(outer.data_as<float>(), norm.data_as<float>(), p, vz, i0, ni, n_res, arena);
   }
@@ -176,6 +215,9 @@ void OuterProductMean::forward_in_slabs(const Tensor& m, const Tensor& msa_mask,
   const Tensor outer = arena.allocate(DType::f32, Shape{ni_max * c, n_res * c});
   const Tensor norm = arena.allocate(DType::f32, Shape{ni_max, n_res});
   const Tensor p = arena.allocate(DType::f32, Shape{std::min(ni_max, kProjectRows), n_res, c * c});
+  const bool use_bf16 = bf16_outer();
+  bf16* const a16 = use_bf16 ? arena.allocate(DType::bf16, a.shape()).data_as<bf16>() : nullptr;
+  bf16* const b16 = use_bf16 ? arena.allocate(DType::bf16, b.shape()).data_as<bf16>() : nullptr;
   const RowView vm = row_view(m, "OuterProductMean m");
   const RowView vz = row_view(z, "OuterProductMean z");
   float* const ap = a.data_as<float>();
@@ -197,6 +239,7 @@ void OuterProductMean::forward_in_slabs(const Tensor& m, const Tensor& msa_mask,
     for (std::int64_t r = 0; r < rows; ++r) {
       for (std::int64_t k = 0; k < c; ++k) bp[r * c + k] *= mk[r];
     }
+    if (use_bf16) round_to_bf16(bp, b16, rows * c);
   };
   if (keep_right) right_rows(0, n_seq);
 
@@ -227,7 +270,8 @@ void OuterProductMean::forward_in_slabs(const Tensor& m, const Tensor& msa_mask,
         }
       }
       // outer[(i, c1), (j, c2)] (+)= Σ_s a[s, i, c1]·b[s, j, c2]; norm likewise over the mask.
-      outer_sums(ap, ni * c, bp, mk, i0, ni, sb, n_res, c, s0 == 0 ? 0.f : 1.f,
+      if (use_bf16) round_to_bf16(ap, a16, sb * ni * c);
+      outer_sums({ap, a16, ni * c, bp, b16}, mk, i0, ni, sb, n_res, c, s0 == 0 ? 0.f : 1.f,
                  outer.data_as<float>(), norm.data_as<float>());
     }
     if (n_seq == 0) {
@@ -259,7 +303,8 @@ std::size_t OuterProductMean::scratch_bytes(std::int64_t n_seq, std::int64_t n_r
     const std::size_t buffers =
         f32_bytes(n_res * c_m_) + f32_bytes(sb * n_res * c_) + f32_bytes(xb * ni * c_m_) +
         f32_bytes(sb * ni * c_) + f32_bytes(sb * n_res) + f32_bytes(ni * c_ * n_res * c_) +
-        f32_bytes(ni * n_res) + f32_bytes(std::min(ni, kProjectRows) * n_res * c_ * c_);
+        f32_bytes(ni * n_res) + f32_bytes(std::min(ni, kProjectRows) * n_res * c_ * c_) +
+        (bf16_outer() ? bf16_bytes(sb * ni * c_) + bf16_bytes(sb * n_res * c_) : 0);
     std::size_t inner = right_.scratch_bytes(n_res);
     for (std::int64_t s : {xb, sb % xb, n_seq % sb % xb}) {
       for (std::int64_t i : {ni, n_res % ni}) {
@@ -279,7 +324,8 @@ std::size_t OuterProductMean::scratch_bytes(std::int64_t n_seq, std::int64_t n_r
     }
     return buffers + inner;
   }
-  const std::size_t persistent = f32_bytes(n_seq * n_res) + 2 * f32_bytes(n_seq * n_res * c_);
+  const std::size_t persistent = f32_bytes(n_seq * n_res) + 2 * f32_bytes(n_seq * n_res * c_) +
+                                 (bf16_outer() ? 2 * bf16_bytes(n_seq * n_res * c_) : 0);
   std::size_t step = 0;
   const std::int64_t seq_rows = detail::chunk_rows(n_seq, chunk);
   for (std::int64_t ns : {seq_rows, n_seq % seq_rows}) {

@@ -54,6 +54,8 @@ class OuterProductMean {
   // Sequences whose right projections a chunked forward() holds at once: all of them (computed
   // once) or a block (recomputed per slab), whichever the .cpp's rule finds cheaper.
   std::int64_t sequence_block(std::int64_t n_seq, std::int64_t slab_rows) const;
+  // The outer products run in bf16 when the projections compute in bf16 (the trunk's stacks).
+  bool bf16_outer() const { return left_.compute() == DType::bf16; }
   // Alg. 10 lines 3-4 for residues i0..i0+ni: z[i, j] += Linear_out(outer[i, j]) / (norm[i, j] +
   // eps), outer: [ni·c, n_res·c] (overwritten), norm: [ni, n_res]; p: room for [g, n_res, c²],
   // the rows of residues reordered and projected at a time (g <= ni).

@@ -68,6 +68,19 @@ TriangleMultiplication::TriangleMultiplication(const ParamScope& scope, std::int
       center_layer_norm_((scope / "center_layer_norm").layer_norm(c_hidden)),
       output_projection_((scope / "output_projection").linear({c_hidden, c_z})) {}
 
+TriangleMultiplication::Edge TriangleMultiplication::Edge::allocate(Arena& arena, bool in_bf16,
+                                                                    std::int64_t channels,
+                                                                    std::int64_t stride) {
+  Edge e;
+  e.stride = stride;
+  if (in_bf16) {
+    e.b16 = arena.allocate(DType::bf16, Shape{channels, stride}).data_as<bf16>();
+  } else {
+    e.f32 = arena.allocate(DType::f32, Shape{channels, stride}).data_as<float>();
+  }
+  return e;
+}
+
 struct TriangleMultiplication::Workspace {
   std::int64_t n = 0, n2 = 0;  // residues, pairs (rows of z)
   std::int64_t cs = 0;         // elements between channels of `whole`
@@ -76,11 +89,14 @@ struct TriangleMultiplication::Workspace {
   Tensor z_rows;               // z as [n², c_z]
   RowView mask;                // pair_mask
   // The right edge over all pairs, channel-major (a plain n x n matrix per channel, cs apart):
-  // the module's irreducible c·n² floats.
-  float* whole = nullptr;
-  // The left edge of one slab, channel-major (ss apart); each channel's product replaces it.
-  float* slab = nullptr;
-  float* products = nullptr;  // one slab-sized product per thread
+  // the module's irreducible c·n² values.
+  Edge whole;
+  // The left edge of one slab, channel-major (ss apart).
+  Edge slab;
+  // The products of a slab, channel-major like it: fp32 computes them in a per-thread buffer
+  // and copies each over its channel of the (f32) left edge, bf16 writes them here directly.
+  float* slab_products = nullptr;
+  float* products = nullptr;  // fp32: one slab-sized product per thread
   // Block buffers: LayerNorm(z) rows, [proj | gate] rows (whose first c columns later hold
   // LayerNorm(p) rows), the output gate, and z rows gathered from a column slab.
   Tensor x, proj, gate, zc;
@@ -121,9 +137,17 @@ void TriangleMultiplication::forward(const Tensor& z, const Tensor& pair_mask,
   w.rows = slab_rows(n, ctx.chunk);
   w.ss = channel_stride(w.rows * n);
   const std::int64_t block = std::min(kRowBlock, w.n2);
-  w.whole = arena.allocate(DType::f32, Shape{c_, w.cs}).data_as<float>();
-  w.slab = arena.allocate(DType::f32, Shape{c_, w.ss}).data_as<float>();
-  w.products = arena.allocate(DType::f32, Shape{omp_get_max_threads(), w.ss}).data_as<float>();
+  // bf16 compute: the edges are stored in bf16 (half the c·n² right edge) and multiplied by
+  // oneDNN's bf16 matmul with fp32 accumulation.
+  const bool use_bf16 = whole_projection_.compute() == DType::bf16;
+  w.whole = Edge::allocate(arena, use_bf16, c_, w.cs);
+  w.slab = Edge::allocate(arena, use_bf16, c_, w.ss);
+  if (use_bf16) {
+    w.slab_products = arena.allocate(DType::f32, Shape{c_, w.ss}).data_as<float>();
+  } else {
+    w.slab_products = w.slab.f32;
+    w.products = arena.allocate(DType::f32, Shape{omp_get_max_threads(), w.ss}).data_as<float>();
+  }
   w.x = arena.allocate(DType::f32, Shape{block, c_z_});
   w.proj = arena.allocate(DType::f32, Shape{block, 2 * c_});
   w.gate = arena.allocate(DType::f32, Shape{block, c_z_});
@@ -132,11 +156,11 @@ void TriangleMultiplication::forward(const Tensor& z, const Tensor& pair_mask,
   // The whole right edge is projected before z changes. Each slab then reads and updates only
   // its own pairs of z: rows of the pair matrix for outgoing edges (the left edge of row i is
   // z[i, :]), columns for incoming ones (the left edge of column j is z[:, j]).
-  project_edge(whole_projection_, Slab{0, n, false}, w.whole, w.cs, w, arena);
+  project_edge(whole_projection_, Slab{0, n, false}, w.whole, w, arena);
   const bool outgoing = direction_ == Direction::outgoing;
   for (std::int64_t first = 0; first < n; first += w.rows) {
     const Slab slab{first, std::min(w.rows, n - first), !outgoing};
-    project_edge(slab_projection_, slab, w.slab, w.ss, w, arena);
+    project_edge(slab_projection_, slab, w.slab, w, arena);
     triangle_products(slab, w);
     gated_output(slab, w, arena);
   }
@@ -154,12 +178,13 @@ Tensor TriangleMultiplication::load_pairs(const Slab& slab, std::int64_t q0, std
   return w.zc.slice(0, 0, nr);
 }
 
-void TriangleMultiplication::project_edge(const Linear& projection, const Slab& slab, float* dst,
-                                          std::int64_t stride, const Workspace& w,
+void TriangleMultiplication::project_edge(const Linear& projection, const Slab& slab,
+                                          const Edge& edge, const Workspace& w,
                                           Arena& arena) const {
   // AF2 Alg. 11/12 lines 1-2: edge = sigmoid(x·W_g + b_g) ⊙ (x·W_p + b_p) ⊙ mask, x =
   // LayerNorm(z), block by block, transposed into channel-major.
   const std::int64_t c = c_, n = w.n, block = w.x.dim(0), pairs = slab.pairs(n);
+  const std::int64_t stride = edge.stride;
   const auto& kern = detail::row_kernels();
   const RowView& mr = w.mask;
   float* const t = w.proj.data_as<float>();
@@ -184,10 +209,14 @@ void TriangleMultiplication::project_edge(const Linear& projection, const Slab& 
       }
       for (std::int64_t ch0 = 0; ch0 < c; ch0 += kChannelBlock) {
         const std::int64_t nc = std::min(kChannelBlock, c - ch0);
-        float* d = dst + ch0 * stride + q0;
+        const std::int64_t at = ch0 * stride + q0;
         for (std::int64_t i = i0; i < i1; ++i) {
           const float* src = t + i * 2 * c + ch0;
-          for (std::int64_t k = 0; k < nc; ++k) d[k * stride + i] = src[k];
+          if (edge.b16 != nullptr) {
+            for (std::int64_t k = 0; k < nc; ++k) edge.b16[at + k * stride + i] = bf16(src[k]);
+          } else {
+            for (std::int64_t k = 0; k < nc; ++k) edge.f32[at + k * stride + i] = src[k];
+          }
         }
       }
     }
@@ -206,9 +235,16 @@ void TriangleMultiplication::triangle_products(const Slab& slab, const Workspace
   std::atomic<bool> failed = false;
 #pragma omp parallel for schedule(dynamic, 1) num_threads(n_threads)
   for (std::int64_t ch = 0; ch < c; ++ch) {
+    if (w.slab.b16 != nullptr) {
+      const bool ok =
+          detail::gemm_bf16(false, !slab.columns, r, n, n, 1.f, w.slab.b16 + ch * ss, n,
+                            w.whole.b16 + ch * cs, n, 0.f, w.slab_products + ch * ss, n);
+      if (!ok) failed.store(true, std::memory_order_relaxed);
+      continue;
+    }
     float* p = w.products + omp_get_thread_num() * ss;
-    float* left = w.slab + ch * ss;
-    const float* right = w.whole + ch * cs;
+    float* left = w.slab.f32 + ch * ss;
+    const float* right = w.whole.f32 + ch * cs;
     const bool ok = detail::sgemm(false, !slab.columns, r, n, n, 1.f, left, n, right, n, 0.f, p, n);
     if (!ok) {
       failed.store(true, std::memory_order_relaxed);
@@ -217,8 +253,8 @@ void TriangleMultiplication::triangle_products(const Slab& slab, const Workspace
     std::memcpy(left, p, static_cast<std::size_t>(r * n) * sizeof(float));
   }
   if (failed) {
-    throw InternalError("TriangleMultiplication: oneDNN sgemm rejected an " + std::to_string(n) +
-                        " x " + std::to_string(n) + " x " + std::to_string(r) + " product");
+    throw InternalError("TriangleMultiplication: oneDNN rejected an " + std::to_string(n) + " x " +
+                        std::to_string(n) + " x " + std::to_string(r) + " product");
   }
 }
 
@@ -244,7 +280,7 @@ void TriangleMultiplication::gated_output(const Slab& slab, const Workspace& w,
       const std::int64_t i0 = tile * kTileRows, i1 = std::min(nr, i0 + kTileRows);
       for (std::int64_t ch0 = 0; ch0 < c; ch0 += kChannelBlock) {
         const std::int64_t nc = std::min(kChannelBlock, c - ch0);
-        const float* src = w.slab + ch0 * ss + q0;
+        const float* src = w.slab_products + ch0 * ss + q0;
         for (std::int64_t i = i0; i < i1; ++i) {
           float* dst = t + i * c + ch0;
           for (std::int64_t k = 0; k < nc; ++k) dst[k] = src[k * ss + i];
@@ -275,9 +311,15 @@ std::size_t TriangleMultiplication::scratch_bytes(std::int64_t n_res, std::int64
   if (n2 == 0) return 0;
   const std::int64_t block = std::min(kRowBlock, n2), rows = slab_rows(n_res, chunk);
   const std::int64_t ss = channel_stride(rows * n_res);
-  const std::size_t fixed = f32_bytes(c_ * channel_stride(n2)) + f32_bytes(c_ * ss) +
-                            f32_bytes(omp_get_max_threads() * ss) + f32_bytes(block * c_z_) +
-                            f32_bytes(block * 2 * c_) + 2 * f32_bytes(block * c_z_);
+  // fp32: the edges and a product per thread; bf16: the edges in bf16 and the slab's products.
+  const bool use_bf16 = whole_projection_.compute() == DType::bf16;
+  const std::size_t edges =
+      use_bf16 ? align_up(static_cast<std::size_t>(c_ * channel_stride(n2)) * sizeof(bf16)) +
+                     align_up(static_cast<std::size_t>(c_ * ss) * sizeof(bf16)) + f32_bytes(c_ * ss)
+               : f32_bytes(c_ * channel_stride(n2)) + f32_bytes(c_ * ss) +
+                     f32_bytes(omp_get_max_threads() * ss);
+  const std::size_t fixed =
+      edges + f32_bytes(block * c_z_) + f32_bytes(block * 2 * c_) + 2 * f32_bytes(block * c_z_);
   // Linear scratch depends on the row count: every block size the passes take (a full block
   // and the tails of the whole pair matrix, of a full slab and of the last, shorter slab).
   const EpilogueKind sigmoid{.activation = Activation::sigmoid};

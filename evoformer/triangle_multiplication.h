@@ -54,15 +54,22 @@ class TriangleMultiplication {
 
  private:
   // The edge buffers and pair-block buffers of one forward() call.
+  // A channel-major edge buffer (channels `stride` apart) in f32 or, with bf16 compute, bf16.
+  struct Edge {
+    float* f32 = nullptr;
+    bf16* b16 = nullptr;
+    std::int64_t stride = 0;
+    static Edge allocate(Arena& arena, bool in_bf16, std::int64_t channels, std::int64_t stride);
+  };
   struct Workspace;
   // The pairs of z one slab covers (its rows or its columns).
   struct Slab;
   // Alg. 11/12 lines 1-2 for the pairs of `slab`: sigmoid(LayerNorm(z)·W_g + b_g) ⊙
   // (LayerNorm(z)·W_p + b_p) ⊙ mask, block by block, stored channel-major at dst (channels
   // `stride` apart).
-  void project_edge(const Linear& projection, const Slab& slab, float* dst, std::int64_t stride,
+  void project_edge(const Linear& projection, const Slab& slab, const Edge& edge,
                     const Workspace& w, Arena& arena) const;
-  // Line 4 for the slab's pairs: one GEMM per channel, each replacing the channel's left edge.
+  // Line 4 for the slab's pairs: one GEMM per channel into Workspace::slab_products.
   void triangle_products(const Slab& slab, const Workspace& w) const;
   // Lines 3 and 5: z += sigmoid(LayerNorm(z)·W_g + b_g) ⊙ (LayerNorm(p)·W_o + b_o) on the
   // slab's pairs, block by block.

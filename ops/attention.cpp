@@ -15,11 +15,12 @@ namespace {
 
 constexpr std::int64_t kMaxQueryTile = 128;
 
-void check_f32(const Tensor& t, int rank, const char* what) {
-  if (t.dtype() != DType::f32 || t.rank() != rank || (t.dim(-1) > 1 && t.stride(-1) != 1)) {
-    throw InternalError(std::string("attention ") + what + " must be an f32 tensor of rank " +
-                        std::to_string(rank) + " with a unit-stride last axis, got " +
-                        t.describe() + " strides " + t.strides().str());
+void check_layout(const Tensor& t, DType type, int rank, const char* what) {
+  if (t.dtype() != type || t.rank() != rank || (t.dim(-1) > 1 && t.stride(-1) != 1)) {
+    throw InternalError(std::string("attention ") + what + " must be an " +
+                        std::string(dtype_name(type)) + " tensor of rank " + std::to_string(rank) +
+                        " with a unit-stride last axis, got " + t.describe() + " strides " +
+                        t.strides().str());
   }
 }
 
@@ -31,15 +32,84 @@ void check_dims(const Tensor& t, std::initializer_list<std::int64_t> dims, const
 }
 
 // A typed element pointer plus element strides, for address arithmetic in the tile loop.
+template <typename T = float>
 struct Strided {
-  float* base;
+  T* base;
   std::int64_t s0, s1, s2;
   explicit Strided(const Tensor& t)
-      : base(static_cast<float*>(t.data())),
+      : base(static_cast<T*>(t.data())),
         s0(t.rank() > 1 ? t.stride(0) : 0),
         s1(t.rank() > 2 ? t.stride(1) : 0),
         s2(t.rank() > 3 ? t.stride(2) : 0) {}
+  T* at(std::int64_t i0, std::int64_t i1, std::int64_t i2) const {
+    return base + i0 * s0 + i1 * s1 + i2 * s2;
+  }
 };
+
+// One (batch row, head, query block) tile, whatever the operands' type.
+struct Tile {
+  std::int64_t b, h, q0, nq;
+};
+
+// Everything the tile loop reads, fixed for one call.
+template <typename T>
+struct Problem {
+  Strided<T> q, k, v;
+  Strided<float> o, pair, mask;
+  std::int64_t n_key, c, ld_q, ld_k, ld_v;
+  float scale;
+  bool has_pair, has_mask;
+
+  const float* pair_row(const Tile& t, std::int64_t i) const {
+    return has_pair ? pair.base + t.h * pair.s0 + (t.q0 + i) * pair.s1 : nullptr;
+  }
+  const float* mask_row(const Tile& t) const {
+    return has_mask ? mask.base + t.b * mask.s0 : nullptr;
+  }
+};
+
+// fp32: logits and o on sgemm; the softmax weights stay unnormalised, and each output row is
+// divided by its sum after the product (c_hidden instead of n_key divisions per row).
+bool run_tile(const Problem<float>& p, const Tile& t, float* logits) {
+  const auto& kernels = detail::row_kernels();
+  const std::int64_t ld_o = detail::leading_dim(p.o.s1, t.nq, p.c);
+  bool ok = detail::sgemm(false, true, t.nq, p.n_key, p.c, p.scale, p.q.at(t.b, t.q0, t.h), p.ld_q,
+                          p.k.at(t.b, 0, t.h), p.ld_k, 0.f, logits, p.n_key);
+  float inv_sum[kMaxQueryTile];
+  for (std::int64_t i = 0; i < t.nq; ++i) {
+    inv_sum[i] = 1.f / kernels.softmax_numerator(logits + i * p.n_key, p.pair_row(t, i),
+                                                 p.mask_row(t), p.n_key);
+  }
+  float* out = p.o.at(t.b, t.q0, t.h);
+  ok = ok && detail::sgemm(false, false, t.nq, p.c, p.n_key, 1.f, logits, p.n_key,
+                           p.v.at(t.b, 0, t.h), p.ld_v, 0.f, out, ld_o);
+  for (std::int64_t i = 0; i < t.nq; ++i) kernels.scale(out + i * p.o.s1, inv_sum[i], p.c);
+  return ok;
+}
+
+// bf16: q, k and v are read in place; the unnormalised weights are rounded to bf16 as the
+// softmax writes them (`weights`), and the product lands in an f32 tile (`product`) that is
+// normalised into o.
+bool run_tile(const Problem<bf16>& p, const Tile& t, float* logits, bf16* weights, float* product) {
+  const auto& kernels = detail::row_kernels();
+  bool ok = detail::gemm_bf16(false, true, t.nq, p.n_key, p.c, p.scale, p.q.at(t.b, t.q0, t.h),
+                              p.ld_q, p.k.at(t.b, 0, t.h), p.ld_k, 0.f, logits, p.n_key);
+  float inv_sum[kMaxQueryTile];
+  for (std::int64_t i = 0; i < t.nq; ++i) {
+    inv_sum[i] =
+        1.f / kernels.softmax_numerator_bf16(logits + i * p.n_key, p.pair_row(t, i), p.mask_row(t),
+                                             p.n_key, weights + i * p.n_key);
+  }
+  ok = ok && detail::gemm_bf16(false, false, t.nq, p.c, p.n_key, 1.f, weights, p.n_key,
+                               p.v.at(t.b, 0, t.h), p.ld_v, 0.f, product, p.c);
+  float* out = p.o.at(t.b, t.q0, t.h);
+  for (std::int64_t i = 0; i < t.nq; ++i) {
+    float* row = out + i * p.o.s1;
+    const float* src = product + i * p.c;
+    for (std::int64_t j = 0; j < p.c; ++j) row[j] = src[j] * inv_sum[i];
+  }
+  return ok;
+}
 
 }  // namespace
 
@@ -51,18 +121,25 @@ std::int64_t attention_query_tile(std::int64_t n_key) {
   return std::clamp<std::int64_t>(rows, 8, kMaxQueryTile);
 }
 
-std::size_t attention_scratch_bytes(std::int64_t n_key) {
-  const auto per_thread = static_cast<std::size_t>(attention_query_tile(n_key) * n_key);
-  return align_up(static_cast<std::size_t>(omp_get_max_threads()) * per_thread * sizeof(float));
+std::size_t attention_scratch_bytes(std::int64_t n_key, std::int64_t c_hidden, DType qkv_type) {
+  const std::int64_t tile = attention_query_tile(n_key);
+  const auto threads = static_cast<std::size_t>(omp_get_max_threads());
+  std::size_t bytes = align_up(threads * static_cast<std::size_t>(tile * n_key) * sizeof(float));
+  if (qkv_type == DType::bf16) {
+    bytes += align_up(threads * static_cast<std::size_t>(tile * n_key) * sizeof(bf16)) +
+             align_up(threads * static_cast<std::size_t>(tile * c_hidden) * sizeof(float));
+  }
+  return bytes;
 }
 
 void multi_head_attention(const Tensor& q, const Tensor& k, const Tensor& v,
                           const AttentionBias& bias, const Tensor& o, Arena& scratch,
                           std::int64_t chunk) {
-  check_f32(q, 4, "q");
-  check_f32(k, 4, "k");
-  check_f32(v, 4, "v");
-  check_f32(o, 4, "o");
+  const DType type = q.dtype() == DType::bf16 ? DType::bf16 : DType::f32;
+  check_layout(q, type, 4, "q");
+  check_layout(k, type, 4, "k");
+  check_layout(v, type, 4, "v");
+  check_layout(o, DType::f32, 4, "o");
   const std::int64_t n_batch = q.dim(0), n_query = q.dim(1), n_head = q.dim(2), c = q.dim(3);
   const std::int64_t n_key = k.dim(1);
   check_dims(k, {n_batch, n_key, n_head, c}, "k");
@@ -70,23 +147,36 @@ void multi_head_attention(const Tensor& q, const Tensor& k, const Tensor& v,
   check_dims(o, {n_batch, n_query, n_head, c}, "o");
   const bool has_pair = !bias.pair.empty(), has_mask = !bias.mask.empty();
   if (has_pair) {
-    check_f32(bias.pair, 3, "pair bias");
+    check_layout(bias.pair, DType::f32, 3, "pair bias");
     check_dims(bias.pair, {n_head, n_query, n_key}, "pair bias");
   }
   if (has_mask) {
-    check_f32(bias.mask, 2, "mask bias");
+    check_layout(bias.mask, DType::f32, 2, "mask bias");
     check_dims(bias.mask, {n_batch, n_key}, "mask bias");
   }
   if (n_batch == 0 || n_query == 0 || n_head == 0 || c == 0) return;
   if (n_key == 0) throw InternalError("attention over zero keys");
 
-  const Strided sq(q), sk(k), sv(v), so(o), sp(bias.pair), sm(bias.mask);
-  const std::int64_t lda_q = detail::leading_dim(sq.s1, n_query, c);
-  const std::int64_t ld_k = detail::leading_dim(sk.s1, n_key, c);
-  const std::int64_t ld_v = detail::leading_dim(sv.s1, n_key, c);
-  const std::int64_t ld_o = detail::leading_dim(so.s1, n_query, c);
-  const float scale = 1.f / std::sqrt(static_cast<float>(c));
-  const auto& kernels = detail::row_kernels();
+  const auto problem = [&]<typename T>(T*) {
+    const Strided<T> sq(q), sk(k), sv(v);
+    return Problem<T>{sq,
+                      sk,
+                      sv,
+                      Strided<float>(o),
+                      Strided<float>(bias.pair),
+                      Strided<float>(bias.mask),
+                      n_key,
+                      c,
+                      detail::leading_dim(sq.s1, n_query, c),
+                      detail::leading_dim(sk.s1, n_key, c),
+                      detail::leading_dim(sv.s1, n_key, c),
+                      1.f / std::sqrt(static_cast<float>(c)),
+                      has_pair,
+                      has_mask};
+  };
+  const bool use_bf16 = type == DType::bf16;
+  const Problem<float> p32 = problem(static_cast<float*>(nullptr));
+  const Problem<bf16> p16 = problem(static_cast<bf16*>(nullptr));
 
   const std::int64_t tile = attention_query_tile(n_key);
   const std::int64_t n_tiles = (n_query + tile - 1) / tile;
@@ -94,6 +184,11 @@ void multi_head_attention(const Tensor& q, const Tensor& k, const Tensor& v,
   ArenaScope scope(scratch);
   float* const logits_all =
       scratch.allocate(DType::f32, Shape{n_threads, tile, n_key}).data_as<float>();
+  bf16* const weights_all =
+      use_bf16 ? scratch.allocate(DType::bf16, Shape{n_threads, tile, n_key}).data_as<bf16>()
+               : nullptr;
+  float* const product_all =
+      use_bf16 ? scratch.allocate(DType::f32, Shape{n_threads, tile, c}).data_as<float>() : nullptr;
 
   std::atomic<bool> failed = false;
   const std::int64_t rows_per_region = chunk <= 0 ? n_batch : std::min(chunk, n_batch);
@@ -101,36 +196,22 @@ void multi_head_attention(const Tensor& q, const Tensor& k, const Tensor& v,
     const std::int64_t n_tasks = std::min(rows_per_region, n_batch - b0) * n_head * n_tiles;
 #pragma omp parallel for schedule(static) num_threads(n_threads)
     for (std::int64_t task = 0; task < n_tasks; ++task) {
-      const std::int64_t b = b0 + task / (n_head * n_tiles);
-      const std::int64_t h = task / n_tiles % n_head;
       const std::int64_t q0 = task % n_tiles * tile;
-      const std::int64_t nq = std::min(tile, n_query - q0);
-      float* logits = logits_all + omp_get_thread_num() * tile * n_key;
-
-      // logits[nq, n_key] = scale * q[b, q0:, h, :] · k[b, :, h, :]ᵀ
-      bool ok = detail::sgemm(false, true, nq, n_key, c, scale,
-                              sq.base + b * sq.s0 + q0 * sq.s1 + h * sq.s2, lda_q,
-                              sk.base + b * sk.s0 + h * sk.s2, ld_k, 0.f, logits, n_key);
-      // Unnormalised weights; each output row is divided by its sum after the product, which
-      // touches c_hidden instead of n_key elements per row.
-      const float* mask_row = has_mask ? sm.base + b * sm.s0 : nullptr;
-      float inv_sum[kMaxQueryTile];
-      for (std::int64_t i = 0; i < nq; ++i) {
-        const float* pair_row = has_pair ? sp.base + h * sp.s0 + (q0 + i) * sp.s1 : nullptr;
-        inv_sum[i] = 1.f / kernels.softmax_numerator(logits + i * n_key, pair_row, mask_row, n_key);
-      }
-      // o[b, q0:, h, :] = weights · v[b, :, h, :] / sums
-      float* out = so.base + b * so.s0 + q0 * so.s1 + h * so.s2;
-      ok = ok && detail::sgemm(false, false, nq, c, n_key, 1.f, logits, n_key,
-                               sv.base + b * sv.s0 + h * sv.s2, ld_v, 0.f, out, ld_o);
-      for (std::int64_t i = 0; i < nq; ++i) kernels.scale(out + i * so.s1, inv_sum[i], c);
+      const Tile t{b0 + task / (n_head * n_tiles), task / n_tiles % n_head, q0,
+                   std::min(tile, n_query - q0)};
+      const int thread = omp_get_thread_num();
+      float* logits = logits_all + thread * tile * n_key;
+      const bool ok = use_bf16 ? run_tile(p16, t, logits, weights_all + thread * tile * n_key,
+                                          product_all + thread * tile * c)
+                               : run_tile(p32, t, logits);
       if (!ok) failed.store(true, std::memory_order_relaxed);
     }
   }
   if (failed) {
-    throw InternalError("attention: oneDNN sgemm rejected q " + q.describe() + " strides " +
-                        q.strides().str() + ", k strides " + k.strides().str() + ", v strides " +
-                        v.strides().str() + ", o strides " + o.strides().str());
+    throw InternalError(std::string("attention: oneDNN ") + (use_bf16 ? "bf16 matmul" : "sgemm") +
+                        " rejected q " + q.describe() + " strides " + q.strides().str() +
+                        ", k strides " + k.strides().str() + ", v strides " + v.strides().str() +
+                        ", o strides " + o.strides().str());
   }
 }
 

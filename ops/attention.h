@@ -30,6 +30,9 @@ struct AttentionBias {
 // floats, whatever `chunk` is. `chunk` batch rows share one parallel region (<= 0: all rows,
 // the fastest: fewer barriers); results are bitwise the same for every chunk size and thread
 // count.
+// q, k and v are all f32 or all bf16. bf16: both products take bf16 inputs (the unnormalised
+// softmax weights rounded as they are written) with fp32 accumulation on oneDNN's bf16
+// matmul; logits, softmax and o stay fp32.
 void multi_head_attention(const Tensor& q, const Tensor& k, const Tensor& v,
                           const AttentionBias& bias, const Tensor& o, Arena& scratch,
                           std::int64_t chunk = 0);
@@ -37,7 +40,9 @@ void multi_head_attention(const Tensor& q, const Tensor& k, const Tensor& v,
 // Queries per tile for n_key keys: a block of logits stays within a core's L2.
 std::int64_t attention_query_tile(std::int64_t n_key);
 
-// Scratch bytes multi_head_attention takes from the arena with the current OpenMP thread count.
-std::size_t attention_scratch_bytes(std::int64_t n_key);
+// Scratch bytes multi_head_attention takes from the arena with the current OpenMP thread count
+// for q, k, v of `qkv_type` (bf16 adds a tile of bf16 weights and an f32 tile of c_hidden).
+std::size_t attention_scratch_bytes(std::int64_t n_key, std::int64_t c_hidden = 0,
+                                    DType qkv_type = DType::f32);
 
 }  // namespace cpufold

@@ -1,23 +1,143 @@
 #include "ops/gemm.h"
 
+#include <omp.h>
 #include <oneapi/dnnl/dnnl.h>
 
+#include <algorithm>
+#include <cstddef>
+#include <oneapi/dnnl/dnnl.hpp>
+#include <unordered_map>
+#include <vector>
+
+#include "memory/out_of_memory.h"
+#include "ops/dnnl_context.h"
+
 namespace cpufold::detail {
+namespace {
+
+using dnnl::memory;
+
+// C = beta·C, what BLAS defines for an empty inner dimension (e.g. an outer product mean over
+// zero MSA rows); oneDNN 2.6's dnnl_sgemm returns without touching C.
+bool scale_only(std::int64_t m, std::int64_t n, float beta, float* c, std::int64_t ldc) {
+  if (m < 0 || n < 0 || (m > 0 && ldc < n)) return false;
+  for (std::int64_t i = 0; i < m; ++i)
+    for (std::int64_t j = 0; j < n; ++j) c[i * ldc + j] = beta == 0.f ? 0.f : beta * c[i * ldc + j];
+  return true;
+}
+
+struct GemmKey {
+  bool trans_a, trans_b, in_parallel;
+  int threads;
+  std::int64_t m, n, k, lda, ldb, ldc;
+  float alpha, beta;
+  bool operator==(const GemmKey&) const = default;
+};
+
+// One primitive with its memory objects and scratchpad, made once: a call only swaps handles.
+struct GemmPlan {
+  GemmKey key;
+  dnnl::matmul matmul;
+  memory src, wei, dst, pad;
+  std::vector<std::byte> pad_bytes;
+  std::unordered_map<int, memory> args;
+  std::uint64_t last_use = 0;
+};
+
+memory::desc matrix_desc(std::int64_t rows, std::int64_t cols, std::int64_t ld, bool transposed,
+                         memory::data_type type) {
+  // A transposed operand is stored [cols, rows] with leading dimension ld.
+  return memory::desc({rows, cols}, type, transposed ? memory::dims{1, ld} : memory::dims{ld, 1});
+}
+
+GemmPlan build_plan(const GemmKey& key, const dnnl::engine& engine) {
+  using dt = memory::data_type;
+  const auto src = matrix_desc(key.m, key.k, key.lda, key.trans_a, dt::bf16);
+  const auto wei = matrix_desc(key.k, key.n, key.ldb, key.trans_b, dt::bf16);
+  const auto dst = matrix_desc(key.m, key.n, key.ldc, false, dt::f32);
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  if (key.alpha != 1.f) attr.set_output_scales(0, {key.alpha});
+  if (key.beta != 0.f) {
+    dnnl::post_ops ops;
+    ops.append_sum(key.beta);
+    attr.set_post_ops(ops);
+  }
+  const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(src, wei, dst), attr, engine);
+  GemmPlan plan;
+  plan.key = key;
+  plan.matmul = dnnl::matmul(pd);
+  plan.src = memory(src, engine, DNNL_MEMORY_NONE);
+  plan.wei = memory(wei, engine, DNNL_MEMORY_NONE);
+  plan.dst = memory(dst, engine, DNNL_MEMORY_NONE);
+  plan.args = {{DNNL_ARG_SRC, plan.src}, {DNNL_ARG_WEIGHTS, plan.wei}, {DNNL_ARG_DST, plan.dst}};
+  if (const auto pad = pd.scratchpad_desc(); pad.get_size() > 0) {
+    plan.pad_bytes.resize(pad.get_size());
+    plan.pad = memory(pad, engine, plan.pad_bytes.data());
+    plan.args.emplace(DNNL_ARG_SCRATCHPAD, plan.pad);
+  }
+  return plan;
+}
+
+// A thread's primitives, least recently used evicted beyond kGemmBf16CacheCapacity.
+struct GemmCache {
+  std::vector<GemmPlan> plans;
+  std::uint64_t clock = 0;
+  dnnl::stream stream;
+
+  GemmPlan& find(const GemmKey& key) {
+    const dnnl::engine& engine = DnnlContext::instance().engine();
+    if (!stream) stream = dnnl::stream(engine);
+    ++clock;
+    for (GemmPlan& plan : plans) {
+      if (plan.key == key) {
+        plan.last_use = clock;
+        return plan;
+      }
+    }
+    require_address_space(kPrimitiveHeadroom, "building a bf16 matmul kernel");
+    GemmPlan plan = build_plan(key, engine);
+    plan.last_use = clock;
+    if (plans.size() < kGemmBf16CacheCapacity) return plans.emplace_back(std::move(plan));
+    auto oldest = std::min_element(plans.begin(), plans.end(), [](const auto& x, const auto& y) {
+      return x.last_use < y.last_use;
+    });
+    *oldest = std::move(plan);
+    return *oldest;
+  }
+};
+
+}  // namespace
 
 bool sgemm(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64_t k, float alpha,
            const float* a, std::int64_t lda, const float* b, std::int64_t ldb, float beta, float* c,
            std::int64_t ldc) noexcept {
-  if (k == 0) {
-    // BLAS defines C = beta·C for an empty inner dimension (e.g. an outer product mean over zero
-    // MSA rows), but oneDNN 2.6's dnnl_sgemm returns without touching C.
-    if (m < 0 || n < 0 || (m > 0 && ldc < n)) return false;
-    for (std::int64_t i = 0; i < m; ++i)
-      for (std::int64_t j = 0; j < n; ++j)
-        c[i * ldc + j] = beta == 0.f ? 0.f : beta * c[i * ldc + j];
-    return true;
-  }
+  if (k == 0) return scale_only(m, n, beta, c, ldc);
   return dnnl_sgemm(trans_a ? 'T' : 'N', trans_b ? 'T' : 'N', m, n, k, alpha, a, lda, b, ldb, beta,
                     c, ldc) == dnnl_success;
+}
+
+bool gemm_bf16(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64_t k,
+               float alpha, const bf16* a, std::int64_t lda, const bf16* b, std::int64_t ldb,
+               float beta, float* c, std::int64_t ldc) noexcept {
+  if (m == 0 || n == 0) return m >= 0 && n >= 0;
+  if (k == 0) return scale_only(m, n, beta, c, ldc);
+  try {
+    thread_local GemmCache cache;
+    const bool in_parallel = omp_in_parallel() != 0;
+    const GemmKey key{trans_a, trans_b, in_parallel, in_parallel ? 1 : omp_get_max_threads(),
+                      m,       n,       k,           lda,
+                      ldb,     ldc,     alpha,       beta};
+    GemmPlan& plan = cache.find(key);
+    plan.src.set_data_handle(const_cast<bf16*>(a));
+    plan.wei.set_data_handle(const_cast<bf16*>(b));
+    plan.dst.set_data_handle(c);
+    plan.matmul.execute(cache.stream, plan.args);
+    cache.stream.wait();
+    return true;
+  } catch (...) {
+    return false;
+  }
 }
 
 }  // namespace cpufold::detail

@@ -1,8 +1,11 @@
-// Row-major single-precision GEMM on oneDNN's jit sgemm, for small per-tile products inside
-// our own parallel loops (called inside an OpenMP region it runs on the calling thread).
+// Row-major GEMMs for small per-tile products inside our own parallel loops: oneDNN's jit
+// sgemm (fp32), and bf16 inputs with fp32 accumulation through cached matmul primitives. Called
+// inside an OpenMP region, both run on the calling thread.
 #pragma once
 
 #include <cstdint>
+
+#include "memory/dtype.h"
 
 namespace cpufold::detail {
 
@@ -13,6 +16,20 @@ namespace cpufold::detail {
 [[nodiscard]] bool sgemm(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64_t k,
                          float alpha, const float* a, std::int64_t lda, const float* b,
                          std::int64_t ldb, float beta, float* c, std::int64_t ldc) noexcept;
+
+// The same product with bf16 A and B and an fp32 C (fp32 accumulation), on a oneDNN matmul
+// primitive (brgemm with AVX512-BF16 or AMX). Primitives are kept per thread in a small cache
+// keyed by shape, strides, alpha, beta and whether the call is inside an OpenMP region (a
+// primitive built inside one runs on one thread), so a run of one length builds each shape
+// once and a batch of many lengths does not grow it. False when oneDNN cannot build or run
+// the product (no bf16 matmul on this CPU, or out of memory while building it).
+[[nodiscard]] bool gemm_bf16(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n,
+                             std::int64_t k, float alpha, const bf16* a, std::int64_t lda,
+                             const bf16* b, std::int64_t ldb, float beta, float* c,
+                             std::int64_t ldc) noexcept;
+
+// Primitives a thread's gemm_bf16 cache holds at most.
+inline constexpr std::size_t kGemmBf16CacheCapacity = 16;
 
 // A leading dimension for a matrix whose rows are `stride` apart: any value >= `cols` is
 // accepted when there is a single row, whose stride is meaningless.

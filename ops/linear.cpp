@@ -26,6 +26,7 @@ struct PlanKey {
   std::int64_t rows, ld_x, ld_y, ld_mul;
   Activation activation;
   bool multiply, accumulate;
+  bool bf16_out = false;  // dst in bf16
   bool operator==(const PlanKey&) const = default;
 };
 
@@ -159,7 +160,8 @@ dnnl::matmul::primitive_desc Linear::Impl::try_desc(const PlanKey& key, bool wit
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
   // A bf16 source is always the contiguous converted copy, whatever x's stride.
   const auto src = row_desc(key.rows, c_in, bf16_compute() ? c_in : key.ld_x, src_type());
-  const auto dst = row_desc(key.rows, c_out, ld_dst);
+  const auto dst = row_desc(key.rows, c_out, ld_dst,
+                            key.bf16_out ? memory::data_type::bf16 : memory::data_type::f32);
   const auto desc = with_bias ? dnnl::matmul::desc(src, weights.get_desc(), bias.get_desc(), dst)
                               : dnnl::matmul::desc(src, weights.get_desc(), dst);
   return dnnl::matmul::primitive_desc(desc, attr, engine, /*allow_empty=*/true);
@@ -432,8 +434,9 @@ std::size_t Linear::plan_count() const {
 
 std::size_t Linear::scratch_bytes(std::int64_t rows, const EpilogueKind& kind) const {
   if (rows == 0) return 0;
-  const PlanKey key{rows,       c_in(),         c_out(), kind.gated ? c_out() : 0, kind.activation,
-                    kind.gated, kind.accumulate};
+  const PlanKey key{
+      rows,       c_in(),          c_out(),      kind.gated ? c_out() : 0, kind.activation,
+      kind.gated, kind.accumulate, kind.bf16_out};
   std::lock_guard lock(impl_->mutex);
   // forward() may be handed strided views of these rows, which on some ISAs take the staged
   // path: plan for whichever of the two takes more.
@@ -445,8 +448,16 @@ std::size_t Linear::scratch_bytes(std::int64_t rows, const EpilogueKind& kind) c
 void Linear::forward(const Tensor& x, const Tensor& y, Arena& scratch,
                      const LinearEpilogue& epilogue) const {
   const RowView vx = row_view(x, "Linear input", c_in());
-  const RowView vy = row_view(y, "Linear output", c_out());
-  if (vx.rows != vy.rows) {
+  const bool bf16_out = y.dtype() == DType::bf16;
+  if (bf16_out &&
+      (!impl_->bf16_compute() || !y.is_contiguous() || epilogue.kind() != EpilogueKind{})) {
+    throw InternalError("Linear: a bf16 output " + y.describe() +
+                        " needs bf16 compute, contiguous rows and no epilogue");
+  }
+  // A bf16 y is contiguous rows of c_out: only its row count and base address are used.
+  const RowView vy = bf16_out ? RowView{nullptr, y.numel() / c_out(), c_out(), c_out()}
+                              : row_view(y, "Linear output", c_out());
+  if (vx.rows != vy.rows || (bf16_out && y.numel() % c_out() != 0)) {
     throw InternalError("Linear [" + std::to_string(c_in()) + " -> " + std::to_string(c_out()) +
                         "] given " + x.describe() + " -> " + y.describe());
   }
@@ -467,12 +478,14 @@ void Linear::forward(const Tensor& x, const Tensor& y, Arena& scratch,
                     multiply ? vm.ld : 0,
                     epilogue.activation,
                     multiply,
-                    epilogue.accumulate};
+                    epilogue.accumulate,
+                    bf16_out};
   ArenaScope scope(scratch);
   std::lock_guard lock(impl_->mutex);
   const std::shared_ptr<Plan> held = impl_->plan(key);
   Plan& p = *held;
   if (p.staged) {
+    if (bf16_out) throw InternalError("Linear: no direct oneDNN plan for a bf16 output");
     impl_->forward_staged(p, vx, vy, vm, epilogue, scratch);
     return;
   }
@@ -486,7 +499,7 @@ void Linear::forward(const Tensor& x, const Tensor& y, Arena& scratch,
   } else {
     p.src.set_data_handle(vx.data);
   }
-  p.dst.set_data_handle(p.via_temp ? temp : vy.data);
+  p.dst.set_data_handle(bf16_out ? y.data() : p.via_temp ? static_cast<void*>(temp) : vy.data);
   if (p.fused_multiply) p.mul.set_data_handle(vm.data);
   if (p.dnnl_scratch_bytes > 0) {
     const auto pad =

@@ -22,6 +22,8 @@ struct EpilogueKind {
   Activation activation = Activation::none;
   bool gated = false;       // a `multiply` tensor will be given
   bool accumulate = false;  // y += t
+  bool bf16_out = false;    // y is bf16 (see forward)
+  bool operator==(const EpilogueKind&) const = default;
 };
 
 struct LinearEpilogue {
@@ -68,6 +70,9 @@ class Linear {
   // released on return. A primitive is built on the first call for each row count and stride
   // combination and reused after; the kMaxPlans most recently used are kept, so memory stays
   // flat over a batch of many lengths. Calls on one object are serialised by a mutex.
+  // With bf16 compute, y may be bf16 for a plain projection (no epilogue) into contiguous
+  // rows: oneDNN rounds x·W + b to bf16 as it stores (the attention's q, k, v); plan it with
+  // EpilogueKind{.bf16_out = true}.
   void forward(const Tensor& x, const Tensor& y, Arena& scratch,
                const LinearEpilogue& epilogue = {}) const;
 

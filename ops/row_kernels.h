@@ -8,6 +8,8 @@
 
 #include <cstdint>
 
+#include "memory/dtype.h"
+
 namespace cpufold::detail {
 
 struct RowKernels {
@@ -17,6 +19,10 @@ struct RowKernels {
   // The softmax without its final division: x = exp(x + a + b - max), returning the sum, so
   // attention can divide its c_hidden-wide output row instead of the n_key-wide weights.
   float (*softmax_numerator)(float* x, const float* a, const float* b, std::int64_t n);
+  // The same numerator stored as bf16 into y (x keeps the biased logits); the sum is of the
+  // fp32 values.
+  float (*softmax_numerator_bf16)(float* x, const float* a, const float* b, std::int64_t n,
+                                  bf16* y);
   // y = (x - mean) / sqrt(var + eps) * scale + offset; two-pass variance; y may equal x.
   void (*layer_norm)(const float* x, float* y, const float* scale, const float* offset, float eps,
                      std::int64_t n);
@@ -25,6 +31,9 @@ struct RowKernels {
   void (*mul)(float* y, const float* a, std::int64_t n);  // y *= a
   void (*add)(float* y, const float* a, std::int64_t n);  // y += a
   void (*scale)(float* y, float s, std::int64_t n);       // y *= s
+  // y = bf16(x), rounded to nearest even as the bf16 constructor (NaN stays NaN): the same bits
+  // in every table.
+  void (*to_bf16)(const float* x, bf16* y, std::int64_t n);
   const char* name;
 };
 

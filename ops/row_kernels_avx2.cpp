@@ -65,7 +65,45 @@ CPUFOLD_AVX2 inline __m256 load_sum(const float* x, const float* a, const float*
   return v;
 }
 
-CPUFOLD_AVX2 float softmax_numerator(float* x, const float* a, const float* b, std::int64_t n) {
+// Eight floats to bf16 in the low 128 bits, as bf16(float): u + 0x7fff + lsb, NaNs quieted.
+CPUFOLD_AVX2 inline __m128i bf16_bits(__m256 x) {
+  const __m256i u = _mm256_castps_si256(x);
+  const __m256i lsb = _mm256_and_si256(_mm256_srli_epi32(u, 16), _mm256_set1_epi32(1));
+  __m256i r = _mm256_add_epi32(u, _mm256_add_epi32(lsb, _mm256_set1_epi32(0x7fff)));
+  r = _mm256_srli_epi32(r, 16);
+  const __m256i nan = _mm256_cmpgt_epi32(_mm256_and_si256(u, _mm256_set1_epi32(0x7fffffff)),
+                                         _mm256_set1_epi32(0x7f800000));
+  const __m256i quiet = _mm256_or_si256(_mm256_srli_epi32(u, 16), _mm256_set1_epi32(0x40));
+  r = _mm256_blendv_epi8(r, quiet, nan);
+  // Values fit 16 bits: packus per 128-bit lane, then gather lanes 0 and 2.
+  const __m256i packed = _mm256_permute4x64_epi64(_mm256_packus_epi32(r, r), 0x08);
+  return _mm256_castsi256_si128(packed);
+}
+
+// Where softmax_numerator puts exp(x - max): back into x, or as bf16 into y.
+struct StoreF32 {
+  float* x;
+  CPUFOLD_AVX2 void full(std::int64_t i, __m256 e) const { _mm256_storeu_ps(x + i, e); }
+  CPUFOLD_AVX2 void part(std::int64_t i, __m256i mask, __m256 e) const {
+    _mm256_maskstore_ps(x + i, mask, e);
+  }
+};
+struct StoreBf16 {
+  bf16* y;
+  CPUFOLD_AVX2 void full(std::int64_t i, __m256 e) const {
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(y + i), bf16_bits(e));
+  }
+  CPUFOLD_AVX2 void part(std::int64_t i, __m256i, __m256 e) const {
+    alignas(32) float lanes[8];
+    _mm256_store_ps(lanes, e);
+    for (std::int64_t j = 0; j < 8 && i + j < count; ++j) y[i + j] = bf16(lanes[j]);
+  }
+  std::int64_t count;
+};
+
+template <typename Store>
+CPUFOLD_AVX2 float softmax_numerator_to(float* x, const float* a, const float* b, std::int64_t n,
+                                        const Store& out) {
   const __m256i all = _mm256_set1_epi32(-1);
   const __m256 neg_inf = _mm256_set1_ps(-INFINITY);
   __m256 vmax = neg_inf;
@@ -89,23 +127,32 @@ CPUFOLD_AVX2 float softmax_numerator(float* x, const float* a, const float* b, s
   for (i = 0; i + 16 <= full; i += 16) {
     const __m256 e0 = exp256(_mm256_sub_ps(_mm256_loadu_ps(x + i), max));
     const __m256 e1 = exp256(_mm256_sub_ps(_mm256_loadu_ps(x + i + 8), max));
-    _mm256_storeu_ps(x + i, e0);
-    _mm256_storeu_ps(x + i + 8, e1);
+    out.full(i, e0);
+    out.full(i + 8, e1);
     sum0 = _mm256_add_ps(sum0, e0);
     sum1 = _mm256_add_ps(sum1, e1);
   }
   if (i < full) {
     const __m256 e = exp256(_mm256_sub_ps(_mm256_loadu_ps(x + i), max));
-    _mm256_storeu_ps(x + i, e);
+    out.full(i, e);
     sum0 = _mm256_add_ps(sum0, e);
   }
   if (full < n) {
     __m256 e = exp256(_mm256_sub_ps(_mm256_maskload_ps(x + full, tail), max));
     e = _mm256_and_ps(e, _mm256_castsi256_ps(tail));
-    _mm256_maskstore_ps(x + full, tail, e);
+    out.part(full, tail, e);
     sum1 = _mm256_add_ps(sum1, e);
   }
   return hsum(_mm256_add_ps(sum0, sum1));
+}
+
+CPUFOLD_AVX2 float softmax_numerator(float* x, const float* a, const float* b, std::int64_t n) {
+  return softmax_numerator_to(x, a, b, n, StoreF32{x});
+}
+
+CPUFOLD_AVX2 float softmax_numerator_bf16(float* x, const float* a, const float* b, std::int64_t n,
+                                          bf16* y) {
+  return softmax_numerator_to(x, a, b, n, StoreBf16{y, n});
 }
 
 CPUFOLD_AVX2 void scale(float* y, float s, std::int64_t n) {
@@ -228,12 +275,21 @@ CPUFOLD_AVX2 void add(float* y, const float* a, std::int64_t n) {
   zip_inplace(y, a, n, Add{});
 }
 
+CPUFOLD_AVX2 void to_bf16(const float* x, bf16* y, std::int64_t n) {
+  std::int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(y + i), bf16_bits(_mm256_loadu_ps(x + i)));
+  }
+  for (; i < n; ++i) y[i] = bf16(x[i]);
+}
+
 }  // namespace
 
 const RowKernels* avx2_row_kernels() {
   static const bool supported = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  static const RowKernels table{
-      softmax, softmax_numerator, layer_norm, relu, sigmoid, mul, add, scale, "avx2"};
+  static const RowKernels table{softmax, softmax_numerator, softmax_numerator_bf16, layer_norm,
+                                relu,    sigmoid,           mul,                    add,
+                                scale,   to_bf16,           "avx2"};
   return supported ? &table : nullptr;
 }
 

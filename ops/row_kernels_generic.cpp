@@ -29,6 +29,25 @@ float softmax_numerator(float* x, const float* a, const float* b, std::int64_t n
   return sum;
 }
 
+float softmax_numerator_bf16(float* x, const float* a, const float* b, std::int64_t n, bf16* y) {
+  float max = -INFINITY;
+  for (std::int64_t i = 0; i < n; ++i) {
+    float v = x[i];
+    if (a) v += a[i];
+    if (b) v += b[i];
+    x[i] = v;
+    max = std::max(max, v);
+  }
+  float sum = 0.f;
+  for (std::int64_t i = 0; i < n; ++i) {
+    const float d = x[i] - max;
+    const float e = d < kExpLow ? 0.f : std::exp(d);
+    y[i] = bf16(e);
+    sum += e;
+  }
+  return sum;
+}
+
 void scale(float* y, float s, std::int64_t n) {
   for (std::int64_t i = 0; i < n; ++i) y[i] *= s;
 }
@@ -64,11 +83,16 @@ void add(float* y, const float* a, std::int64_t n) {
   for (std::int64_t i = 0; i < n; ++i) y[i] += a[i];
 }
 
+void to_bf16(const float* x, bf16* y, std::int64_t n) {
+  for (std::int64_t i = 0; i < n; ++i) y[i] = bf16(x[i]);
+}
+
 }  // namespace
 
 const RowKernels& generic_row_kernels() {
-  static const RowKernels table{softmax, softmax_numerator, layer_norm, relu, sigmoid, mul, add,
-                                scale,   "generic"};
+  static const RowKernels table{softmax, softmax_numerator, softmax_numerator_bf16, layer_norm,
+                                relu,    sigmoid,           mul,                    add,
+                                scale,   to_bf16,           "generic"};
   return table;
 }
 

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "ops/attention.h"
+#include "ops/gemm.h"
 #include "ops/compute_precision.h"
 #include "ops/dnnl_context.h"
 #include "ops/layer_norm.h"
@@ -106,20 +107,56 @@ void bench_linear(Arena& arena) {
          flops);
 }
 
-void bench_attention(Arena& arena, std::int64_t n_batch, std::int64_t n, std::int64_t chunk) {
+// q, k and v as strided views of one [batch, n, 3, head, c] projection, as GatedAttention
+// passes them (bf16: the projection stored in bf16, as with bf16 compute).
+void bench_attention(Arena& arena, std::int64_t n_batch, std::int64_t n, std::int64_t chunk,
+                     DType type = DType::f32) {
   const std::int64_t n_head = 8, c = 32;
-  Buffer q(Shape{n_batch, n, n_head, c}), k(Shape{n_batch, n, n_head, c}),
-      v(Shape{n_batch, n, n_head, c}), o(Shape{n_batch, n, n_head, c}), pair(Shape{n_head, n, n}),
+  const Shape qkv_shape{n_batch, n, 3, n_head, c};
+  Buffer qkv(qkv_shape), o(Shape{n_batch, n, n_head, c}), pair(Shape{n_head, n, n}),
       mask(Shape{n_batch, n});
+  std::vector<bf16> qkv16;
+  for (float x : qkv.data) qkv16.emplace_back(x);
+  const Tensor in = type == DType::bf16 ? Tensor(qkv16.data(), DType::bf16, qkv_shape) : qkv.view;
   const double flops = 4.0 * n_batch * n_head * n * n * c;
-  char what[96];
-  std::snprintf(what, sizeof what, "attention B%ld Q=K=%ld H8 D32 chunk %ld",
-                static_cast<long>(n_batch), static_cast<long>(n), static_cast<long>(chunk));
-  report(
-      what, best_ms([&] {
-        multi_head_attention(q.view, k.view, v.view, {pair.view, mask.view}, o.view, arena, chunk);
-      }),
-      flops);
+  char what[112];
+  std::snprintf(what, sizeof what, "attention B%ld Q=K=%ld H8 D32 chunk %ld %s",
+                static_cast<long>(n_batch), static_cast<long>(n), static_cast<long>(chunk),
+                std::string(dtype_name(type)).c_str());
+  report(what, best_ms([&] {
+           multi_head_attention(in.select(2, 0), in.select(2, 1), in.select(2, 2),
+                                {pair.view, mask.view}, o.view, arena, chunk);
+         }),
+         flops);
+}
+
+// One attention tile's products per thread, through detail::gemm_bf16 and detail::sgemm.
+void bench_tile_products() {
+  const std::int64_t m = 128, n = 256, k = 32, calls = 512;
+  const int threads = omp_get_max_threads();
+  std::vector<float> a(threads * m * k, 0.5f), b(threads * n * k, 0.25f), c(threads * m * n);
+  std::vector<bf16> ab(a.size(), bf16(0.5f)), bb(b.size(), bf16(0.25f));
+  const double flops = 2.0 * m * n * k * calls * threads;
+  for (const bool use_bf16 : {false, true}) {
+    if (use_bf16 && !bf16_support().available) continue;
+    report(use_bf16 ? "tile product M128 N256 K32 (B transposed), gemm_bf16 per thread"
+                    : "tile product M128 N256 K32 (B transposed), sgemm per thread",
+           best_ms([&] {
+#pragma omp parallel for schedule(static)
+             for (int t = 0; t < threads; ++t) {
+               for (std::int64_t r = 0; r < calls; ++r) {
+                 const bool ok =
+                     use_bf16 ? detail::gemm_bf16(false, true, m, n, k, 1.f, ab.data() + t * m * k,
+                                                  k, bb.data() + t * n * k, k, 0.f,
+                                                  c.data() + t * m * n, n)
+                              : detail::sgemm(false, true, m, n, k, 1.f, a.data() + t * m * k, k,
+                                              b.data() + t * n * k, k, 0.f, c.data() + t * m * n, n);
+                 if (!ok) std::abort();
+               }
+             }
+           }),
+           flops);
+  }
 }
 
 // oneDNN's layer_normalization primitive on the same data, to justify the row-kernel choice.
@@ -177,6 +214,14 @@ int main(int argc, char** argv) {
   bench_attention(arena, 128, 128, 0);
   bench_attention(arena, 128, 128, 8);
   bench_attention(arena, 4, 512, 1);
+  // An Evoformer block at N=256 with 512 MSA rows: row attention (a slice of the rows) and
+  // column attention (a slice of the columns).
+  for (const DType precision : {DType::f32, DType::bf16}) {
+    if (precision == DType::bf16 && !bf16_support().available) continue;
+    bench_attention(arena, 64, 256, 0, precision);
+    bench_attention(arena, 32, 512, 0, precision);
+  }
+  bench_tile_products();
   bench_layer_norm();
   bench_softmax();
   return 0;

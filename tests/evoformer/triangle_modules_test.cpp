@@ -16,6 +16,7 @@
 #include "io/model_config.h"
 #include "io/weight_store.h"
 #include "memory/tensor_copy.h"
+#include "ops/compute_precision.h"
 #include "ops/param_scope.h"
 #include "tests/support/parity.h"
 
@@ -373,6 +374,50 @@ TEST_P(TriangleAttentionTest, IndependentOfChunk) {
     expect_close("chunk " + std::to_string(chunk), run_module(node, z.data, mask, n, chunk), base,
                  z.view.shape(), kChunkInvarianceTolerance);
   }
+}
+
+// Relative RMS of the difference between two updates of z0.
+double relative_update_difference(const std::vector<float>& a, const std::vector<float>& b,
+                                  const std::vector<float>& z0) {
+  double diff = 0, norm = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    diff += std::pow(double{a[i]} - double{b[i]}, 2);
+    norm += std::pow(double{b[i]} - double{z0[i]}, 2);
+  }
+  return std::sqrt(diff / norm);
+}
+
+// Built under bf16 compute (as in the trunk's stacks), a module's update differs from fp32 by
+// bf16 rounding and nothing more, does not depend on the chunk, and stays within its planned
+// scratch (run_module's sized arena).
+template <typename Kind>
+void expect_bf16_close_to_fp32(Kind kind, std::int64_t n, const std::vector<float>& z,
+                               const std::vector<float>& mask) {
+  if (!bf16_support().available) GTEST_SKIP() << "oneDNN has no bf16 matmul on this CPU";
+  const auto fp32 = run_module(kind, z, mask, n, 0);
+  const LinearPrecisionScope bf16(DType::bf16);
+  const auto base = run_module(kind, z, mask, n, 0);
+  const double rel = relative_update_difference(base, fp32, z);
+  std::cout << "[ bf16     ] relative RMS of the update vs fp32: " << rel << "\n";
+  EXPECT_GT(rel, 1e-4) << "no bf16 rounding seen";
+  EXPECT_LT(rel, 2e-2) << "more than bf16 rounding";
+  const Shape shape{n, n, tiny().cfg.c_z};
+  for (const std::int64_t chunk : {std::int64_t{1}, std::int64_t{17}, n + 5}) {
+    expect_close("bf16 chunk " + std::to_string(chunk), run_module(kind, z, mask, n, chunk), base,
+                 shape, kChunkInvarianceTolerance);
+  }
+}
+
+TEST_P(TriangleMultiplicationTest, Bf16ComputeIsFp32WithinBf16Rounding) {
+  const std::int64_t n = 45, c_z = tiny().cfg.c_z;
+  expect_bf16_close_to_fp32(GetParam(), n, random_normal(static_cast<std::size_t>(n * n * c_z), 13),
+                            pair_mask(n, {5}, true));
+}
+
+TEST_P(TriangleAttentionTest, Bf16ComputeIsFp32WithinBf16Rounding) {
+  const std::int64_t n = 30, c_z = tiny().cfg.c_z;
+  expect_bf16_close_to_fp32(GetParam(), n, random_normal(static_cast<std::size_t>(n * n * c_z), 19),
+                            pair_mask(n, {4}, true));
 }
 
 INSTANTIATE_TEST_SUITE_P(Both, TriangleMultiplicationTest,

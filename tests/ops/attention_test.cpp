@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <omp.h>
 
+#include "ops/compute_precision.h"
 #include "tests/support/tensor_test_util.h"
 
 namespace cpufold::testing {
@@ -137,6 +138,86 @@ TEST(Attention, StridedViewsForColumnAttentionAndFusedProjections) {
   const AttentionBias bias{pair.view, mask.view};
   multi_head_attention(q, k, v, bias, o, arena, 4);
   expect_close(gather(o), reference_attention(q, k, v, bias), kF32Matmul, "strided attention");
+}
+
+// q, k and v of `in` as one bf16 [batch, n, 3, head, c] buffer (the fused projection's layout
+// under bf16 compute), and their values after rounding, for the reference.
+struct Bf16Qkv {
+  std::vector<bf16> data;
+  Buffer rounded;
+  Tensor q, k, v;
+  explicit Bf16Qkv(const Inputs& in, const Dims& d)
+      : rounded(Shape{d.batch, d.query, 3, d.head, d.c}) {
+    const std::vector<float>* src[] = {&in.q.data, &in.k.data, &in.v.data};
+    const std::int64_t hc = d.head * d.c;
+    data.resize(rounded.data.size());
+    for (std::int64_t r = 0; r < d.batch * d.query; ++r)
+      for (int part = 0; part < 3; ++part)
+        for (std::int64_t e = 0; e < hc; ++e) {
+          const auto at = static_cast<std::size_t>((r * 3 + part) * hc + e);
+          data[at] = bf16((*src[part])[static_cast<std::size_t>(r * hc + e)]);
+          rounded.data[at] = static_cast<float>(data[at]);
+        }
+    const Tensor all(data.data(), DType::bf16, rounded.view.shape());
+    q = all.select(2, 0), k = all.select(2, 1), v = all.select(2, 2);
+  }
+};
+
+TEST(Attention, Bf16OperandsMatchDoubleReferenceOfTheRoundedValues) {
+  if (!bf16_support().available) GTEST_SKIP() << "oneDNN has no bf16 matmul on this CPU";
+  Arena arena = test_arena();
+  for (const Dims& d : kShapes) {
+    if (d.query != d.key) continue;  // one fused projection: self-attention
+    const Inputs in(d);
+    const Bf16Qkv qkv(in, d);
+    const Tensor& r = qkv.rounded.view;
+    for (bool pair : {false, true}) {
+      Buffer o(Shape{d.batch, d.query, d.head, d.c});
+      const AttentionBias bias = in.bias(pair, true);
+      multi_head_attention(qkv.q, qkv.k, qkv.v, bias, o.view, arena);
+      // What remains is the softmax weights' rounding to bf16 (2^-9 relative each), averaged
+      // over the keys: a few 1e-3 of |v| ~ 1.
+      expect_close(o.data,
+                   reference_attention(r.select(2, 0), r.select(2, 1), r.select(2, 2), bias),
+                   {4e-3, 1e-2}, "bf16 " + name(d, pair, true));
+      EXPECT_EQ(arena.used(), 0u);
+    }
+  }
+}
+
+TEST(Attention, Bf16ResultsDoNotDependOnChunkOrThreads) {
+  if (!bf16_support().available) GTEST_SKIP() << "oneDNN has no bf16 matmul on this CPU";
+  Arena arena = test_arena();
+  const Dims d{11, 40, 40, 4, 32};
+  const Inputs in(d);
+  const Bf16Qkv qkv(in, d);
+  const AttentionBias bias = in.bias(true, true);
+  Buffer all(Shape{d.batch, d.query, d.head, d.c});
+  multi_head_attention(qkv.q, qkv.k, qkv.v, bias, all.view, arena, 0);
+  for (std::int64_t chunk : {1, 3, 100}) {
+    Buffer o(Shape{d.batch, d.query, d.head, d.c});
+    multi_head_attention(qkv.q, qkv.k, qkv.v, bias, o.view, arena, chunk);
+    EXPECT_EQ(o.data, all.data) << "chunk " << chunk << " is not bitwise identical";
+  }
+  const int threads = omp_get_max_threads();
+  for (int n : {1, 3}) {
+    omp_set_num_threads(n);
+    Buffer o(Shape{d.batch, d.query, d.head, d.c});
+    multi_head_attention(qkv.q, qkv.k, qkv.v, bias, o.view, arena, 2);
+    EXPECT_EQ(o.data, all.data) << n << " threads are not bitwise identical";
+  }
+  omp_set_num_threads(threads);
+}
+
+TEST(Attention, Bf16ScratchIsWithinItsPlan) {
+  if (!bf16_support().available) GTEST_SKIP() << "oneDNN has no bf16 matmul on this CPU";
+  const Dims d{3, 300, 300, 8, 32};
+  const Inputs in(d);
+  const Bf16Qkv qkv(in, d);
+  Buffer o(Shape{d.batch, d.query, d.head, d.c});
+  Arena exact("exact", dram_tier(), attention_scratch_bytes(d.key, d.c, DType::bf16));
+  EXPECT_NO_THROW(multi_head_attention(qkv.q, qkv.k, qkv.v, in.bias(true, true), o.view, exact, 1));
+  EXPECT_GT(attention_scratch_bytes(d.key, d.c, DType::bf16), attention_scratch_bytes(d.key));
 }
 
 TEST(Attention, FullyMaskedRowAveragesValuesLikeAf2) {

@@ -145,6 +145,44 @@ TEST(Linear, Bf16ComputeRoundsItsInputs) {
   EXPECT_LT(rel, 1e-2) << "more than bf16 rounding";
 }
 
+// With bf16 compute a bf16 output holds the fp32 result rounded once, within the plan's
+// scratch; a gated or strided bf16 output, or one from fp32 compute, is refused.
+TEST(Linear, Bf16OutputIsTheRoundedResult) {
+  SKIP_WITHOUT_BF16();
+  Weights p(96, 72);
+  {
+    const Linear linear(p.w.view, p.b.view, 1, DType::bf16);
+    for (const std::int64_t rows : {1, 37, 300}) {
+      Buffer x(Shape{rows, 96}), y32(Shape{rows, 72});
+      fill_normal(x.data, 48);
+      std::vector<bf16> y16(static_cast<std::size_t>(rows * 72));
+      const Tensor y(y16.data(), DType::bf16, Shape{rows, 72});
+      Arena exact("exact", dram_tier(), linear.scratch_bytes(rows, {.bf16_out = true}));
+      linear.forward(x.view, y, exact);
+      Arena arena = test_arena();
+      linear.forward(x.view, y32.view, arena);
+      for (std::size_t i = 0; i < y16.size(); ++i) {
+        // One rounding of the fp32 result: at most half a bf16 ulp (2^-8 relative at the
+        // bottom of a binade), plus the fp32 tolerance for another summation order.
+        const double want = y32.data[i], got = static_cast<float>(y16[i]);
+        ASSERT_LE(std::abs(got - want), std::abs(want) * 0x1p-8 + 1e-5)
+            << "row count " << rows << " element " << i;
+      }
+    }
+    Buffer x(Shape{4, 96}), g(Shape{4, 72});
+    std::vector<bf16> y16(4 * 72);
+    const Tensor y(y16.data(), DType::bf16, Shape{4, 72});
+    Arena arena = test_arena();
+    EXPECT_THROW(linear.forward(x.view, y, arena, {Activation::relu}), InternalError);
+    EXPECT_THROW(linear.forward(x.view, y, arena, {Activation::none, g.view}), InternalError);
+    std::vector<bf16> wide(4 * 100);
+    const Tensor strided = Tensor(wide.data(), DType::bf16, Shape{4, 100}).slice(1, 0, 72);
+    EXPECT_THROW(linear.forward(x.view, strided, arena), InternalError);
+    // fp32 compute has no bf16 output.
+    EXPECT_THROW(Linear(p.w.view, p.b.view).forward(x.view, y, arena), InternalError);
+  }
+}
+
 // Strided views for a Linear [20 -> 24]: x is columns 10..30 of 50, y columns 16..40 of 64
 // (the others hold 5 and must keep it), the gate columns 3..27 of 30.
 struct StridedViews {

@@ -116,5 +116,30 @@ TEST(RowKernels, Avx2AgreesWithGeneric) {
   }
 }
 
+// bf16 rounding is bit-exact in both tables: ties to even, overflow to infinity, NaN kept.
+TEST(RowKernels, Bf16ConversionIsTheSameBitsInEveryTable) {
+  std::vector<float> x(77);
+  fill_normal(x, 11, 1e3f);
+  const float special[] = {
+      0.f, -0.f,  1.00390625f /* a tie */, 1.01171875f, 3.4e38f, -3.4e38f, INFINITY, -INFINITY,
+      NAN, 1e-40f /* subnormal */};
+  std::copy(std::begin(special), std::end(special), x.begin());
+  std::vector<bf16> want(x.size());
+  for (std::size_t i = 0; i < x.size(); ++i) want[i] = bf16(x[i]);
+  std::vector<const detail::RowKernels*> tables = {&detail::generic_row_kernels()};
+  if (const auto* avx2 = detail::avx2_row_kernels()) tables.push_back(avx2);
+  for (const auto* t : tables) {
+    for (std::int64_t n : {1, 7, 8, 9, 77}) {
+      std::vector<bf16> got(static_cast<std::size_t>(n));
+      t->to_bf16(x.data(), got.data(), n);
+      for (std::int64_t i = 0; i < n; ++i) {
+        ASSERT_EQ(got[i].bits, want[i].bits) << t->name << " n=" << n << " element " << i;
+      }
+    }
+  }
+  EXPECT_EQ(bf16(1.00390625f).bits, 0x3f80);  // the tie rounds to even
+  EXPECT_TRUE(std::isnan(static_cast<float>(want[8])));
+}
+
 }  // namespace
 }  // namespace cpufold::testing

@@ -1,0 +1,132 @@
+#include "ops/gemm.h"
+
+#include <gtest/gtest.h>
+#include <omp.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "ops/compute_precision.h"
+#include "tests/support/tensor_test_util.h"
+
+namespace cpufold::testing {
+namespace {
+
+struct Product {
+  bool trans_a, trans_b;
+  std::int64_t m, n, k;
+  float alpha, beta;
+};
+
+// Operands in bf16 and the double product of their bf16 values: what fp32 accumulation of
+// bf16 inputs must reproduce up to summation order.
+struct Operands {
+  std::vector<bf16> a, b;
+  std::vector<float> c;
+  std::vector<double> want;
+  std::int64_t lda, ldb, ldc;
+};
+
+Operands make_operands(const Product& p, std::uint32_t seed) {
+  Operands o;
+  // Padded leading dimensions, so strides are exercised too.
+  o.lda = (p.trans_a ? p.m : p.k) + 3;
+  o.ldb = (p.trans_b ? p.k : p.n) + 5;
+  o.ldc = p.n + 2;
+  std::vector<float> a((p.trans_a ? p.k : p.m) * o.lda), b((p.trans_b ? p.n : p.k) * o.ldb);
+  fill_normal(a, seed);
+  fill_normal(b, seed + 1);
+  o.c.resize(p.m * o.ldc);
+  fill_normal(o.c, seed + 2);
+  for (float x : a) o.a.emplace_back(x);
+  for (float x : b) o.b.emplace_back(x);
+  o.want.resize(o.c.size());
+  for (std::int64_t i = 0; i < p.m; ++i) {
+    for (std::int64_t j = 0; j < o.ldc; ++j) {
+      double sum = 0;
+      if (j < p.n) {
+        for (std::int64_t l = 0; l < p.k; ++l) {
+          const bf16 x = p.trans_a ? o.a[l * o.lda + i] : o.a[i * o.lda + l];
+          const bf16 y = p.trans_b ? o.b[j * o.ldb + l] : o.b[l * o.ldb + j];
+          sum += double(float(x)) * double(float(y));
+        }
+        o.want[i * o.ldc + j] = p.alpha * sum + p.beta * double(o.c[i * o.ldc + j]);
+      } else {
+        o.want[i * o.ldc + j] = o.c[i * o.ldc + j];  // the padding is not written
+      }
+    }
+  }
+  return o;
+}
+
+bool run(const Product& p, Operands& o) {
+  return detail::gemm_bf16(p.trans_a, p.trans_b, p.m, p.n, p.k, p.alpha, o.a.data(), o.lda,
+                           o.b.data(), o.ldb, p.beta, o.c.data(), o.ldc);
+}
+
+void expect_product(const Product& p, const Operands& o, const std::string& what) {
+  double worst = 0;
+  for (std::size_t i = 0; i < o.c.size(); ++i) {
+    // fp32 accumulation over k terms of unit variance: a few ulps of sqrt(k).
+    const double tol = 1e-5 * std::sqrt(double(p.k)) * (1 + std::abs(o.want[i]));
+    worst = std::max(worst, std::abs(o.c[i] - o.want[i]) / tol);
+  }
+  EXPECT_LE(worst, 1.0) << what << ": worst error " << worst << " tolerances";
+}
+
+const std::vector<Product> kProducts = {
+    {false, false, 64, 48, 32, 1.f, 0.f},  {false, true, 37, 512, 32, 0.25f, 0.f},
+    {false, false, 37, 32, 512, 1.f, 0.f}, {true, false, 96, 80, 21, 1.f, 1.f},
+    {false, true, 1, 17, 9, 1.f, 0.5f},
+};
+
+TEST(GemmBf16, MatchesDoubleProductOfBf16Inputs) {
+  if (!bf16_support().available) GTEST_SKIP() << "oneDNN has no bf16 matmul on this CPU";
+  for (const Product& p : kProducts) {
+    Operands o = make_operands(p, 7);
+    ASSERT_TRUE(run(p, o));
+    expect_product(p, o, "m " + std::to_string(p.m) + " n " + std::to_string(p.n));
+  }
+}
+
+// A primitive built inside an OpenMP region must do the whole product on the calling thread.
+TEST(GemmBf16, EveryThreadOfARegionGetsItsWholeProduct) {
+  if (!bf16_support().available) GTEST_SKIP() << "oneDNN has no bf16 matmul on this CPU";
+  const Product p{false, true, 128, 256, 32, 1.f, 0.f};
+  std::vector<Operands> per_task;
+  for (int t = 0; t < 8; ++t) per_task.push_back(make_operands(p, 100 + t));
+  int failures = 0;
+#pragma omp parallel for num_threads(2) reduction(+ : failures)
+  for (int t = 0; t < 8; ++t) failures += run(p, per_task[t]) ? 0 : 1;
+  EXPECT_EQ(failures, 0);
+  for (int t = 0; t < 8; ++t) expect_product(p, per_task[t], "task " + std::to_string(t));
+  // And the same shape outside the region, on every thread.
+  Operands o = make_operands(p, 9);
+  ASSERT_TRUE(run(p, o));
+  expect_product(p, o, "outside the region");
+}
+
+// More shapes than the cache holds: old ones are evicted and rebuilt, results stay right.
+TEST(GemmBf16, ManyShapesStayCorrectBeyondTheCacheCapacity) {
+  if (!bf16_support().available) GTEST_SKIP() << "oneDNN has no bf16 matmul on this CPU";
+  for (int round = 0; round < 2; ++round) {
+    for (std::int64_t m = 1; m <= static_cast<std::int64_t>(detail::kGemmBf16CacheCapacity) + 4;
+         ++m) {
+      const Product p{false, false, m, 24, 16, 1.f, 0.f};
+      Operands o = make_operands(p, static_cast<std::uint32_t>(m));
+      ASSERT_TRUE(run(p, o));
+      expect_product(p, o, "m " + std::to_string(m));
+    }
+  }
+}
+
+TEST(GemmBf16, EmptyInnerDimensionScalesC) {
+  std::vector<float> c = {1.f, 2.f, 3.f, 4.f};
+  ASSERT_TRUE(
+      detail::gemm_bf16(false, false, 2, 2, 0, 1.f, nullptr, 1, nullptr, 2, 0.5f, c.data(), 2));
+  EXPECT_EQ(c, (std::vector<float>{0.5f, 1.f, 1.5f, 2.f}));
+}
+
+}  // namespace
+}  // namespace cpufold::testing
