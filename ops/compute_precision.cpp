@@ -81,8 +81,8 @@ std::string describe_precision(std::string_view name, DType chosen) {
   const Bf16Support& s = bf16_support();
   std::string line = "precision: " + std::string(chosen == DType::bf16 ? "bf16" : "fp32");
   if (chosen == DType::bf16) {
-    line += " (trunk Linears take bf16 inputs and weights, accumulate in fp32; ISA " + s.isa +
-            (s.native ? ")" : ", no native bf16: oneDNN emulates it, slower than fp32)");
+    line += " (the trunk's products take bf16 operands and weights, accumulate in fp32; ISA " +
+            s.isa + (s.native ? ")" : ", no native bf16: oneDNN emulates it, slower than fp32)");
   } else if (name == "auto") {
     line += " (auto: oneDNN's ISA " + s.isa + " has no native bf16 matmul)";
   }

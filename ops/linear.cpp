@@ -75,11 +75,9 @@ memory::desc row_desc(std::int64_t rows, std::int64_t cols, std::int64_t ld,
 // Rows [r0, r0 + n) of vx as contiguous bf16 rows at dst (round to nearest even).
 void rows_to_bf16(const RowView& vx, std::int64_t r0, std::int64_t n, bf16* dst) {
   const std::int64_t cols = vx.cols;
-  detail::for_each_row(n, cols, [&](std::int64_t i) {
-    const float* x = vx.row(r0 + i);
-    bf16* d = dst + i * cols;
-    for (std::int64_t j = 0; j < cols; ++j) d[j] = bf16(x[j]);
-  });
+  const auto& kernels = detail::row_kernels();
+  detail::for_each_row(
+      n, cols, [&](std::int64_t i) { kernels.to_bf16(vx.row(r0 + i), dst + i * cols, cols); });
 }
 
 memory::data_type dnnl_type(DType t, const char* what) {

@@ -77,11 +77,13 @@ constexpr CommonOptionEntry kCommonOptions[] = {
     {CommonOption::precision,
      [](CLI::App& cmd, CommonOptions& into) {
        cmd.add_option("--precision", into.precision,
-                      "compute precision of the trunk's Linears (template, extra-MSA and "
-                      "Evoformer stacks): fp32 (default), bf16 (bf16 inputs and weights, fp32 "
+                      "compute precision of the trunk's products (Linears, attention, outer "
+                      "product mean and triangle multiplication of the template, extra-MSA and "
+                      "Evoformer stacks): fp32 (default), bf16 (bf16 operands and weights, fp32 "
                       "accumulation; needs oneDNN bf16 support: AVX512, native with "
                       "AVX512-BF16 or AMX) or auto (bf16 where native, else fp32); LayerNorm, "
-                      "softmax, gates, embedders, structure module and heads stay fp32")
+                      "softmax, gates, stored representations, embedders, structure module and "
+                      "heads stay fp32")
            ->check(CLI::IsMember({"auto", "bf16", "fp32"}));
      }},
 };
