@@ -20,7 +20,32 @@ RowKernelChoice parse_choice() {
     }
     return RowKernelChoice::avx2;
   }
-  throw InputError("CPUFOLD_ROW_KERNELS must be auto, generic or avx2, not '" + value + "'");
+  if (value == "avx512") {
+    if (avx512_row_kernels() == nullptr) {
+      throw InputError(
+          "CPUFOLD_ROW_KERNELS=avx512, but this CPU lacks AVX-512 (F, BW, VL); use avx2, generic "
+          "or auto");
+    }
+    return RowKernelChoice::avx512;
+  }
+  throw InputError("CPUFOLD_ROW_KERNELS must be auto, generic, avx2 or avx512, not '" + value +
+                   "'");
+}
+
+const RowKernels& choose_table() {
+  switch (row_kernel_choice()) {
+    case RowKernelChoice::generic:
+      return generic_row_kernels();
+    case RowKernelChoice::avx2:
+      return *avx2_row_kernels();
+    case RowKernelChoice::avx512:
+      return *avx512_row_kernels();
+    case RowKernelChoice::automatic:
+      break;
+  }
+  if (const RowKernels* t = avx512_row_kernels()) return *t;
+  if (const RowKernels* t = avx2_row_kernels()) return *t;
+  return generic_row_kernels();
 }
 
 }  // namespace
@@ -35,7 +60,7 @@ bool use_avx2() {
 }
 
 const RowKernels& row_kernels() {
-  static const RowKernels& table = use_avx2() ? *avx2_row_kernels() : generic_row_kernels();
+  static const RowKernels& table = choose_table();
   return table;
 }
 

@@ -38,10 +38,10 @@ struct RowKernels {
 };
 
 // Which kernels to run: CPUFOLD_ROW_KERNELS=auto (default: the fastest the CPU supports),
-// generic or avx2, so the suite can exercise every path on one machine. Read once; throws
-// InputError for an unknown value, or avx2 on a CPU without AVX2 and FMA. Also governs the
-// AVX2 loop of the MSA clustering.
-enum class RowKernelChoice { automatic, generic, avx2 };
+// generic, avx2 or avx512, so the suite can exercise every path on one machine. Read once;
+// throws InputError for an unknown value, or for a table this CPU cannot run. Also governs
+// the AVX2 loop of the MSA clustering (on with avx2 and avx512).
+enum class RowKernelChoice { automatic, generic, avx2, avx512 };
 RowKernelChoice row_kernel_choice();
 // Whether AVX2 code may run: the CPU has it and CPUFOLD_ROW_KERNELS does not say generic.
 bool use_avx2();
@@ -52,5 +52,8 @@ const RowKernels& row_kernels();
 const RowKernels& generic_row_kernels();
 // Null when the CPU lacks AVX2 or FMA.
 const RowKernels* avx2_row_kernels();
+// The AVX2 table with AVX-512 softmax numerators and bf16 conversions; null without
+// AVX-512 (F, BW, VL) or AVX2.
+const RowKernels* avx512_row_kernels();
 
 }  // namespace cpufold::detail

@@ -38,7 +38,8 @@ CPUFOLD_AVX2 inline float hmax(__m256 v) {
 // Cephes expf: exp(x) = 2^n * exp(r), |r| <= ln2/2, degree-6 polynomial, about 1 ulp.
 CPUFOLD_AVX2 inline __m256 exp256(__m256 x) {
   const __m256 underflow = _mm256_cmp_ps(x, _mm256_set1_ps(kExpLow), _CMP_LT_OQ);
-  x = _mm256_max_ps(_mm256_min_ps(x, _mm256_set1_ps(kExpHigh)), _mm256_set1_ps(kExpLow));
+  // x second in min and max: they return their second operand for a NaN, so a NaN stays NaN.
+  x = _mm256_max_ps(_mm256_set1_ps(kExpLow), _mm256_min_ps(_mm256_set1_ps(kExpHigh), x));
   const __m256 fn = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f)),
                                     _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
   // ln2 split in two so fn * ln2_hi is exact.
@@ -287,9 +288,17 @@ CPUFOLD_AVX2 void to_bf16(const float* x, bf16* y, std::int64_t n) {
 
 const RowKernels* avx2_row_kernels() {
   static const bool supported = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  static const RowKernels table{softmax, softmax_numerator, softmax_numerator_bf16, layer_norm,
-                                relu,    sigmoid,           mul,                    add,
-                                scale,   to_bf16,           "avx2"};
+  static const RowKernels table{softmax,
+                                softmax_numerator,
+                                softmax_numerator_bf16,
+                                layer_norm,
+                                relu,
+                                sigmoid,
+                                mul,
+                                add,
+                                scale,
+                                to_bf16,
+                                "avx2"};
   return supported ? &table : nullptr;
 }
 

@@ -90,9 +90,17 @@ void to_bf16(const float* x, bf16* y, std::int64_t n) {
 }  // namespace
 
 const RowKernels& generic_row_kernels() {
-  static const RowKernels table{softmax, softmax_numerator, softmax_numerator_bf16, layer_norm,
-                                relu,    sigmoid,           mul,                    add,
-                                scale,   to_bf16,           "generic"};
+  static const RowKernels table{softmax,
+                                softmax_numerator,
+                                softmax_numerator_bf16,
+                                layer_norm,
+                                relu,
+                                sigmoid,
+                                mul,
+                                add,
+                                scale,
+                                to_bf16,
+                                "generic"};
   return table;
 }
 

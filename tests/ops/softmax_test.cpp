@@ -116,6 +116,54 @@ TEST(RowKernels, Avx2AgreesWithGeneric) {
   }
 }
 
+// The AVX-512 softmax numerators against the generic ones, f32 and bf16 outputs, over lengths
+// with and without tails, with biases, masked (-1e9) entries and a NaN that must survive.
+TEST(RowKernels, Avx512SoftmaxNumeratorsAgreeWithGeneric) {
+  const auto* avx512 = detail::avx512_row_kernels();
+  if (!avx512) GTEST_SKIP() << "CPU without AVX-512: its table cannot run here";
+  const auto& generic = detail::generic_row_kernels();
+  for (std::int64_t n : {1, 5, 16, 17, 31, 32, 33, 100, 512}) {
+    std::vector<float> x(static_cast<std::size_t>(n)), a(x.size()), b(x.size());
+    fill_normal(x, 8, 4.f);
+    fill_normal(a, 9);
+    for (std::size_t i = 0; i < b.size(); ++i) b[i] = i % 3 == 2 ? -1e9f : 0.f;
+    auto y1 = x, y2 = x;
+    const float s1 = avx512->softmax_numerator(y1.data(), a.data(), b.data(), n);
+    const float s2 = generic.softmax_numerator(y2.data(), a.data(), b.data(), n);
+    EXPECT_NEAR(s1, s2, 1e-5 * s2) << "n=" << n;
+    std::vector<double> want(y2.begin(), y2.end());
+    expect_close(y1, want, kF32Elementwise, "avx512 softmax numerator n=" + std::to_string(n));
+    std::vector<bf16> w1(x.size()), w2(x.size());
+    y1 = x, y2 = x;
+    avx512->softmax_numerator_bf16(y1.data(), a.data(), nullptr, n, w1.data());
+    generic.softmax_numerator_bf16(y2.data(), a.data(), nullptr, n, w2.data());
+    for (std::int64_t i = 0; i < n; ++i) {
+      const float u = static_cast<float>(w1[i]), v = static_cast<float>(w2[i]);
+      EXPECT_NEAR(u, v, 0x1p-7 * v + 1e-30) << "bf16 weight " << i << " of n=" << n;
+    }
+  }
+}
+
+// A NaN logit (from NaN activations upstream) must reach the output, where the run's finite
+// check catches it, not become a huge finite weight (the SIMD exp clamps its input).
+TEST(RowKernels, SoftmaxNumeratorKeepsANaNLogitInEveryTable) {
+  for (const auto* t :
+       {&detail::generic_row_kernels(), detail::avx2_row_kernels(), detail::avx512_row_kernels()}) {
+    if (t == nullptr) continue;
+    for (std::int64_t n : {3, 40}) {
+      std::vector<float> x(static_cast<std::size_t>(n), 0.5f);
+      x[1] = NAN;
+      std::vector<bf16> w(x.size());
+      auto y = x;
+      const float sum = t->softmax_numerator(x.data(), nullptr, nullptr, n);
+      EXPECT_TRUE(std::isnan(x[1]) && std::isnan(sum)) << t->name << " hid a NaN logit, n=" << n;
+      const float sum16 = t->softmax_numerator_bf16(y.data(), nullptr, nullptr, n, w.data());
+      EXPECT_TRUE(std::isnan(static_cast<float>(w[1])) && std::isnan(sum16))
+          << t->name << " (bf16 weights) hid a NaN logit, n=" << n;
+    }
+  }
+}
+
 // bf16 rounding is bit-exact in both tables: ties to even, overflow to infinity, NaN kept.
 TEST(RowKernels, Bf16ConversionIsTheSameBitsInEveryTable) {
   std::vector<float> x(77);
@@ -128,6 +176,7 @@ TEST(RowKernels, Bf16ConversionIsTheSameBitsInEveryTable) {
   for (std::size_t i = 0; i < x.size(); ++i) want[i] = bf16(x[i]);
   std::vector<const detail::RowKernels*> tables = {&detail::generic_row_kernels()};
   if (const auto* avx2 = detail::avx2_row_kernels()) tables.push_back(avx2);
+  if (const auto* avx512 = detail::avx512_row_kernels()) tables.push_back(avx512);
   for (const auto* t : tables) {
     for (std::int64_t n : {1, 7, 8, 9, 77}) {
       std::vector<bf16> got(static_cast<std::size_t>(n));

@@ -1,6 +1,9 @@
-// CPUFOLD_ROW_KERNELS picks the row kernels (auto, generic, avx2) so the suite can run every
-// path on one machine; a value it does not know is refused before any work.
+// CPUFOLD_ROW_KERNELS picks the row kernels (auto, generic, avx2, avx512) so the suite can run
+// every path on one machine; a value it does not know is refused before any work.
 #include <gtest/gtest.h>
+
+#include <string>
+#include <utility>
 
 #include "tests/pipeline/batch/predict_test_helpers.h"
 
@@ -24,7 +27,8 @@ TEST(RowKernelsEnvE2eTest, UnknownValueIsRefusedNamingTheVariableAndTheChoices) 
   const ScratchDir dir;
   const auto r = evaluate_with("avx9", dir);
   EXPECT_EQ(r.exit_code, 2) << r.output;
-  EXPECT_TRUE(contains(r.output, "CPUFOLD_ROW_KERNELS must be auto, generic or avx2, not 'avx9'"))
+  EXPECT_TRUE(
+      contains(r.output, "CPUFOLD_ROW_KERNELS must be auto, generic, avx2 or avx512, not 'avx9'"))
       << r.output;
   EXPECT_FALSE(std::filesystem::exists(dir / "avx9.h5"));
 }
@@ -34,6 +38,26 @@ TEST(RowKernelsEnvE2eTest, GenericAndAutoBothRun) {
   for (const char* kernels : {"generic", "auto"}) {
     const auto r = evaluate_with(kernels, dir);
     EXPECT_EQ(r.exit_code, 0) << kernels << ": " << r.output;
+  }
+}
+
+// Each SIMD table runs where the CPU has it, and is refused by name where it does not.
+TEST(RowKernelsEnvE2eTest, SimdTablesRunOrAreRefusedByName) {
+  const ScratchDir dir;
+  const std::pair<const char*, bool> tables[] = {
+      {"avx2", __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")},
+      {"avx512", __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                     __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx2") &&
+                     __builtin_cpu_supports("fma")}};
+  for (const auto& [kernels, supported] : tables) {
+    const auto r = evaluate_with(kernels, dir);
+    if (supported) {
+      EXPECT_EQ(r.exit_code, 0) << kernels << ": " << r.output;
+    } else {
+      EXPECT_EQ(r.exit_code, 2) << kernels << ": " << r.output;
+      EXPECT_TRUE(contains(r.output, std::string("CPUFOLD_ROW_KERNELS=") + kernels + ", but"))
+          << r.output;
+    }
   }
 }
 

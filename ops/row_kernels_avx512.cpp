@@ -1,0 +1,152 @@
+// AVX-512 versions of the kernels attention spends its non-GEMM time in: the softmax numerator
+// (an exp per logit, the largest elementwise cost of an Evoformer block) and the bf16
+// conversions. The rest of the table is the AVX2 one. Same target-attribute scheme as
+// row_kernels_avx2.cpp: the binary runs on CPUs without AVX-512 and picks another table.
+// GCC 12 warns about the _mm512_undefined_* values inside its own AVX-512 headers (a known
+// false positive), wherever they are inlined into this file.
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+
+#include <immintrin.h>
+
+#include <cmath>
+
+#include "ops/row_kernels.h"
+
+#define CPUFOLD_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma")))
+
+namespace cpufold::detail {
+namespace {
+
+constexpr float kExpLow = -87.3f;  // as the other tables: exp below this is 0
+constexpr float kExpHigh = 88.0f;
+
+CPUFOLD_AVX512 inline __mmask16 tail_mask(std::int64_t rem) {
+  return static_cast<__mmask16>(rem >= 16 ? 0xffff : (1u << rem) - 1u);
+}
+
+// exp256 of row_kernels_avx2.cpp on 16 lanes: the same Cephes polynomial and range split.
+CPUFOLD_AVX512 inline __m512 exp512(__m512 x) {
+  // Not below the cut: NaN lanes are kept, so a NaN logit stays NaN as in the other tables.
+  const __mmask16 keep = _mm512_cmp_ps_mask(x, _mm512_set1_ps(kExpLow), _CMP_NLT_UQ);
+  // x second in min and max: they return their second operand for a NaN, so a NaN stays NaN.
+  x = _mm512_max_ps(_mm512_set1_ps(kExpLow), _mm512_min_ps(_mm512_set1_ps(kExpHigh), x));
+  const __m512 fn = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)),
+                                         _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m512 r = _mm512_fnmadd_ps(fn, _mm512_set1_ps(0.693359375f), x);
+  r = _mm512_fnmadd_ps(fn, _mm512_set1_ps(-2.12194440e-4f), r);
+  __m512 p = _mm512_set1_ps(1.9875691500e-4f);
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.3981999507e-3f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(8.3334519073e-3f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(4.1665795894e-2f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.6666665459e-1f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(5.0000001201e-1f));
+  const __m512 e = _mm512_fmadd_ps(p, _mm512_mul_ps(r, r), _mm512_add_ps(r, _mm512_set1_ps(1.f)));
+  const __m512i n = _mm512_cvtps_epi32(fn);
+  const __m512 pow2n =
+      _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_add_epi32(n, _mm512_set1_epi32(127)), 23));
+  return _mm512_maskz_mul_ps(keep, e, pow2n);
+}
+
+// Sixteen floats to bf16 exactly as bf16(float): u + 0x7fff + lsb, NaNs quieted.
+CPUFOLD_AVX512 inline __m256i bf16_bits(__m512 x) {
+  const __m512i u = _mm512_castps_si512(x);
+  const __m512i lsb = _mm512_and_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(1));
+  __m512i r = _mm512_add_epi32(u, _mm512_add_epi32(lsb, _mm512_set1_epi32(0x7fff)));
+  r = _mm512_srli_epi32(r, 16);
+  const __mmask16 nan = _mm512_cmpgt_epi32_mask(_mm512_and_si512(u, _mm512_set1_epi32(0x7fffffff)),
+                                                _mm512_set1_epi32(0x7f800000));
+  r = _mm512_mask_or_epi32(r, nan, _mm512_srli_epi32(u, 16), _mm512_set1_epi32(0x40));
+  return _mm512_cvtepi32_epi16(r);
+}
+
+// x + a + b for 16 lanes (a, b optional); lanes outside `mask` read as 0.
+CPUFOLD_AVX512 inline __m512 load_sum(const float* x, const float* a, const float* b,
+                                      __mmask16 mask) {
+  __m512 v = _mm512_maskz_loadu_ps(mask, x);
+  if (a) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(mask, a));
+  if (b) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(mask, b));
+  return v;
+}
+
+// Where the numerator goes: back into x, or as bf16 into y.
+struct StoreF32 {
+  float* x;
+  CPUFOLD_AVX512 void operator()(std::int64_t i, __mmask16 mask, __m512 e) const {
+    _mm512_mask_storeu_ps(x + i, mask, e);
+  }
+};
+struct StoreBf16 {
+  bf16* y;
+  CPUFOLD_AVX512 void operator()(std::int64_t i, __mmask16 mask, __m512 e) const {
+    _mm256_mask_storeu_epi16(y + i, mask, bf16_bits(e));
+  }
+};
+
+template <typename Store>
+CPUFOLD_AVX512 float softmax_numerator_to(float* x, const float* a, const float* b, std::int64_t n,
+                                          const Store& store) {
+  __m512 vmax = _mm512_set1_ps(-INFINITY);
+  for (std::int64_t i = 0; i < n; i += 16) {
+    const __mmask16 m = tail_mask(n - i);
+    const __m512 v = load_sum(x + i, a ? a + i : nullptr, b ? b + i : nullptr, m);
+    _mm512_mask_storeu_ps(x + i, m, v);
+    vmax = _mm512_mask_max_ps(vmax, m, vmax, v);
+  }
+  const __m512 max = _mm512_set1_ps(_mm512_reduce_max_ps(vmax));
+  __m512 sum0 = _mm512_setzero_ps(), sum1 = _mm512_setzero_ps();
+  std::int64_t i = 0;
+  for (; i + 32 <= n; i += 32) {
+    const __m512 e0 = exp512(_mm512_sub_ps(_mm512_loadu_ps(x + i), max));
+    const __m512 e1 = exp512(_mm512_sub_ps(_mm512_loadu_ps(x + i + 16), max));
+    store(i, 0xffff, e0);
+    store(i + 16, 0xffff, e1);
+    sum0 = _mm512_add_ps(sum0, e0);
+    sum1 = _mm512_add_ps(sum1, e1);
+  }
+  for (; i < n; i += 16) {
+    const __mmask16 m = tail_mask(n - i);
+    const __m512 e =
+        _mm512_maskz_mov_ps(m, exp512(_mm512_sub_ps(_mm512_maskz_loadu_ps(m, x + i), max)));
+    store(i, m, e);
+    sum0 = _mm512_add_ps(sum0, e);
+  }
+  return _mm512_reduce_add_ps(_mm512_add_ps(sum0, sum1));
+}
+
+CPUFOLD_AVX512 float softmax_numerator(float* x, const float* a, const float* b, std::int64_t n) {
+  return softmax_numerator_to(x, a, b, n, StoreF32{x});
+}
+
+CPUFOLD_AVX512 float softmax_numerator_bf16(float* x, const float* a, const float* b,
+                                            std::int64_t n, bf16* y) {
+  return softmax_numerator_to(x, a, b, n, StoreBf16{y});
+}
+
+CPUFOLD_AVX512 void to_bf16(const float* x, bf16* y, std::int64_t n) {
+  for (std::int64_t i = 0; i < n; i += 16) {
+    const __mmask16 m = tail_mask(n - i);
+    _mm256_mask_storeu_epi16(y + i, m, bf16_bits(_mm512_maskz_loadu_ps(m, x + i)));
+  }
+}
+
+}  // namespace
+
+const RowKernels* avx512_row_kernels() {
+  static const RowKernels* table = []() -> const RowKernels* {
+    const RowKernels* avx2 = avx2_row_kernels();
+    if (avx2 == nullptr || !__builtin_cpu_supports("avx512f") ||
+        !__builtin_cpu_supports("avx512bw") || !__builtin_cpu_supports("avx512vl")) {
+      return nullptr;
+    }
+    static RowKernels t = *avx2;
+    t.softmax_numerator = softmax_numerator;
+    t.softmax_numerator_bf16 = softmax_numerator_bf16;
+    t.to_bf16 = to_bf16;
+    t.name = "avx512";
+    return &t;
+  }();
+  return table;
+}
+
+}  // namespace cpufold::detail
