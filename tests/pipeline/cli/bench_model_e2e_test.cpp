@@ -55,6 +55,11 @@ TEST(BenchModelE2eTest, JsonReportsEveryStageAndTheMatmulPeakOfTheSameRun) {
     EXPECT_GT(j[key].get<double>(), 0) << key;
   }
   EXPECT_EQ(j["precision"], "fp32");
+  // The peak kept is the higher of the measurements before and after the model.
+  const auto both = j["matmul_peak_before_after_gflops_per_s"];
+  ASSERT_EQ(both.size(), 2u);
+  EXPECT_EQ(j["matmul_peak_gflops_per_s"].get<double>(),
+            std::max(both[0].get<double>(), both[1].get<double>()));
   EXPECT_FALSE(j["isa"].get<std::string>().empty());
   EXPECT_EQ(j["iterations"], 2);
   EXPECT_EQ(j["sizes"]["templates"], 2);
