@@ -11,25 +11,9 @@ namespace {
 // Below this shifted logit exp() underflows; the AVX2 kernels flush to 0 there too.
 constexpr float kExpLow = -87.3f;
 
-float softmax_numerator(float* x, const float* a, const float* b, std::int64_t n) {
-  float max = -INFINITY;
-  for (std::int64_t i = 0; i < n; ++i) {
-    float v = x[i];
-    if (a) v += a[i];
-    if (b) v += b[i];
-    x[i] = v;
-    max = std::max(max, v);
-  }
-  float sum = 0.f;
-  for (std::int64_t i = 0; i < n; ++i) {
-    const float d = x[i] - max;
-    x[i] = d < kExpLow ? 0.f : std::exp(d);
-    sum += x[i];
-  }
-  return sum;
-}
-
-float softmax_numerator_bf16(float* x, const float* a, const float* b, std::int64_t n, bf16* y) {
+// x = x + a + b, then exp(x - max) handed to `store` element by element; returns the sum.
+template <typename Store>
+float softmax_numerator_to(float* x, const float* a, const float* b, std::int64_t n, Store store) {
   float max = -INFINITY;
   for (std::int64_t i = 0; i < n; ++i) {
     float v = x[i];
@@ -42,10 +26,18 @@ float softmax_numerator_bf16(float* x, const float* a, const float* b, std::int6
   for (std::int64_t i = 0; i < n; ++i) {
     const float d = x[i] - max;
     const float e = d < kExpLow ? 0.f : std::exp(d);
-    y[i] = bf16(e);
+    store(i, e);
     sum += e;
   }
   return sum;
+}
+
+float softmax_numerator(float* x, const float* a, const float* b, std::int64_t n) {
+  return softmax_numerator_to(x, a, b, n, [x](std::int64_t i, float e) { x[i] = e; });
+}
+
+float softmax_numerator_bf16(float* x, const float* a, const float* b, std::int64_t n, bf16* y) {
+  return softmax_numerator_to(x, a, b, n, [y](std::int64_t i, float e) { y[i] = bf16(e); });
 }
 
 void scale(float* y, float s, std::int64_t n) {
