@@ -103,6 +103,12 @@ void add_block_options(CLI::App& cmd, BlockArgs& args) {
   add_common_options(cmd, args.common,
                      {CommonOption::threads, CommonOption::chunk_size, CommonOption::precision,
                       CommonOption::spill_dir});
+  // A block benchmark has no planner: unsliced unless told (large blocks need a chunk).
+  cmd.get_option("--chunk-size")
+      ->description(
+          "rows per slice of every chunked loop: attention, outer product mean, triangle "
+          "multiplication; bounds transient memory (default 0: no slicing, the fastest; at "
+          "large n_res give the chunk `cpufold plan` chooses, e.g. 32)");
 }
 
 }  // namespace

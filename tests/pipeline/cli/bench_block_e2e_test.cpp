@@ -31,6 +31,17 @@ TEST(BenchBlock, ExtraMsaStackDefaultsToTheExtraRowsOfAnAf2Run) {
   EXPECT_TRUE(contains(r.output, "extra rows 5120")) << r.output;
 }
 
+// The help says what the run does: no planner here, so no slicing unless --chunk-size is given.
+TEST(BenchBlock, HelpGivesTheUnslicedDefaultOfABlockBenchmark) {
+  const auto r = run_cpufold("bench block --help");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(contains(r.output, "default 0: no slicing")) << r.output;
+  EXPECT_FALSE(contains(r.output, "the memory planner chooses")) << r.output;
+  const auto run = run_cpufold(block_command("--n-seq 8"));
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_TRUE(contains(run.output, "chunk 0,")) << run.output;
+}
+
 TEST(BenchBlock, SpillDirHoldsTheActivationsAndLeavesNothingBehind) {
   const testing::ScratchDir dir;
   const auto r = run_cpufold(block_command("--n-seq 8 --spill-dir '" + dir.path().string() + "'"));
