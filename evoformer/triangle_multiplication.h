@@ -53,7 +53,6 @@ class TriangleMultiplication {
   Direction direction() const { return direction_; }
 
  private:
-  // The edge buffers and pair-block buffers of one forward() call.
   // A channel-major edge buffer (channels `stride` apart) in f32 or, with bf16 compute, bf16.
   struct Edge {
     float* f32 = nullptr;
@@ -61,12 +60,12 @@ class TriangleMultiplication {
     std::int64_t stride = 0;
     static Edge allocate(Arena& arena, bool in_bf16, std::int64_t channels, std::int64_t stride);
   };
+  // The edge buffers and pair-block buffers of one forward() call.
   struct Workspace;
   // The pairs of z one slab covers (its rows or its columns).
   struct Slab;
   // Alg. 11/12 lines 1-2 for the pairs of `slab`: sigmoid(LayerNorm(z)·W_g + b_g) ⊙
-  // (LayerNorm(z)·W_p + b_p) ⊙ mask, block by block, stored channel-major at dst (channels
-  // `stride` apart).
+  // (LayerNorm(z)·W_p + b_p) ⊙ mask, block by block, stored channel-major in `edge`.
   void project_edge(const Linear& projection, const Slab& slab, const Edge& edge,
                     const Workspace& w, Arena& arena) const;
   // Line 4 for the slab's pairs: one GEMM per channel into Workspace::slab_products.
