@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cmath>
 #include <string>
+#include <type_traits>
 
 #include "ops/gemm.h"
 #include "ops/row_kernels.h"
@@ -175,9 +176,6 @@ void multi_head_attention(const Tensor& q, const Tensor& k, const Tensor& v,
                       has_mask};
   };
   const bool use_bf16 = type == DType::bf16;
-  const Problem<float> p32 = problem(static_cast<float*>(nullptr));
-  const Problem<bf16> p16 = problem(static_cast<bf16*>(nullptr));
-
   const std::int64_t tile = attention_query_tile(n_key);
   const std::int64_t n_tiles = (n_query + tile - 1) / tile;
   const int n_threads = omp_get_max_threads();
@@ -192,20 +190,32 @@ void multi_head_attention(const Tensor& q, const Tensor& k, const Tensor& v,
 
   std::atomic<bool> failed = false;
   const std::int64_t rows_per_region = chunk <= 0 ? n_batch : std::min(chunk, n_batch);
-  for (std::int64_t b0 = 0; b0 < n_batch; b0 += rows_per_region) {
-    const std::int64_t n_tasks = std::min(rows_per_region, n_batch - b0) * n_head * n_tiles;
+  // Every tile of the call, on the problem of q, k and v's element type.
+  const auto run_all = [&]<typename T>(const Problem<T>& p) {
+    for (std::int64_t b0 = 0; b0 < n_batch; b0 += rows_per_region) {
+      const std::int64_t n_tasks = std::min(rows_per_region, n_batch - b0) * n_head * n_tiles;
 #pragma omp parallel for schedule(static) num_threads(n_threads)
-    for (std::int64_t task = 0; task < n_tasks; ++task) {
-      const std::int64_t q0 = task % n_tiles * tile;
-      const Tile t{b0 + task / (n_head * n_tiles), task / n_tiles % n_head, q0,
-                   std::min(tile, n_query - q0)};
-      const int thread = omp_get_thread_num();
-      float* logits = logits_all + thread * tile * n_key;
-      const bool ok = use_bf16 ? run_tile(p16, t, logits, weights_all + thread * tile * n_key,
-                                          product_all + thread * tile * c)
-                               : run_tile(p32, t, logits);
-      if (!ok) failed.store(true, std::memory_order_relaxed);
+      for (std::int64_t task = 0; task < n_tasks; ++task) {
+        const std::int64_t q0 = task % n_tiles * tile;
+        const Tile t{b0 + task / (n_head * n_tiles), task / n_tiles % n_head, q0,
+                     std::min(tile, n_query - q0)};
+        const int thread = omp_get_thread_num();
+        float* logits = logits_all + thread * tile * n_key;
+        bool ok;
+        if constexpr (std::is_same_v<T, bf16>) {
+          ok = run_tile(p, t, logits, weights_all + thread * tile * n_key,
+                        product_all + thread * tile * c);
+        } else {
+          ok = run_tile(p, t, logits);
+        }
+        if (!ok) failed.store(true, std::memory_order_relaxed);
+      }
     }
+  };
+  if (use_bf16) {
+    run_all(problem(static_cast<bf16*>(nullptr)));
+  } else {
+    run_all(problem(static_cast<float*>(nullptr)));
   }
   if (failed) {
     throw InternalError(std::string("attention: oneDNN ") + (use_bf16 ? "bf16 matmul" : "sgemm") +
