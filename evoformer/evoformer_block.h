@@ -24,10 +24,12 @@ class EvoformerBlock {
                  std::int64_t index);
 
   // m: [n_seq, n_res, c] (c_m, or c_e for the extra stack), z: [n_res, n_res, c_z];
-  // msa_mask: [n_seq, n_res], pair_mask: [n_res, n_res].
+  // msa_mask: [n_seq, n_res], pair_mask: [n_res, n_res]. m may be bf16 when the block computes
+  // in bf16 (AF2 keeps its bf16 trunk's representations in bf16); z stays f32.
   void forward(const Tensor& m, const Tensor& z, const Tensor& msa_mask, const Tensor& pair_mask,
                const RunContext& ctx) const;
-  std::size_t scratch_bytes(std::int64_t n_seq, std::int64_t n_res, std::int64_t chunk) const;
+  std::size_t scratch_bytes(std::int64_t n_seq, std::int64_t n_res, std::int64_t chunk,
+                            DType m_type = DType::f32) const;
 
  private:
   EvoformerBlock(const ParamScope& block, const ModelConfig& config, Kind kind);

@@ -21,7 +21,8 @@ class ExtraMsaEmbedder {
   ExtraMsaEmbedder(const ParamScope& scope, std::int64_t c_in, std::int64_t c_e);
 
   // extra_msa: [n_extra, n_res] (i64 or i32, values in [0, 23)), extra_has_deletion and
-  // extra_deletion_value: [n_extra, n_res] f32 -> e: [n_extra, n_res, c_e], overwritten.
+  // extra_deletion_value: [n_extra, n_res] f32 -> e: [n_extra, n_res, c_e], overwritten,
+  // contiguous f32 or bf16 (rounded once).
   // Throws InputError for an out-of-range extra_msa entry. Scratch: scratch_bytes(...).
   // Traces `extra_msa_embedder/call_k/out`.
   void forward(const Tensor& extra_msa, const Tensor& extra_has_deletion,

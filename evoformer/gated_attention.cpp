@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "ops/compute_precision.h"
 #include "ops/concat_linear.h"
 #include "ops/tensor_checks.h"
 
@@ -17,9 +18,9 @@ GatedAttention::GatedAttention(const ParamScope& scope, std::int64_t c_in, Atten
                           scope.get("value_w", {c_in, dims.n_head, dims.c_hidden})},
                          {})),
       gating_(scope.get("gating_w", {c_in, dims.n_head, dims.c_hidden}),
-              scope.get("gating_b", {dims.n_head, dims.c_hidden}), 1),
+              scope.get("gating_b", {dims.n_head, dims.c_hidden}), 1, linear_precision()),
       output_(scope.get("output_w", {dims.n_head, dims.c_hidden, c_out}),
-              scope.get("output_b", {c_out}), 2) {}
+              scope.get("output_b", {c_out}), 2, linear_precision()) {}
 
 void GatedAttention::forward(const Tensor& x, const AttentionBias& bias, const Tensor& dst,
                              bool accumulate, Arena& scratch) const {
@@ -30,7 +31,11 @@ void GatedAttention::forward(const Tensor& x, const AttentionBias& bias, const T
   const std::int64_t n_batch = x.dim(0), n_seq = x.dim(1);
   const std::int64_t n_head = dims_.n_head, c = dims_.c_hidden, hc = n_head * c;
   detail::check_f32(x, Shape{n_batch, n_seq, c_in_}, "GatedAttention input");
-  detail::check_f32(dst, Shape{n_batch, n_seq, c_out_}, "GatedAttention output");
+  detail::check_activation(dst, Shape{n_batch, n_seq, c_out_}, "GatedAttention output");
+  if (dst.dtype() == DType::bf16 && (!accumulate || qkv_.compute() != DType::bf16)) {
+    throw InternalError("GatedAttention: a bf16 output " + dst.describe() +
+                        " takes only a bf16 residual add");
+  }
   if (n_batch == 0 || n_seq == 0) return;
 
   ArenaScope scope(scratch);
@@ -53,8 +58,8 @@ void GatedAttention::forward(const Tensor& x, const AttentionBias& bias, const T
   output_.forward(g, dst, scratch, out);
 }
 
-std::size_t GatedAttention::scratch_bytes(std::int64_t n_batch, std::int64_t n_seq,
-                                          bool accumulate) const {
+std::size_t GatedAttention::scratch_bytes(std::int64_t n_batch, std::int64_t n_seq, bool accumulate,
+                                          DType dst) const {
   const std::int64_t rows = n_batch * n_seq, hc = dims_.n_head * dims_.c_hidden;
   if (rows == 0) return 0;
   const DType qkv_type = qkv_.compute();
@@ -63,7 +68,7 @@ std::size_t GatedAttention::scratch_bytes(std::int64_t n_batch, std::int64_t n_s
       f32_bytes(rows * hc) + f32_bytes(rows * hc);
   const EpilogueKind qkv{.bf16_out = qkv_type == DType::bf16};
   const EpilogueKind gate{.activation = Activation::sigmoid, .gated = true};
-  const EpilogueKind out{.accumulate = accumulate};
+  const EpilogueKind out{.accumulate = accumulate, .bf16_out = dst == DType::bf16};
   const std::size_t inner = std::max(
       {qkv_.scratch_bytes(rows, qkv), attention_scratch_bytes(n_seq, dims_.c_hidden, qkv_type),
        gating_.scratch_bytes(rows, gate), output_.scratch_bytes(rows, out)});

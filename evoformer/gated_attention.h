@@ -28,14 +28,16 @@ class GatedAttention {
   // x: [n_batch, n_seq, c_in] (already normalised, contiguous)
   // dst: [n_batch, n_seq, c_out] whose leading axes collapse to rows (a row slice of the MSA, or
   //      a contiguous buffer); dst += out when `accumulate`, else dst = out. dst may alias x
-  //      (x is no longer read when the output projection runs).
+  //      (x is no longer read when the output projection runs). dst may be bf16 (a bf16 stored
+  //      MSA) for a residual add with bf16 compute: the sum is rounded once.
   // bias.pair: [n_head, n_seq, n_seq] or empty; bias.mask: [n_batch, n_seq] or empty.
   // Every batch row is attended at once: the caller bounds n_batch (its chunk).
   void forward(const Tensor& x, const AttentionBias& bias, const Tensor& dst, bool accumulate,
                Arena& scratch) const;
 
-  // Scratch bytes forward() takes for n_batch x n_seq rows.
-  std::size_t scratch_bytes(std::int64_t n_batch, std::int64_t n_seq, bool accumulate) const;
+  // Scratch bytes forward() takes for n_batch x n_seq rows into a dst of type `dst`.
+  std::size_t scratch_bytes(std::int64_t n_batch, std::int64_t n_seq, bool accumulate,
+                            DType dst = DType::f32) const;
 
   std::int64_t c_in() const { return c_in_; }
   std::int64_t c_out() const { return c_out_; }

@@ -4,6 +4,7 @@
 
 #include "evoformer/msa_layout.h"
 #include "memory/tensor_copy.h"
+#include "ops/compute_precision.h"
 #include "ops/concat_linear.h"
 #include "ops/global_attention.h"
 #include "ops/row_chunks.h"
@@ -17,14 +18,16 @@ MsaColumnGlobalAttention::MsaColumnGlobalAttention(const ParamScope& scope, std:
     : c_e_(c_e),
       dims_(dims),
       query_norm_((scope / "query_norm").layer_norm(c_e)),
-      query_((scope / "attention").get("query_w", {c_e, dims.n_head, dims.c_hidden}), Tensor(), 1),
+      query_((scope / "attention").get("query_w", {c_e, dims.n_head, dims.c_hidden}), Tensor(), 1,
+             linear_precision()),
       kv_(concat_linear({(scope / "attention").get("key_w", {c_e, dims.c_hidden}),
                          (scope / "attention").get("value_w", {c_e, dims.c_hidden})},
                         {})),
       gating_((scope / "attention").get("gating_w", {c_e, dims.n_head, dims.c_hidden}),
-              (scope / "attention").get("gating_b", {dims.n_head, dims.c_hidden}), 1),
+              (scope / "attention").get("gating_b", {dims.n_head, dims.c_hidden}), 1,
+              linear_precision()),
       output_((scope / "attention").get("output_w", {dims.n_head, dims.c_hidden, c_e}),
-              (scope / "attention").get("output_b", {c_e}), 2) {}
+              (scope / "attention").get("output_b", {c_e}), 2, linear_precision()) {}
 
 void MsaColumnGlobalAttention::forward(const Tensor& m, const Tensor& msa_mask,
                                        const RunContext& ctx) const {
@@ -34,7 +37,7 @@ void MsaColumnGlobalAttention::forward(const Tensor& m, const Tensor& msa_mask,
   }
   const std::int64_t n_seq = m.dim(0), n_res = m.dim(1);
   const std::int64_t n_head = dims_.n_head, c = dims_.c_hidden, hc = n_head * c;
-  detail::check_f32(m, Shape{n_seq, n_res, c_e_}, "MsaColumnGlobalAttention m");
+  detail::check_activation(m, Shape{n_seq, n_res, c_e_}, "MsaColumnGlobalAttention m");
   if (msa_mask.dtype() != DType::f32 || !(msa_mask.shape() == Shape{n_seq, n_res})) {
     throw InternalError("MsaColumnGlobalAttention msa_mask " + msa_mask.describe() +
                         " does not match m " + m.describe());

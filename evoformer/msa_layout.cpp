@@ -3,6 +3,7 @@
 #include <cstring>
 #include <string>
 
+#include "ops/bf16_rows.h"
 #include "ops/row_kernels.h"
 #include "ops/tensor_checks.h"
 
@@ -14,22 +15,26 @@ void gather_columns(const Tensor& src, std::int64_t j0, const Tensor& dst) {
                         dst.describe());
   }
   const std::int64_t n_j = dst.dim(0), n_row = src.dim(0), c = src.dim(2);
-  check_f32(src, src.shape(), "gather_columns source");
+  check_activation(src, src.shape(), "gather_columns source");
   if (j0 < 0 || j0 + n_j > src.dim(1)) {
     throw InternalError("gather_columns: columns [" + std::to_string(j0) + ", " +
                         std::to_string(j0 + n_j) + ") of " + src.describe());
   }
   check_f32(dst, Shape{n_j, n_row, c}, "gather_columns destination");
   if (!dst.is_contiguous()) throw InternalError("gather_columns destination must be contiguous");
-  const float* sp = static_cast<const float*>(src.data());
   float* dp = static_cast<float*>(dst.data());
   const std::int64_t ss0 = src.stride(0), ss1 = src.stride(1);
   const std::int64_t total = n_j * n_row;
+  const bool wide = src.dtype() == DType::bf16;
 #pragma omp parallel for schedule(static) if (total * c >= (1 << 14))
   for (std::int64_t t = 0; t < total; ++t) {
-    const std::int64_t j = t / n_row, s = t % n_row;
-    std::memcpy(dp + t * c, sp + s * ss0 + (j0 + j) * ss1,
-                static_cast<std::size_t>(c) * sizeof(float));
+    const std::int64_t j = t / n_row, s = t % n_row, at = s * ss0 + (j0 + j) * ss1;
+    if (wide) {
+      bf16_to_f32(static_cast<const bf16*>(src.data()) + at, dp + t * c, c);
+    } else {
+      std::memcpy(dp + t * c, static_cast<const float*>(src.data()) + at,
+                  static_cast<std::size_t>(c) * sizeof(float));
+    }
   }
 }
 
@@ -39,22 +44,27 @@ void add_columns(const Tensor& src, const Tensor& dst, std::int64_t j0) {
                         src.describe());
   }
   const std::int64_t n_j = src.dim(0), n_row = src.dim(1), c = src.dim(2);
-  check_f32(dst, dst.shape(), "add_columns destination");
+  check_activation(dst, dst.shape(), "add_columns destination");
   if (dst.rank() != 3 || dst.dim(0) != n_row || dst.dim(2) != c || j0 < 0 ||
       j0 + n_j > dst.dim(1)) {
     throw InternalError("add_columns: " + src.describe() + " into columns from " +
                         std::to_string(j0) + " of " + dst.describe());
   }
   const float* sp = static_cast<const float*>(src.data());
-  float* dp = static_cast<float*>(dst.data());
   const std::int64_t ds0 = dst.stride(0), ds1 = dst.stride(1);
   const auto add = row_kernels().add;
+  const bool narrow = dst.dtype() == DType::bf16;
   // Walk the destination in its own row order so each thread writes distinct memory.
   const std::int64_t total = n_row * n_j;
 #pragma omp parallel for schedule(static) if (total * c >= (1 << 14))
   for (std::int64_t t = 0; t < total; ++t) {
-    const std::int64_t s = t / n_j, j = t % n_j;
-    add(dp + s * ds0 + (j0 + j) * ds1, sp + (j * n_row + s) * c, c);
+    const std::int64_t s = t / n_j, j = t % n_j, at = s * ds0 + (j0 + j) * ds1;
+    const float* update = sp + (j * n_row + s) * c;
+    if (narrow) {
+      add_into_bf16(static_cast<bf16*>(dst.data()) + at, update, c);
+    } else {
+      add(static_cast<float*>(dst.data()) + at, update, c);
+    }
   }
 }
 

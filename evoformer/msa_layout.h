@@ -10,11 +10,12 @@
 namespace cpufold::detail {
 
 // dst[j, s, :] = src[s, j0 + j, :] for j < dst.dim(0), s < src.dim(0).
-// src: [n_row, n_col, c] f32, unit-stride last axis; dst: [n_j, n_row, c] f32 contiguous.
+// src: [n_row, n_col, c] f32 or bf16 (widened), unit-stride last axis; dst: [n_j, n_row, c]
+// f32 contiguous.
 void gather_columns(const Tensor& src, std::int64_t j0, const Tensor& dst);
 
-// dst[s, j0 + j, :] += src[j, s, :]. src: [n_j, n_row, c] contiguous; dst: [n_row, n_col, c]
-// with a unit-stride last axis.
+// dst[s, j0 + j, :] += src[j, s, :]. src: [n_j, n_row, c] f32 contiguous; dst: [n_row, n_col, c]
+// f32 or bf16 (the sum rounded once), with a unit-stride last axis.
 void add_columns(const Tensor& src, const Tensor& dst, std::int64_t j0);
 
 // dst = inf * (mask - 1) elementwise: 0 where mask is 1, -inf where it is 0 (AF2's attention

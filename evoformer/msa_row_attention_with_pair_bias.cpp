@@ -27,7 +27,7 @@ void MsaRowAttentionWithPairBias::forward(const Tensor& m, const Tensor& z, cons
         m.describe() + " and " + z.describe());
   }
   const std::int64_t n_seq = m.dim(0), n_res = m.dim(1), n_head = dims_.n_head;
-  detail::check_f32(m, Shape{n_seq, n_res, c_m_}, "MsaRowAttentionWithPairBias m");
+  detail::check_activation(m, Shape{n_seq, n_res, c_m_}, "MsaRowAttentionWithPairBias m");
   detail::check_f32(z, Shape{n_res, n_res, c_z_}, "MsaRowAttentionWithPairBias z");
   if (msa_mask.dtype() != DType::f32 || !(msa_mask.shape() == Shape{n_seq, n_res})) {
     throw InternalError("MsaRowAttentionWithPairBias msa_mask " + msa_mask.describe() +
@@ -75,7 +75,7 @@ void MsaRowAttentionWithPairBias::forward(const Tensor& m, const Tensor& z, cons
 }
 
 std::size_t MsaRowAttentionWithPairBias::scratch_bytes(std::int64_t n_seq, std::int64_t n_res,
-                                                       std::int64_t chunk) const {
+                                                       std::int64_t chunk, DType m_type) const {
   const std::int64_t z_rows = detail::chunk_rows(n_res, chunk);
   const std::int64_t rows = detail::chunk_rows(n_seq, chunk);
   std::size_t pair_step = 0, msa_step = 0;
@@ -88,8 +88,9 @@ std::size_t MsaRowAttentionWithPairBias::scratch_bytes(std::int64_t n_seq, std::
   }
   for (std::int64_t ns : {rows, n_seq % rows}) {
     if (ns == 0) continue;
-    msa_step = std::max(msa_step, f32_bytes(ns * n_res * c_m_) +
-                                      attention_.scratch_bytes(ns, n_res, /*accumulate=*/true));
+    msa_step =
+        std::max(msa_step, f32_bytes(ns * n_res * c_m_) +
+                               attention_.scratch_bytes(ns, n_res, /*accumulate=*/true, m_type));
   }
   // The pair bias lives throughout; the pair-bias step releases its buffers before the mask
   // bias and the MSA rows take theirs.

@@ -37,7 +37,8 @@ class MsaRowAttentionWithPairBias {
                const RunContext& ctx) const;
 
   // Scratch bytes forward() takes from ctx.arena().
-  std::size_t scratch_bytes(std::int64_t n_seq, std::int64_t n_res, std::int64_t chunk) const;
+  std::size_t scratch_bytes(std::int64_t n_seq, std::int64_t n_res, std::int64_t chunk,
+                            DType m_type = DType::f32) const;
 
  private:
   std::int64_t c_m_, c_z_;

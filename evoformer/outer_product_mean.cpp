@@ -4,6 +4,8 @@
 #include <cstring>
 #include <string>
 
+#include "ops/bf16_rows.h"
+#include "ops/compute_precision.h"
 #include "ops/gemm.h"
 #include "ops/row_chunks.h"
 #include "ops/row_kernels.h"
@@ -77,7 +79,8 @@ OuterProductMean::OuterProductMean(const ParamScope& scope, std::int64_t c_m, st
       norm_((scope / "layer_norm_input").layer_norm(c_m)),
       left_((scope / "left_projection").linear({c_m, c_hidden})),
       right_((scope / "right_projection").linear({c_m, c_hidden})),
-      output_(scope.get("output_w", {c_hidden, c_hidden, c_z}), scope.get("output_b", {c_z}), 2) {}
+      output_(scope.get("output_w", {c_hidden, c_hidden, c_z}), scope.get("output_b", {c_z}), 2,
+              linear_precision()) {}
 
 void OuterProductMean::forward(const Tensor& m, const Tensor& msa_mask, const Tensor& z,
                                const RunContext& ctx) const {
@@ -88,7 +91,7 @@ void OuterProductMean::forward(const Tensor& m, const Tensor& msa_mask, const Te
         m.describe() + " and " + z.describe());
   }
   const std::int64_t n_seq = m.dim(0), n_res = m.dim(1), c = c_;
-  detail::check_f32(m, Shape{n_seq, n_res, c_m_}, "OuterProductMean m");
+  detail::check_activation(m, Shape{n_seq, n_res, c_m_}, "OuterProductMean m");
   detail::check_f32(z, Shape{n_res, n_res, c_z_}, "OuterProductMean z");
   if (msa_mask.dtype() != DType::f32 || !(msa_mask.shape() == Shape{n_seq, n_res})) {
     throw InternalError("OuterProductMean msa_mask " + msa_mask.describe() + " does not match m " +
@@ -218,7 +221,7 @@ void OuterProductMean::forward_in_slabs(const Tensor& m, const Tensor& msa_mask,
   const bool use_bf16 = bf16_outer();
   bf16* const a16 = use_bf16 ? arena.allocate(DType::bf16, a.shape()).data_as<bf16>() : nullptr;
   bf16* const b16 = use_bf16 ? arena.allocate(DType::bf16, b.shape()).data_as<bf16>() : nullptr;
-  const RowView vm = row_view(m, "OuterProductMean m");
+  const RowShape sm = row_shape(m, "OuterProductMean m");
   const RowView vz = row_view(z, "OuterProductMean z");
   float* const ap = a.data_as<float>();
   const float* const src_mask = static_cast<const float*>(msa_mask.data());
@@ -256,8 +259,14 @@ void OuterProductMean::forward_in_slabs(const Tensor& m, const Tensor& msa_mask,
       for (std::int64_t x0 = 0; x0 < sb; x0 += xb_max) {
         const std::int64_t xn = std::min(xb_max, sb - x0);
         for (std::int64_t s = 0; s < xn; ++s) {
-          std::memcpy(xa.data_as<float>() + s * ni * c_m_, vm.row((s0 + x0 + s) * n_res + i0),
-                      static_cast<std::size_t>(ni * c_m_) * sizeof(float));
+          float* const dst = xa.data_as<float>() + s * ni * c_m_;
+          const std::int64_t at = ((s0 + x0 + s) * n_res + i0) * sm.ld;
+          if (m.dtype() == DType::bf16) {
+            detail::bf16_to_f32(static_cast<const bf16*>(m.data()) + at, dst, ni * c_m_);
+          } else {
+            std::memcpy(dst, static_cast<const float*>(m.data()) + at,
+                        static_cast<std::size_t>(ni * c_m_) * sizeof(float));
+          }
         }
         const Tensor xs = xa.slice(0, 0, xn * ni);
         norm_.forward(xs, xs);

@@ -28,6 +28,10 @@ void Transition::forward(const Tensor& x, const Tensor& mask, const RunContext& 
       throw InternalError("Transition mask " + mask.describe() + " does not match " + x.describe());
     }
   }
+  if (x.dtype() == DType::bf16 && (masked || transition2_.compute() != DType::bf16)) {
+    throw InternalError("Transition: a bf16 input " + x.describe() +
+                        " takes bf16 compute and no mask");
+  }
   const std::int64_t n_first = x.dim(0);
   if (x.numel() == 0) return;
   const std::int64_t per_first = x.numel() / (n_first * c_);
@@ -89,14 +93,14 @@ void Transition::forward(const Tensor& x, const Tensor& mask, const RunContext& 
 }
 
 std::size_t Transition::scratch_bytes(std::int64_t n_first, std::int64_t n_rest, std::int64_t chunk,
-                                      bool masked) const {
+                                      bool masked, DType x_type) const {
   const std::int64_t step = detail::chunk_rows(n_first, chunk);
   std::size_t total = 0;
   for (std::int64_t na : {step, n_first % step}) {
     if (na == 0) continue;
     const std::int64_t rows = na * n_rest;
     const EpilogueKind relu{.activation = Activation::relu};
-    const EpilogueKind accumulate{.accumulate = true};
+    const EpilogueKind accumulate{.accumulate = true, .bf16_out = x_type == DType::bf16};
     std::size_t inner = std::max(transition1_.scratch_bytes(rows, relu),
                                  transition2_.scratch_bytes(rows, accumulate));
     if (masked) inner = std::max(inner, transition2_.scratch_bytes(rows));

@@ -27,12 +27,14 @@ class Transition {
   // never does. The reference files use _mask_trans = False, so the stacks pass an empty mask
   // to match them; with 0/1 masks and no padding both give the same numbers.
   // ctx.chunk entries of the first axis at a time (<= 0: all), so the factor·c-wide hidden
-  // activation is bounded by the chunk.
+  // activation is bounded by the chunk. x may be bf16 (a bf16 stored MSA, with bf16 compute
+  // and no mask): the update is added and rounded once.
   void forward(const Tensor& x, const Tensor& mask, const RunContext& ctx) const;
 
-  // Scratch bytes forward() takes for x of `n_first` x `n_rest` rows, with or without a mask.
+  // Scratch bytes forward() takes for x of `n_first` x `n_rest` rows of type x_type, with or
+  // without a mask.
   std::size_t scratch_bytes(std::int64_t n_first, std::int64_t n_rest, std::int64_t chunk,
-                            bool masked) const;
+                            bool masked, DType x_type = DType::f32) const;
 
   std::int64_t channels() const { return c_; }
   std::int64_t hidden() const { return c_ * factor_; }

@@ -46,6 +46,7 @@ std::unique_ptr<TemplateEmbedder> template_embedder(const WeightStore& store, co
 
 Trunk::Trunk(const WeightStore& store, const ModelConfig& c, DType stacks)
     : config_(c),
+      extra_type_(stacks),
       input_embedder_(ParamScope(store, "evoformer"), c.target_feat_dim, c.msa_feat_dim, c.c_m,
                       c.c_z, c.max_relative_feature),
       recycling_embedder_(ParamScope(store, "evoformer"), c.c_m, c.c_z, c.recycle_pos_bins),
@@ -104,6 +105,11 @@ std::size_t Trunk::msa_bytes(const TrunkDims& d) const {
   return f32_bytes({d.n_seq + d.n_templ, d.n_res, config_.c_m});
 }
 
+std::size_t Trunk::extra_msa_bytes(const TrunkDims& d) const {
+  return align_up(static_cast<std::size_t>(d.n_extra * d.n_res * config_.c_e) *
+                  dtype_size(extra_type_));
+}
+
 // Mirrors forward()'s phases: the embedders before the masks exist; then with the masks and the
 // template rows resident the template stack, the extra-MSA stack with its activations, and with
 // the MSA representation the input embedder's MSA part and the Evoformer stack.
@@ -123,12 +129,12 @@ TrunkBytes Trunk::forward_bytes(const TrunkDims& d, std::int64_t chunk, bool apa
   }
   std::size_t extra = ExtraMsaEmbedder::scratch_bytes(d.n_extra, d.n_res);
   for (const EvoformerBlock& b : extra_msa_stack_)
-    extra = std::max(extra, b.scratch_bytes(d.n_extra, d.n_res, chunk));
+    extra = std::max(extra, b.scratch_bytes(d.n_extra, d.n_res, chunk, extra_type_));
   std::size_t evoformer = std::max(input_embedder_.scratch_bytes(d.n_seq, d.n_res),
                                    single_activations_.scratch_bytes(d.n_res));
   for (const EvoformerBlock& b : evoformer_stack_)
     evoformer = std::max(evoformer, b.scratch_bytes(rows, d.n_res, chunk));
-  const std::size_t e = f32_bytes({d.n_extra, d.n_res, c.c_e}), m = msa_bytes(d);
+  const std::size_t e = extra_msa_bytes(d), m = msa_bytes(d);
   TrunkBytes t;
   if (apart) {
     t.activations = std::max({template_pairs, e, m});
@@ -182,7 +188,7 @@ void Trunk::forward(const TrunkInputs& in, TrunkState& state, const RunContext& 
   ctx.phase("extra_msa");
   {
     ArenaScope extra_scope(activations);
-    Tensor e = activations.allocate(DType::f32, {d.n_extra, d.n_res, config_.c_e});
+    Tensor e = activations.allocate(extra_type_, {d.n_extra, d.n_res, config_.c_e});
     extra_msa_embedder_.forward(in.extra_msa, in.extra_has_deletion, in.extra_deletion_value, e,
                                 ctx);
     for (std::size_t i = 0; i < extra_msa_stack_.size(); ++i) {

@@ -41,7 +41,8 @@ struct TrunkBytes {
 class Trunk {
  public:
   // stacks: the compute precision of the template, extra-MSA and Evoformer stacks' Linears
-  // (bf16 as AF2 runs its trunk); the embedders and the single projection stay f32.
+  // (bf16 as AF2 runs its trunk), and the extra-MSA representation's element type; the
+  // embedders and the single projection stay f32.
   Trunk(const WeightStore& store, const ModelConfig& config, DType stacks = DType::f32);
   ~Trunk();
 
@@ -57,6 +58,8 @@ class Trunk {
   TrunkBytes forward_bytes(const TrunkDims& dims, std::int64_t chunk, bool activations_apart) const;
   // Bytes of the MSA representation forward() leaves in the activation arena.
   std::size_t msa_bytes(const TrunkDims& dims) const;
+  // Bytes of the extra-MSA representation, which lives during the extra-MSA stack.
+  std::size_t extra_msa_bytes(const TrunkDims& dims) const;
 
   // One iteration: reads state.msa_first_row / pair / prev_pseudo_beta as the recycled inputs,
   // and overwrites msa_first_row, pair, single with this iteration's results. The big
@@ -72,6 +75,9 @@ class Trunk {
 
  private:
   ModelConfig config_;
+  // The extra-MSA representation's element type: the stacks' precision (a bf16 trunk stores it
+  // in bf16, as AF2 does, half the bytes of the largest activation at AF2's 5,120 rows).
+  DType extra_type_;
   InputEmbedder input_embedder_;
   RecyclingEmbedder recycling_embedder_;
   std::unique_ptr<TemplateEmbedder> template_embedder_;  // null without templates

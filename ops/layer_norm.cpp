@@ -5,6 +5,7 @@
 // in-place use directly, so it stays.
 #include "ops/layer_norm.h"
 
+#include "ops/bf16_rows.h"
 #include "ops/parallel_rows.h"
 #include "ops/row_kernels.h"
 #include "ops/row_view.h"
@@ -42,12 +43,27 @@ LayerNorm::LayerNorm(const Tensor& scale, const Tensor& offset, float eps)
 }
 
 void LayerNorm::forward(const Tensor& x, const Tensor& y) const {
-  const RowView vx = row_view(x, "LayerNorm input"), vy = row_view(y, "LayerNorm output");
+  const RowView vy = row_view(y, "LayerNorm output");
+  const auto kernel = detail::row_kernels().layer_norm;
+  if (x.dtype() == DType::bf16) {
+    // Widen each row into y (exact), then normalise it in place.
+    const RowShape sx = row_shape(x, "LayerNorm input");
+    if (sx.cols != channels() || vy.cols != channels() || sx.rows != vy.rows) {
+      throw InternalError("LayerNorm over " + std::to_string(channels()) + " channels given " +
+                          x.describe() + " -> " + y.describe());
+    }
+    const bf16* xp = x.data_as<bf16>();
+    detail::for_each_row(sx.rows, sx.cols, [&](std::int64_t i) {
+      detail::bf16_to_f32(xp + i * sx.ld, vy.row(i), sx.cols);
+      kernel(vy.row(i), vy.row(i), scale_.data(), offset_.data(), eps_, sx.cols);
+    });
+    return;
+  }
+  const RowView vx = row_view(x, "LayerNorm input");
   if (vx.cols != channels() || vy.cols != channels() || vx.rows != vy.rows) {
     throw InternalError("LayerNorm over " + std::to_string(channels()) + " channels given " +
                         x.describe() + " -> " + y.describe());
   }
-  const auto kernel = detail::row_kernels().layer_norm;
   detail::for_each_row(vx.rows, vx.cols, [&](std::int64_t i) {
     kernel(vx.row(i), vy.row(i), scale_.data(), offset_.data(), eps_, vx.cols);
   });

@@ -16,6 +16,7 @@ class LayerNorm {
   LayerNorm(const Tensor& scale, const Tensor& offset, float eps = kDefaultEps);
 
   // x: [..., c] -> y: [..., c]. y may be x (in place) but must not partially overlap it.
+  // x may be bf16 (a bf16 stored representation; y stays f32, and must not overlap it).
   void forward(const Tensor& x, const Tensor& y) const;
 
   std::int64_t channels() const { return static_cast<std::int64_t>(scale_.size()); }

@@ -190,8 +190,14 @@ std::shared_ptr<Plan> Linear::Impl::build_plan(const PlanKey& key) {
   const bool has_bias = bias.get(true) != nullptr;
   dnnl::matmul::primitive_desc pd;
   if (key.accumulate && !act && !key.multiply) {
-    pd = try_desc(key, false, false, false, /*sum=*/true);
-    p->prefill_bias = has_bias;
+    // A bf16 y takes the bias inside the matmul: prefilling it would round y twice.
+    pd = try_desc(key, key.bf16_out && has_bias, false, false, /*sum=*/true);
+    p->prefill_bias = has_bias && !key.bf16_out;
+  }
+  if (key.bf16_out && key.accumulate && (!pd || is_reference_impl(pd))) {
+    throw InternalError("no fast oneDNN matmul with a bf16 output for Linear [" +
+                        std::to_string(key.rows) + " x " + std::to_string(c_in) + "] x [" +
+                        std::to_string(c_in) + " x " + std::to_string(c_out) + "]");
   }
   if (!pd || is_reference_impl(pd)) {
     p->prefill_bias = false;
@@ -447,10 +453,12 @@ void Linear::forward(const Tensor& x, const Tensor& y, Arena& scratch,
                      const LinearEpilogue& epilogue) const {
   const RowView vx = row_view(x, "Linear input", c_in());
   const bool bf16_out = y.dtype() == DType::bf16;
-  if (bf16_out &&
-      (!impl_->bf16_compute() || !y.is_contiguous() || epilogue.kind() != EpilogueKind{})) {
-    throw InternalError("Linear: a bf16 output " + y.describe() +
-                        " needs bf16 compute, contiguous rows and no epilogue");
+  if (bf16_out && (!impl_->bf16_compute() || !y.is_contiguous() ||
+                   (epilogue.kind() != EpilogueKind{} &&
+                    epilogue.kind() != EpilogueKind{.accumulate = true}))) {
+    throw InternalError(
+        "Linear: a bf16 output " + y.describe() +
+        " needs bf16 compute, contiguous rows and no epilogue but the residual add");
   }
   // A bf16 y is contiguous rows of c_out: only its row count and base address are used.
   const RowView vy = bf16_out ? RowView{nullptr, y.numel() / c_out(), c_out(), c_out()}

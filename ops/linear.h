@@ -70,9 +70,9 @@ class Linear {
   // released on return. A primitive is built on the first call for each row count and stride
   // combination and reused after; the kMaxPlans most recently used are kept, so memory stays
   // flat over a batch of many lengths. Calls on one object are serialised by a mutex.
-  // With bf16 compute, y may be bf16 for a plain projection (no epilogue) into contiguous
-  // rows: oneDNN rounds x·W + b to bf16 as it stores (the attention's q, k, v); plan it with
-  // EpilogueKind{.bf16_out = true}.
+  // With bf16 compute, y may be bf16 contiguous rows for a plain projection (no epilogue) or a
+  // residual add: oneDNN rounds x·W + b (+ y) to bf16 as it stores (the attention's q, k, v; a
+  // bf16 stored MSA); plan it with EpilogueKind{.bf16_out = true} (and .accumulate).
   void forward(const Tensor& x, const Tensor& y, Arena& scratch,
                const LinearEpilogue& epilogue = {}) const;
 

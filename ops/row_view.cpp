@@ -16,9 +16,13 @@ namespace {
 
 RowView row_view(const Tensor& t, const char* what, std::int64_t row_size) {
   if (t.dtype() != DType::f32) fail(t, what, "must be f32");
+  const RowShape s = row_shape(t, what, row_size);
+  return RowView{static_cast<float*>(t.data()), s.rows, s.cols, s.ld};
+}
+
+RowShape row_shape(const Tensor& t, const char* what, std::int64_t row_size) {
   if (t.rank() == 0) fail(t, what, "must have at least one axis");
-  RowView v;
-  v.data = static_cast<float*>(t.data());
+  RowShape v;
 
   // Inner axes: from the last axis outwards until they hold row_size elements, contiguous.
   int axis = t.rank() - 1;

@@ -17,6 +17,12 @@ struct RowView {
   float* row(std::int64_t i) const { return data + i * ld; }
 };
 
+// The row layout alone (rows, cols, ld) of a tensor of any element type, as row_view checks it.
+struct RowShape {
+  std::int64_t rows = 0, cols = 0, ld = 0;
+};
+RowShape row_shape(const Tensor& t, const char* what, std::int64_t row_size = -1);
+
 // Views f32 `t` as rows of `row_size` elements: the trailing axes whose sizes multiply to
 // row_size (just the last axis when row_size < 0) must be contiguous, so [n, n_head, c] is
 // rows of n_head·c. The leading axes must collapse into one row stride: true for contiguous

@@ -81,9 +81,10 @@ constexpr CommonOptionEntry kCommonOptions[] = {
                       "product mean and triangle multiplication of the template, extra-MSA and "
                       "Evoformer stacks): fp32 (default), bf16 (bf16 operands and weights, fp32 "
                       "accumulation; needs oneDNN bf16 support: AVX512, native with "
-                      "AVX512-BF16 or AMX) or auto (bf16 where native, else fp32); LayerNorm, "
-                      "softmax, gates, stored representations, embedders, structure module and "
-                      "heads stay fp32")
+                      "AVX512-BF16 or AMX) or auto (bf16 where native, else fp32); bf16 also "
+                      "stores the extra-MSA representation in bf16 (half its memory); LayerNorm, "
+                      "softmax, gates, the MSA and pair representations, embedders, structure "
+                      "module and heads stay fp32")
            ->check(CLI::IsMember({"auto", "bf16", "fp32"}));
      }},
 };

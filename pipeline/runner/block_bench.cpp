@@ -11,8 +11,18 @@ namespace {
 void fill_normal(const Tensor& t, std::uint32_t seed) {
   std::mt19937 rng(seed);
   std::normal_distribution<float> dist(0.f, 1.f);
+  if (t.dtype() == DType::bf16) {
+    bf16* p = t.data_as<bf16>();
+    for (std::int64_t i = 0; i < t.numel(); ++i) p[i] = bf16(dist(rng));
+    return;
+  }
   float* p = t.data_as<float>();
   for (std::int64_t i = 0; i < t.numel(); ++i) p[i] = dist(rng);
+}
+
+// The MSA's element type as the trunk stores it: a bf16 extra-MSA stack keeps it in bf16.
+DType msa_type(EvoformerBlock::Kind kind, DType precision) {
+  return kind == EvoformerBlock::Kind::extra_msa ? precision : DType::f32;
 }
 
 void fill(const Tensor& t, float v) {
@@ -33,13 +43,15 @@ BlockBench::BlockBench(const WeightStore& store, const ModelConfig& c, Evoformer
                        Tier& pair_tier)
     : block_(make_block(store, c, kind, precision)),
       msa_("bench-msa", msa_tier,
-           f32_bytes(s * n * (kind == EvoformerBlock::Kind::extra_msa ? c.c_e : c.c_m)) +
+           align_up(static_cast<std::size_t>(
+                        s * n * (kind == EvoformerBlock::Kind::extra_msa ? c.c_e : c.c_m)) *
+                    dtype_size(msa_type(kind, precision))) +
                f32_bytes(s * n)),
       pair_("bench-pair", pair_tier, f32_bytes(n * n * c.c_z) + f32_bytes(n * n)),
       msa_spilled_(&msa_tier != &dram_tier()),
       pair_spilled_(&pair_tier != &dram_tier()) {
   const std::int64_t c_m = kind == EvoformerBlock::Kind::extra_msa ? c.c_e : c.c_m;
-  m_ = msa_.allocate(DType::f32, {s, n, c_m});
+  m_ = msa_.allocate(msa_type(kind, precision), {s, n, c_m});
   msa_mask_ = msa_.allocate(DType::f32, {s, n});
   z_ = pair_.allocate(DType::f32, {n, n, c.c_z});
   pair_mask_ = pair_.allocate(DType::f32, {n, n});
@@ -56,7 +68,8 @@ double BlockBench::run(std::int64_t chunk) {
     if (pair_spilled_) pair_.evict(z_.data(), pair_.capacity());
   };
   write_back();
-  Arena scratch("bench-scratch", dram_tier(), block_.scratch_bytes(m_.dim(0), m_.dim(1), chunk));
+  Arena scratch("bench-scratch", dram_tier(),
+                block_.scratch_bytes(m_.dim(0), m_.dim(1), chunk, m_.dtype()));
   const RunContext ctx{&scratch, chunk, nullptr, 0};
   const auto t0 = std::chrono::steady_clock::now();
   block_.forward(m_, z_, msa_mask_, pair_mask_, ctx);

@@ -4,7 +4,10 @@
 
 #include <filesystem>
 
+#include <vector>
+
 #include "io/hdf5_tensor_file.h"
+#include "memory/tensor_copy.h"
 #include "ops/run_context.h"
 
 namespace cpufold {
@@ -12,8 +15,18 @@ namespace cpufold {
 class Hdf5Tracer final : public Tracer {
  public:
   explicit Hdf5Tracer(const std::filesystem::path& path) : writer_(path) {}
+  // A bf16 representation (a bf16 trunk's extra MSA) is written widened to f32, like the
+  // reference's.
   void record(const std::string& name, const Tensor& value) override {
-    writer_.write("trace/" + name, value);
+    if (value.dtype() != DType::bf16) {
+      writer_.write("trace/" + name, value);
+      return;
+    }
+    std::vector<bf16> packed(static_cast<std::size_t>(value.numel()));
+    copy_tensor(value, Tensor(packed.data(), DType::bf16, value.shape()));
+    std::vector<float> wide(packed.size());
+    for (std::size_t i = 0; i < packed.size(); ++i) wide[i] = static_cast<float>(packed[i]);
+    writer_.write("trace/" + name, Tensor(wide.data(), DType::f32, value.shape()));
   }
   // Renames the finished file into place.
   void commit() { writer_.commit(); }

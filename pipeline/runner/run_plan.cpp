@@ -83,6 +83,11 @@ MemoryPlan plan_run(const ModelConfig& config, const TrunkDims& d, const PlanReq
   }
   MemoryPlan plan = choose_plan(std::move(candidates), r.budget, r.usable_bytes, kPlanTimeSlack);
   plan.time_model = r.time.source;
+  // With the chunk given there was no choice of chunk to explain, only of the spill tier.
+  if (r.chunk && plan.fits) {
+    plan.why = "the chunk size given (--chunk-size)" +
+               (r.may_spill ? "; among its plans " + plan.why : std::string());
+  }
   if (leanest_dropped && leanest_dropped->dram_bytes() < plan.min_budget_bytes) {
     // Say what a larger spill directory would have bought.
     plan.spill_note = "a spilled plan needing only " + format_bytes(leanest_dropped->dram_bytes()) +

@@ -98,5 +98,29 @@ TEST(LayerNorm, AcceptsBf16ParametersAndRejectsMismatches) {
   EXPECT_THROW(LayerNorm(Tensor(scale.data(), DType::bf16, Shape{4}), small.view), WeightsError);
 }
 
+// A bf16 stored representation is normalised as its exact fp32 widening, strided rows too.
+TEST(LayerNorm, Bf16InputGivesTheSameBitsAsItsFp32Widening) {
+  for (std::int64_t c : {7, 64, 256}) {
+    Params p(c);
+    const LayerNorm ln(p.scale.view, p.offset.view);
+    const std::int64_t rows = 33, ld = c + 5;  // rows of a wider buffer
+    Buffer wide(Shape{rows, ld}), want(Shape{rows, c}), got(Shape{rows, c});
+    fill_normal(wide.data, 21, 2.f, 0.5f);
+    std::vector<bf16> packed(wide.data.size());
+    for (std::size_t i = 0; i < packed.size(); ++i) {
+      packed[i] = bf16(wide.data[i]);
+      wide.data[i] = static_cast<float>(packed[i]);
+    }
+    ln.forward(wide.view.slice(1, 0, c), want.view);
+    ln.forward(Tensor(packed.data(), DType::bf16, Shape{rows, ld}).slice(1, 0, c), got.view);
+    EXPECT_EQ(got.data, want.data) << "c " << c;
+  }
+  Params p(4);
+  const LayerNorm ln(p.scale.view, p.offset.view);
+  std::vector<bf16> x(8);
+  Buffer y(Shape{2, 5});
+  EXPECT_THROW(ln.forward(Tensor(x.data(), DType::bf16, Shape{2, 4}), y.view), InternalError);
+}
+
 }  // namespace
 }  // namespace cpufold::testing

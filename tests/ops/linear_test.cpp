@@ -183,6 +183,50 @@ TEST(Linear, Bf16OutputIsTheRoundedResult) {
   }
 }
 
+// A residual add into bf16 rows (a bf16 stored MSA): y = bf16(y + x·W + b), one rounding of
+// the fp32 sum, with the bias inside (not added to y first, which would round twice).
+TEST(Linear, Bf16ResidualAddIntoBf16RowsRoundsTheSumOnce) {
+  SKIP_WITHOUT_BF16();
+  Weights p(96, 72);
+  const Linear linear(p.w.view, p.b.view, 1, DType::bf16);
+  for (const std::int64_t rows : {1, 37, 300}) {
+    Buffer x(Shape{rows, 96}), y32(Shape{rows, 72}), base(Shape{rows, 72});
+    fill_normal(x.data, 48);
+    fill_normal(base.data, 49);
+    std::vector<bf16> y16(static_cast<std::size_t>(rows * 72));
+    for (std::size_t i = 0; i < y16.size(); ++i) {
+      y16[i] = bf16(base.data[i]);
+      base.data[i] = static_cast<float>(y16[i]);  // the fp32 path starts from the same values
+      y32.data[i] = base.data[i];
+    }
+    const Tensor y(y16.data(), DType::bf16, Shape{rows, 72});
+    const EpilogueKind kind{.accumulate = true, .bf16_out = true};
+    Arena exact("exact", dram_tier(), linear.scratch_bytes(rows, kind));
+    LinearEpilogue add;
+    add.accumulate = true;
+    linear.forward(x.view, y, exact, add);
+    Arena arena = test_arena();
+    linear.forward(x.view, y32.view, arena, add);
+    double moved = 0;
+    for (std::size_t i = 0; i < y16.size(); ++i) {
+      const double want = y32.data[i], got = static_cast<float>(y16[i]);
+      ASSERT_LE(std::abs(got - want), std::abs(want) * 0x1p-8 + 1e-5)
+          << "row count " << rows << " element " << i;
+      moved += std::abs(got - base.data[i]);
+    }
+    EXPECT_GT(moved, 0.0) << "the update was not added";
+  }
+  // Anything fused besides the add has no bf16 output.
+  Buffer x(Shape{4, 96}), g(Shape{4, 72});
+  std::vector<bf16> y16(4 * 72);
+  const Tensor y(y16.data(), DType::bf16, Shape{4, 72});
+  Arena arena = test_arena();
+  LinearEpilogue relu_add;
+  relu_add.activation = Activation::relu;
+  relu_add.accumulate = true;
+  EXPECT_THROW(linear.forward(x.view, y, arena, relu_add), InternalError);
+}
+
 // Strided views for a Linear [20 -> 24]: x is columns 10..30 of 50, y columns 16..40 of 64
 // (the others hold 5 and must keep it), the gate columns 3..27 of 30.
 struct StridedViews {

@@ -51,6 +51,17 @@ TEST(RunPlan, PlanNamesItsTimeModel) {
             "a test's model");
 }
 
+// A chunk given on the command line is not the planner's choice, and the plan says so.
+TEST(RunPlan, AGivenChunkIsReportedAsGivenNotChosen) {
+  PlanRequest r;
+  EXPECT_NE(plan_run(ModelConfig{}, TrunkDims{100, 10, 10, 0}, r, arenas).why.find("leanest"),
+            std::string::npos);
+  r.chunk = 8;
+  const MemoryPlan plan = plan_run(ModelConfig{}, TrunkDims{100, 10, 10, 0}, r, arenas);
+  EXPECT_EQ(plan.chosen.chunk, 8);
+  EXPECT_EQ(plan.why, "the chunk size given (--chunk-size)");
+}
+
 TEST(RunPlan, OnlyAFileSpillTierCountsTheWeightsAsStreamed) {
   PlanRequest r;
   r.budget = 300 * kMiB;  // below every plan held in DRAM (537 MiB)

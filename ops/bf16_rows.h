@@ -1,0 +1,21 @@
+// Row loops between fp32 and a bf16 stored representation (a bf16 trunk keeps its extra MSA in
+// bf16): widening is exact, narrowing rounds to nearest even like bf16's constructor.
+#pragma once
+
+#include <cstdint>
+
+#include "memory/dtype.h"
+
+namespace cpufold::detail {
+
+// y = float(x) over n elements (exact).
+inline void bf16_to_f32(const bf16* x, float* y, std::int64_t n) {
+  for (std::int64_t i = 0; i < n; ++i) y[i] = static_cast<float>(x[i]);
+}
+
+// y = bf16(float(y) + a) over n elements: a residual add into bf16 storage, rounded once.
+inline void add_into_bf16(bf16* y, const float* a, std::int64_t n) {
+  for (std::int64_t i = 0; i < n; ++i) y[i] = bf16(static_cast<float>(y[i]) + a[i]);
+}
+
+}  // namespace cpufold::detail
