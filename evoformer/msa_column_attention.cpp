@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "evoformer/msa_layout.h"
+#include "memory/strided_access.h"
 #include "ops/row_chunks.h"
 #include "ops/tensor_checks.h"
 
@@ -34,6 +35,7 @@ void MsaColumnAttention::forward(const Tensor& m, const Tensor& msa_mask,
   detail::mask_to_bias(msa_mask.transpose(0, 1), kInf, mask_bias);
 
   const std::int64_t cols = detail::chunk_columns(n_res, n_seq, ctx.chunk);
+  const StridedAccess column_pass(m);
   for (std::int64_t j0 = 0; j0 < n_res; j0 += cols) {
     const std::int64_t nj = std::min(cols, n_res - j0);
     ArenaScope chunk_scope(arena);

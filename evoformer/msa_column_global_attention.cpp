@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "evoformer/msa_layout.h"
+#include "memory/strided_access.h"
 #include "memory/tensor_copy.h"
 #include "ops/compute_precision.h"
 #include "ops/concat_linear.h"
@@ -54,6 +55,7 @@ void MsaColumnGlobalAttention::forward(const Tensor& m, const Tensor& msa_mask,
 
   const auto mul = detail::row_kernels().mul;
   const std::int64_t cols = detail::chunk_columns(n_res, n_seq, ctx.chunk);
+  const StridedAccess column_pass(m);
   for (std::int64_t j0 = 0; j0 < n_res; j0 += cols) {
     const std::int64_t nj = std::min(cols, n_res - j0);
     ArenaScope chunk_scope(arena);

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <string>
 
+#include "memory/strided_access.h"
 #include "ops/bf16_rows.h"
 #include "ops/compute_precision.h"
 #include "ops/gemm.h"
@@ -245,6 +246,8 @@ void OuterProductMean::forward_in_slabs(const Tensor& m, const Tensor& msa_mask,
     if (use_bf16) round_to_bf16(bp, b16, rows * c);
   };
   if (keep_right) right_rows(0, n_seq);
+  // The slabs read a few residues of every sequence.
+  const StridedAccess column_pass(m);
 
   // For each slab of residues i the sum over sequences is accumulated block by block. Unless the
   // right projection is kept (sequence_block), it is recomputed for every slab, a block at a

@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
 #include <string>
 
+#include "memory/strided_access.h"
 #include "ops/attention.h"
 #include "ops/row_kernels.h"
 #include "ops/row_view.h"
@@ -113,6 +115,8 @@ void TriangleAttention::attend(const Tensor& z, const RowView& zr, const Tensor&
   const auto& kern = detail::row_kernels();
   const std::int64_t rows = slice_rows(n, chunk);
   const Tensor xc_all = arena.allocate(DType::f32, Shape{rows, n, c_z});
+  std::optional<StridedAccess> column_pass;  // the ending node reads columns of z
+  if (node_ != Node::starting) column_pass.emplace(z);
   for (std::int64_t b0 = 0; b0 < n; b0 += rows) {
     const std::int64_t nb = std::min(rows, n - b0);
     const Tensor xc = xc_all.slice(0, 0, nb);  // x of the slice, [nb, n, c_z]

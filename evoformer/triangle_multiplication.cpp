@@ -5,9 +5,11 @@
 #include <algorithm>
 #include <atomic>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "memory/strided_access.h"
 #include "ops/concat_linear.h"
 #include "ops/gemm.h"
 #include "ops/row_kernels.h"
@@ -158,6 +160,8 @@ void TriangleMultiplication::forward(const Tensor& z, const Tensor& pair_mask,
   // z[i, :]), columns for incoming ones (the left edge of column j is z[:, j]).
   project_edge(whole_projection_, Slab{0, n, false}, w.whole, w, arena);
   const bool outgoing = direction_ == Direction::outgoing;
+  std::optional<StridedAccess> column_pass;  // incoming slabs read a few columns of every row
+  if (!outgoing) column_pass.emplace(z);
   for (std::int64_t first = 0; first < n; first += w.rows) {
     const Slab slab{first, std::min(w.rows, n - first), !outgoing};
     project_edge(slab_projection_, slab, w.slab, w, arena);

@@ -56,6 +56,7 @@ std::byte* FileTier::map(std::size_t bytes) {
     throw out_of_memory("cannot map " + format_bytes(bytes) + " of the spill directory '" +
                         dir_.string() + "' (" + std::strerror(errno) + ")");
   }
+  if (std::getenv("CPUFOLD_SPILL_RANDOM") != nullptr) ::madvise(p, bytes, MADV_RANDOM);
   const std::lock_guard lock(mutex_);
   files_.emplace(static_cast<const std::byte*>(p), std::move(fd));
   return static_cast<std::byte*>(p);
