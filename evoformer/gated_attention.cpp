@@ -4,6 +4,7 @@
 
 #include "ops/compute_precision.h"
 #include "ops/concat_linear.h"
+#include "ops/layer_norm.h"
 #include "ops/tensor_checks.h"
 
 namespace cpufold {
@@ -30,7 +31,11 @@ void GatedAttention::forward(const Tensor& x, const AttentionBias& bias, const T
   }
   const std::int64_t n_batch = x.dim(0), n_seq = x.dim(1);
   const std::int64_t n_head = dims_.n_head, c = dims_.c_hidden, hc = n_head * c;
-  detail::check_f32(x, Shape{n_batch, n_seq, c_in_}, "GatedAttention input");
+  detail::check_activation(x, Shape{n_batch, n_seq, c_in_}, "GatedAttention input");
+  if (x.dtype() != input_type()) {
+    throw InternalError("GatedAttention input " + x.describe() + " must be " +
+                        std::string(dtype_name(input_type())));
+  }
   detail::check_activation(dst, Shape{n_batch, n_seq, c_out_}, "GatedAttention output");
   if (dst.dtype() == DType::bf16 && (!accumulate || qkv_.compute() != DType::bf16)) {
     throw InternalError("GatedAttention: a bf16 output " + dst.describe() +
@@ -58,6 +63,13 @@ void GatedAttention::forward(const Tensor& x, const AttentionBias& bias, const T
   output_.forward(g, dst, scratch, out);
 }
 
+DType GatedAttention::input_type() const {
+  return qkv_.compute() == DType::bf16 && gating_.compute() == DType::bf16 &&
+                 c_in_ <= LayerNorm::kMaxBf16Channels
+             ? DType::bf16
+             : DType::f32;
+}
+
 std::size_t GatedAttention::scratch_bytes(std::int64_t n_batch, std::int64_t n_seq, bool accumulate,
                                           DType dst) const {
   const std::int64_t rows = n_batch * n_seq, hc = dims_.n_head * dims_.c_hidden;
@@ -66,8 +78,9 @@ std::size_t GatedAttention::scratch_bytes(std::int64_t n_batch, std::int64_t n_s
   const std::size_t fixed =
       align_up(static_cast<std::size_t>(rows * 3 * hc) * dtype_size(qkv_type)) +
       f32_bytes(rows * hc) + f32_bytes(rows * hc);
-  const EpilogueKind qkv{.bf16_out = qkv_type == DType::bf16};
-  const EpilogueKind gate{.activation = Activation::sigmoid, .gated = true};
+  const bool in16 = input_type() == DType::bf16;
+  const EpilogueKind qkv{.bf16_out = qkv_type == DType::bf16, .bf16_in = in16};
+  const EpilogueKind gate{.activation = Activation::sigmoid, .gated = true, .bf16_in = in16};
   const EpilogueKind out{.accumulate = accumulate, .bf16_out = dst == DType::bf16};
   const std::size_t inner = std::max(
       {qkv_.scratch_bytes(rows, qkv), attention_scratch_bytes(n_seq, dims_.c_hidden, qkv_type),

@@ -25,7 +25,7 @@ class GatedAttention {
   GatedAttention(const ParamScope& scope, std::int64_t c_in, AttentionDims dims,
                  std::int64_t c_out);
 
-  // x: [n_batch, n_seq, c_in] (already normalised, contiguous)
+  // x: [n_batch, n_seq, c_in] (already normalised, contiguous) of input_type()
   // dst: [n_batch, n_seq, c_out] whose leading axes collapse to rows (a row slice of the MSA, or
   //      a contiguous buffer); dst += out when `accumulate`, else dst = out. dst may alias x
   //      (x is no longer read when the output projection runs). dst may be bf16 (a bf16 stored
@@ -38,6 +38,10 @@ class GatedAttention {
   // Scratch bytes forward() takes for n_batch x n_seq rows into a dst of type `dst`.
   std::size_t scratch_bytes(std::int64_t n_batch, std::int64_t n_seq, bool accumulate,
                             DType dst = DType::f32) const;
+
+  // The type x must have: bf16 when the projections compute in bf16 (the caller's LayerNorm
+  // then writes it rounded once, and both projections read it in place), else f32.
+  DType input_type() const;
 
   std::int64_t c_in() const { return c_in_; }
   std::int64_t c_out() const { return c_out_; }

@@ -41,9 +41,13 @@ void MsaColumnAttention::forward(const Tensor& m, const Tensor& msa_mask,
     ArenaScope chunk_scope(arena);
     const Tensor x = arena.allocate(DType::f32, Shape{nj, n_seq, c_m_});
     detail::gather_columns(m, j0, x);
-    query_norm_.forward(x, x);
-    // The update overwrites x (no longer needed once the output projection runs).
-    attention_.forward(x, AttentionBias{Tensor(), mask_bias.slice(0, j0, j0 + nj)}, x,
+    // The update overwrites x (no longer needed once the output projection runs); a bf16
+    // attention reads its own normalised copy.
+    const Tensor xn = attention_.input_type() == DType::f32
+                          ? x
+                          : arena.allocate(DType::bf16, Shape{nj, n_seq, c_m_});
+    query_norm_.forward(x, xn);
+    attention_.forward(xn, AttentionBias{Tensor(), mask_bias.slice(0, j0, j0 + nj)}, x,
                        /*accumulate=*/false, arena);
     detail::add_columns(x, m, j0);
   }
@@ -55,7 +59,9 @@ std::size_t MsaColumnAttention::scratch_bytes(std::int64_t n_seq, std::int64_t n
   std::size_t step = 0;
   for (std::int64_t nj : {cols, n_res % cols}) {
     if (nj == 0) continue;
-    step = std::max(step, f32_bytes(nj * n_seq * c_m_) +
+    const std::size_t normed =
+        attention_.input_type() == DType::f32 ? 0 : tensor_bytes(DType::bf16, nj * n_seq * c_m_);
+    step = std::max(step, f32_bytes(nj * n_seq * c_m_) + normed +
                               attention_.scratch_bytes(nj, n_seq, /*accumulate=*/false));
   }
   return f32_bytes(n_res * n_seq) + step;

@@ -67,7 +67,7 @@ void MsaRowAttentionWithPairBias::forward(const Tensor& m, const Tensor& z, cons
     const std::int64_t ns = std::min(rows, n_seq - s0);
     ArenaScope chunk_scope(arena);
     const Tensor m_rows = m.slice(0, s0, s0 + ns);
-    const Tensor x = arena.allocate(DType::f32, Shape{ns, n_res, c_m_});
+    const Tensor x = arena.allocate(attention_.input_type(), Shape{ns, n_res, c_m_});
     query_norm_.forward(m_rows, x);
     attention_.forward(x, AttentionBias{pair_bias, mask_bias.slice(0, s0, s0 + ns)}, m_rows,
                        /*accumulate=*/true, arena);
@@ -89,7 +89,7 @@ std::size_t MsaRowAttentionWithPairBias::scratch_bytes(std::int64_t n_seq, std::
   for (std::int64_t ns : {rows, n_seq % rows}) {
     if (ns == 0) continue;
     msa_step =
-        std::max(msa_step, f32_bytes(ns * n_res * c_m_) +
+        std::max(msa_step, tensor_bytes(attention_.input_type(), ns * n_res * c_m_) +
                                attention_.scratch_bytes(ns, n_res, /*accumulate=*/true, m_type));
   }
   // The pair bias lives throughout; the pair-bias step releases its buffers before the mask

@@ -37,11 +37,26 @@ void Transition::forward(const Tensor& x, const Tensor& mask, const RunContext& 
   const std::int64_t per_first = x.numel() / (n_first * c_);
   Arena& arena = ctx.arena();
   const std::int64_t step = detail::chunk_rows(n_first, ctx.chunk);
+  const bool narrow = narrow_hidden(masked);
   for (std::int64_t a0 = 0; a0 < n_first; a0 += step) {
     const std::int64_t na = std::min(step, n_first - a0);
     const std::int64_t rows = na * per_first;
     ArenaScope scope(arena);
     const Tensor xs = x.slice(0, a0, a0 + na);
+    if (narrow) {
+      // bf16 compute: the LayerNorm and the hidden layer are stored in bf16 as they are
+      // written, and each Linear reads its input in place.
+      const Tensor xn = arena.allocate(DType::bf16, Shape{rows, c_});
+      norm_.forward(xs, xn);
+      const Tensor h = arena.allocate(DType::bf16, Shape{rows, hidden()});
+      LinearEpilogue relu;
+      relu.activation = Activation::relu;
+      transition1_.forward(xn, h, arena, relu);
+      LinearEpilogue accumulate;
+      accumulate.accumulate = true;
+      transition2_.forward(h, xs, arena, accumulate);
+      continue;
+    }
     const Tensor xn = arena.allocate(DType::f32, xs.shape());
     norm_.forward(xs, xn);
     const Tensor h = arena.allocate(DType::f32, Shape{rows, hidden()});
@@ -92,6 +107,11 @@ void Transition::forward(const Tensor& x, const Tensor& mask, const RunContext& 
   }
 }
 
+bool Transition::narrow_hidden(bool masked) const {
+  return !masked && transition1_.compute() == DType::bf16 &&
+         transition2_.compute() == DType::bf16 && c_ <= LayerNorm::kMaxBf16Channels;
+}
+
 std::size_t Transition::scratch_bytes(std::int64_t n_first, std::int64_t n_rest, std::int64_t chunk,
                                       bool masked, DType x_type) const {
   const std::int64_t step = detail::chunk_rows(n_first, chunk);
@@ -99,6 +119,17 @@ std::size_t Transition::scratch_bytes(std::int64_t n_first, std::int64_t n_rest,
   for (std::int64_t na : {step, n_first % step}) {
     if (na == 0) continue;
     const std::int64_t rows = na * n_rest;
+    if (narrow_hidden(masked)) {
+      const EpilogueKind relu{.activation = Activation::relu, .bf16_out = true, .bf16_in = true};
+      const EpilogueKind accumulate{
+          .accumulate = true, .bf16_out = x_type == DType::bf16, .bf16_in = true};
+      total =
+          std::max(total, align_up(static_cast<std::size_t>(rows * c_) * sizeof(bf16)) +
+                              align_up(static_cast<std::size_t>(rows * hidden()) * sizeof(bf16)) +
+                              std::max(transition1_.scratch_bytes(rows, relu),
+                                       transition2_.scratch_bytes(rows, accumulate)));
+      continue;
+    }
     const EpilogueKind relu{.activation = Activation::relu};
     const EpilogueKind accumulate{.accumulate = true, .bf16_out = x_type == DType::bf16};
     std::size_t inner = std::max(transition1_.scratch_bytes(rows, relu),

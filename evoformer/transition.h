@@ -40,6 +40,9 @@ class Transition {
   std::int64_t hidden() const { return c_ * factor_; }
 
  private:
+  // bf16 compute without a mask: the normalised input and the hidden layer stay bf16.
+  bool narrow_hidden(bool masked) const;
+
   std::int64_t c_, factor_;
   LayerNorm norm_;
   Linear transition1_;  // [c] -> [factor·c], relu fused

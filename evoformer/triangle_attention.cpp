@@ -114,13 +114,20 @@ void TriangleAttention::attend(const Tensor& z, const RowView& zr, const Tensor&
   const std::int64_t n = z.dim(0), c_z = c_z_;
   const auto& kern = detail::row_kernels();
   const std::int64_t rows = slice_rows(n, chunk);
-  const Tensor xc_all = arena.allocate(DType::f32, Shape{rows, n, c_z});
+  const bool starting = node_ == Node::starting;
+  const DType in_type = attention_.input_type();
+  // The starting node normalises z straight into the attention's input type; the ending node
+  // gathers columns into fp32 first (the update lands there) and, for bf16, normalises into a
+  // bf16 copy.
+  const Tensor xc_all = arena.allocate(starting ? in_type : DType::f32, Shape{rows, n, c_z});
+  const Tensor xn_all = !starting && in_type == DType::bf16
+                            ? arena.allocate(DType::bf16, Shape{rows, n, c_z})
+                            : Tensor();
   std::optional<StridedAccess> column_pass;  // the ending node reads columns of z
   if (node_ != Node::starting) column_pass.emplace(z);
   for (std::int64_t b0 = 0; b0 < n; b0 += rows) {
     const std::int64_t nb = std::min(rows, n - b0);
     const Tensor xc = xc_all.slice(0, 0, nb);  // x of the slice, [nb, n, c_z]
-    float* const xcd = xc.data_as<float>();
     AttentionBias ab;
     ab.pair = bias;
     ab.mask = mask_bias.slice(0, b0, b0 + nb);
@@ -132,6 +139,7 @@ void TriangleAttention::attend(const Tensor& z, const RowView& zr, const Tensor&
     }
     // Ending node: xc[jj, k] = z[k, b0 + jj], the update lands in xc and is added back
     // transposed.
+    float* const xcd = xc.data_as<float>();
 #pragma omp parallel for collapse(2) schedule(static) if (nb * n * c_z >= (1 << 14))
     for (std::int64_t jj = 0; jj < nb; ++jj) {
       for (std::int64_t k = 0; k < n; ++k) {
@@ -139,8 +147,9 @@ void TriangleAttention::attend(const Tensor& z, const RowView& zr, const Tensor&
                     static_cast<std::size_t>(c_z) * sizeof(float));
       }
     }
-    query_norm_.forward(xc, xc);
-    attention_.forward(xc, ab, xc, /*accumulate=*/false, arena);
+    const Tensor xn = xn_all.empty() ? xc : xn_all.slice(0, 0, nb);
+    query_norm_.forward(xc, xn);
+    attention_.forward(xn, ab, xc, /*accumulate=*/false, arena);
 #pragma omp parallel for collapse(2) schedule(static) if (nb * n * c_z >= (1 << 14))
     for (std::int64_t jj = 0; jj < nb; ++jj) {
       for (std::int64_t k = 0; k < n; ++k) {
@@ -163,7 +172,12 @@ std::size_t TriangleAttention::scratch_bytes(std::int64_t n_res, std::int64_t ch
   bias_pass += bias_inner;
 
   const std::int64_t rows = slice_rows(n_res, chunk);
-  std::size_t slice_pass = f32_bytes(rows * n_res * c_z_);
+  const DType in_type = attention_.input_type();
+  std::size_t slice_pass =
+      node_ == Node::starting
+          ? tensor_bytes(in_type, rows * n_res * c_z_)
+          : f32_bytes(rows * n_res * c_z_) +
+                (in_type == DType::bf16 ? tensor_bytes(DType::bf16, rows * n_res * c_z_) : 0);
   const bool accumulate = node_ == Node::starting;
   std::size_t inner = attention_.scratch_bytes(rows, n_res, accumulate);
   if (n_res % rows != 0) {

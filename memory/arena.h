@@ -64,5 +64,9 @@ constexpr std::size_t f32_bytes(std::int64_t n) {
 inline std::size_t f32_bytes(const Shape& shape) {
   return f32_bytes(shape.numel());
 }
+// The same for `n` elements of any type.
+constexpr std::size_t tensor_bytes(DType type, std::int64_t n) {
+  return align_up(static_cast<std::size_t>(n) * dtype_size(type));
+}
 
 }  // namespace cpufold

@@ -5,6 +5,8 @@
 // in-place use directly, so it stays.
 #include "ops/layer_norm.h"
 
+#include <algorithm>
+
 #include "ops/bf16_rows.h"
 #include "ops/parallel_rows.h"
 #include "ops/row_kernels.h"
@@ -43,15 +45,38 @@ LayerNorm::LayerNorm(const Tensor& scale, const Tensor& offset, float eps)
 }
 
 void LayerNorm::forward(const Tensor& x, const Tensor& y) const {
+  const auto& kernels = detail::row_kernels();
+  const auto kernel = kernels.layer_norm;
+  const auto shape_error = [&] {
+    return InternalError("LayerNorm over " + std::to_string(channels()) + " channels given " +
+                         x.describe() + " -> " + y.describe());
+  };
+  const RowShape sx = row_shape(x, "LayerNorm input");
+  if (sx.cols != channels()) throw shape_error();
+  if (y.dtype() == DType::bf16) {
+    // Rounded once as stored, for a bf16 Linear to read in place.
+    if (!y.is_contiguous() || y.numel() != sx.rows * sx.cols) throw shape_error();
+    if (sx.cols > kMaxBf16Channels) {
+      throw InternalError("LayerNorm: a bf16 output over " + std::to_string(sx.cols) +
+                          " channels (at most " + std::to_string(kMaxBf16Channels) + ")");
+    }
+    bf16* const yp = y.data_as<bf16>();
+    detail::for_each_row(sx.rows, sx.cols, [&](std::int64_t i) {
+      float row[kMaxBf16Channels];
+      if (x.dtype() == DType::bf16) {
+        detail::bf16_to_f32(x.data_as<bf16>() + i * sx.ld, row, sx.cols);
+      } else {
+        std::copy_n(x.data_as<float>() + i * sx.ld, sx.cols, row);
+      }
+      kernel(row, row, scale_.data(), offset_.data(), eps_, sx.cols);
+      kernels.to_bf16(row, yp + i * sx.cols, sx.cols);
+    });
+    return;
+  }
   const RowView vy = row_view(y, "LayerNorm output");
-  const auto kernel = detail::row_kernels().layer_norm;
+  if (vy.cols != channels() || sx.rows != vy.rows) throw shape_error();
   if (x.dtype() == DType::bf16) {
     // Widen each row into y (exact), then normalise it in place.
-    const RowShape sx = row_shape(x, "LayerNorm input");
-    if (sx.cols != channels() || vy.cols != channels() || sx.rows != vy.rows) {
-      throw InternalError("LayerNorm over " + std::to_string(channels()) + " channels given " +
-                          x.describe() + " -> " + y.describe());
-    }
     const bf16* xp = x.data_as<bf16>();
     detail::for_each_row(sx.rows, sx.cols, [&](std::int64_t i) {
       detail::bf16_to_f32(xp + i * sx.ld, vy.row(i), sx.cols);
@@ -60,10 +85,6 @@ void LayerNorm::forward(const Tensor& x, const Tensor& y) const {
     return;
   }
   const RowView vx = row_view(x, "LayerNorm input");
-  if (vx.cols != channels() || vy.cols != channels() || vx.rows != vy.rows) {
-    throw InternalError("LayerNorm over " + std::to_string(channels()) + " channels given " +
-                        x.describe() + " -> " + y.describe());
-  }
   detail::for_each_row(vx.rows, vx.cols, [&](std::int64_t i) {
     kernel(vx.row(i), vy.row(i), scale_.data(), offset_.data(), eps_, vx.cols);
   });

@@ -210,6 +210,13 @@ std::shared_ptr<Plan> Linear::Impl::build_plan(const PlanKey& key) {
       if (pd && !is_reference_impl(pd)) break;
     }
   }
+  if (key.bf16_out && act && (!pd || is_reference_impl(pd) || !p->fused_activation)) {
+    throw InternalError(
+        "no fast oneDNN matmul with a fused activation and a bf16 output for "
+        "Linear [" +
+        std::to_string(key.rows) + " x " + std::to_string(c_in) + "] x [" + std::to_string(c_in) +
+        " x " + std::to_string(c_out) + "]");
+  }
   const bool strided = (key.ld_x != c_in && !bf16_compute()) || key.ld_y != c_out ||
                        (key.multiply && key.ld_mul != c_out);
   // A residual add that could not fuse `sum` for these strides (bf16's brgemm has no strided
@@ -444,21 +451,34 @@ std::size_t Linear::scratch_bytes(std::int64_t rows, const EpilogueKind& kind) c
   std::lock_guard lock(impl_->mutex);
   // forward() may be handed strided views of these rows, which on some ISAs take the staged
   // path: plan for whichever of the two takes more.
-  const std::size_t direct = impl_->plan(key)->scratch_bytes();
+  const std::shared_ptr<Plan> planned = impl_->plan(key);
+  std::size_t direct = planned->scratch_bytes();
+  // A bf16 input is read in place: no converted copy. bf16 inputs and outputs are contiguous
+  // rows, never staged.
+  if (kind.bf16_in) direct -= align_up(planned->src_bytes);
+  if (kind.bf16_in || kind.bf16_out) return direct;
   return std::max(
       direct, build_primitive("Linear staging", [&] { return impl_->staged_scratch_bytes(rows); }));
 }
 
 void Linear::forward(const Tensor& x, const Tensor& y, Arena& scratch,
                      const LinearEpilogue& epilogue) const {
-  const RowView vx = row_view(x, "Linear input", c_in());
+  // A bf16 x (already rounded, e.g. a LayerNorm's bf16 output) is read in place: contiguous
+  // rows only, and only by a bf16 Linear.
+  const bool bf16_in = x.dtype() == DType::bf16;
+  if (bf16_in && (!impl_->bf16_compute() || !x.is_contiguous() || x.numel() % c_in() != 0)) {
+    throw InternalError("Linear: a bf16 input " + x.describe() +
+                        " needs bf16 compute and contiguous rows of " + std::to_string(c_in()));
+  }
+  const RowView vx = bf16_in ? RowView{nullptr, x.numel() / c_in(), c_in(), c_in()}
+                             : row_view(x, "Linear input", c_in());
   const bool bf16_out = y.dtype() == DType::bf16;
-  if (bf16_out && (!impl_->bf16_compute() || !y.is_contiguous() ||
-                   (epilogue.kind() != EpilogueKind{} &&
-                    epilogue.kind() != EpilogueKind{.accumulate = true}))) {
-    throw InternalError(
-        "Linear: a bf16 output " + y.describe() +
-        " needs bf16 compute, contiguous rows and no epilogue but the residual add");
+  const EpilogueKind kind = epilogue.kind();
+  if (bf16_out && (!impl_->bf16_compute() || !y.is_contiguous() || kind.gated ||
+                   (kind.accumulate && kind.activation != Activation::none))) {
+    throw InternalError("Linear: a bf16 output " + y.describe() +
+                        " needs bf16 compute, contiguous rows and no gate; an activation or a "
+                        "residual add, not both");
   }
   // A bf16 y is contiguous rows of c_out: only its row count and base address are used.
   const RowView vy = bf16_out ? RowView{nullptr, y.numel() / c_out(), c_out(), c_out()}
@@ -491,14 +511,17 @@ void Linear::forward(const Tensor& x, const Tensor& y, Arena& scratch,
   const std::shared_ptr<Plan> held = impl_->plan(key);
   Plan& p = *held;
   if (p.staged) {
-    if (bf16_out) throw InternalError("Linear: no direct oneDNN plan for a bf16 output");
+    if (bf16_out || bf16_in)
+      throw InternalError("Linear: no direct oneDNN plan for a bf16 input or output");
     impl_->forward_staged(p, vx, vy, vm, epilogue, scratch);
     return;
   }
 
   float* temp = nullptr;
   if (p.via_temp) temp = scratch.allocate(DType::f32, Shape{vy.rows, c_out()}).data_as<float>();
-  if (impl_->bf16_compute()) {
+  if (bf16_in) {
+    p.src.set_data_handle(x.data());
+  } else if (impl_->bf16_compute()) {
     auto* xs = scratch.allocate(DType::bf16, Shape{vx.rows, c_in()}).data_as<bf16>();
     rows_to_bf16(vx, 0, vx.rows, xs);
     p.src.set_data_handle(xs);

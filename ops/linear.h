@@ -23,6 +23,7 @@ struct EpilogueKind {
   bool gated = false;       // a `multiply` tensor will be given
   bool accumulate = false;  // y += t
   bool bf16_out = false;    // y is bf16 (see forward)
+  bool bf16_in = false;     // x is bf16 (see forward): planned without the converted copy
   bool operator==(const EpilogueKind&) const = default;
 };
 
@@ -31,7 +32,9 @@ struct LinearEpilogue {
   Tensor multiply;          // the gate, [..., c_out axes] like y; must not overlap y; empty: none
   bool accumulate = false;  // y += t (residual add) instead of y = t
 
-  EpilogueKind kind() const { return {activation, !multiply.empty(), accumulate}; }
+  EpilogueKind kind() const {
+    return {.activation = activation, .gated = !multiply.empty(), .accumulate = accumulate};
+  }
 };
 
 // The weights of a Linear, made only when they must be reordered: when a WeightCache already
@@ -70,9 +73,11 @@ class Linear {
   // released on return. A primitive is built on the first call for each row count and stride
   // combination and reused after; the kMaxPlans most recently used are kept, so memory stays
   // flat over a batch of many lengths. Calls on one object are serialised by a mutex.
-  // With bf16 compute, y may be bf16 contiguous rows for a plain projection (no epilogue) or a
-  // residual add: oneDNN rounds x·W + b (+ y) to bf16 as it stores (the attention's q, k, v; a
-  // bf16 stored MSA); plan it with EpilogueKind{.bf16_out = true} (and .accumulate).
+  // With bf16 compute, y may be bf16 contiguous rows for a plain projection, an activation or a
+  // residual add: oneDNN rounds act(x·W + b) (+ y) to bf16 as it stores (the attention's q, k,
+  // v; a transition's hidden layer; a bf16 stored MSA); plan it with EpilogueKind{.bf16_out =
+  // true} (and .activation or .accumulate). x may be bf16 contiguous rows, read in place (plan
+  // with .bf16_in = true).
   void forward(const Tensor& x, const Tensor& y, Arena& scratch,
                const LinearEpilogue& epilogue = {}) const;
 

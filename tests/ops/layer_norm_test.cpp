@@ -118,8 +118,36 @@ TEST(LayerNorm, Bf16InputGivesTheSameBitsAsItsFp32Widening) {
   Params p(4);
   const LayerNorm ln(p.scale.view, p.offset.view);
   std::vector<bf16> x(8);
+  Buffer x32(Shape{2, 4});
+  EXPECT_THROW(ln.forward(x32.view, Tensor(x.data(), DType::bf16, Shape{2, 3})), InternalError);
   Buffer y(Shape{2, 5});
   EXPECT_THROW(ln.forward(Tensor(x.data(), DType::bf16, Shape{2, 4}), y.view), InternalError);
+}
+
+// A bf16 output (the input of a bf16 Linear) is the fp32 result rounded once, from f32 or bf16
+// input.
+TEST(LayerNorm, Bf16OutputIsTheFp32ResultRoundedOnce) {
+  const std::int64_t c = 256, rows = 19;
+  Params p(c);
+  const LayerNorm ln(p.scale.view, p.offset.view);
+  Buffer x(Shape{rows, c}), want(Shape{rows, c});
+  fill_normal(x.data, 22, 1.5f, -0.5f);
+  ln.forward(x.view, want.view);
+  std::vector<bf16> got(x.data.size());
+  ln.forward(x.view, Tensor(got.data(), DType::bf16, Shape{rows, c}));
+  for (std::size_t i = 0; i < got.size(); ++i)
+    ASSERT_EQ(got[i].bits, bf16(want.data[i]).bits) << "element " << i;
+  // bf16 in and out: the widened input's normalisation, rounded.
+  std::vector<bf16> packed(x.data.size());
+  for (std::size_t i = 0; i < packed.size(); ++i) {
+    packed[i] = bf16(x.data[i]);
+    x.data[i] = static_cast<float>(packed[i]);
+  }
+  ln.forward(x.view, want.view);
+  ln.forward(Tensor(packed.data(), DType::bf16, Shape{rows, c}),
+             Tensor(got.data(), DType::bf16, Shape{rows, c}));
+  for (std::size_t i = 0; i < got.size(); ++i)
+    ASSERT_EQ(got[i].bits, bf16(want.data[i]).bits) << "element " << i;
 }
 
 }  // namespace

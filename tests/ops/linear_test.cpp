@@ -157,23 +157,28 @@ TEST(Linear, Bf16OutputIsTheRoundedResult) {
       fill_normal(x.data, 48);
       std::vector<bf16> y16(static_cast<std::size_t>(rows * 72));
       const Tensor y(y16.data(), DType::bf16, Shape{rows, 72});
-      Arena exact("exact", dram_tier(), linear.scratch_bytes(rows, {.bf16_out = true}));
-      linear.forward(x.view, y, exact);
-      Arena arena = test_arena();
-      linear.forward(x.view, y32.view, arena);
-      for (std::size_t i = 0; i < y16.size(); ++i) {
-        // One rounding of the fp32 result: at most half a bf16 ulp (2^-8 relative at the
-        // bottom of a binade), plus the fp32 tolerance for another summation order.
-        const double want = y32.data[i], got = static_cast<float>(y16[i]);
-        ASSERT_LE(std::abs(got - want), std::abs(want) * 0x1p-8 + 1e-5)
-            << "row count " << rows << " element " << i;
+      for (const Activation act : {Activation::none, Activation::relu}) {
+        Arena exact("exact", dram_tier(),
+                    linear.scratch_bytes(rows, {.activation = act, .bf16_out = true}));
+        linear.forward(x.view, y, exact, {act});
+        Arena arena = test_arena();
+        linear.forward(x.view, y32.view, arena, {act});
+        std::size_t zeros = 0;
+        for (std::size_t i = 0; i < y16.size(); ++i) {
+          // One rounding of the fp32 result: at most half a bf16 ulp (2^-8 relative at the
+          // bottom of a binade), plus the fp32 tolerance for another summation order.
+          const double want = y32.data[i], got = static_cast<float>(y16[i]);
+          ASSERT_LE(std::abs(got - want), std::abs(want) * 0x1p-8 + 1e-5)
+              << "row count " << rows << " element " << i;
+          zeros += got == 0.0;
+        }
+        if (act == Activation::relu && rows > 1) EXPECT_GT(zeros, y16.size() / 4) << "no relu";
       }
     }
     Buffer x(Shape{4, 96}), g(Shape{4, 72});
     std::vector<bf16> y16(4 * 72);
     const Tensor y(y16.data(), DType::bf16, Shape{4, 72});
     Arena arena = test_arena();
-    EXPECT_THROW(linear.forward(x.view, y, arena, {Activation::relu}), InternalError);
     EXPECT_THROW(linear.forward(x.view, y, arena, {Activation::none, g.view}), InternalError);
     std::vector<bf16> wide(4 * 100);
     const Tensor strided = Tensor(wide.data(), DType::bf16, Shape{4, 100}).slice(1, 0, 72);
@@ -225,6 +230,32 @@ TEST(Linear, Bf16ResidualAddIntoBf16RowsRoundsTheSumOnce) {
   relu_add.activation = Activation::relu;
   relu_add.accumulate = true;
   EXPECT_THROW(linear.forward(x.view, y, arena, relu_add), InternalError);
+}
+
+// A bf16 input (a LayerNorm's bf16 output) is read in place: the same result as the fp32 rows
+// it was rounded from, which the Linear would have rounded the same way, and no converted copy.
+TEST(Linear, Bf16InputIsReadInPlace) {
+  SKIP_WITHOUT_BF16();
+  Weights p(96, 72);
+  const Linear linear(p.w.view, p.b.view, 1, DType::bf16);
+  const std::int64_t rows = 300;
+  Buffer x(Shape{rows, 96}), want(Shape{rows, 72}), got(Shape{rows, 72});
+  fill_normal(x.data, 50);
+  std::vector<bf16> x16(x.data.size());
+  for (std::size_t i = 0; i < x16.size(); ++i) x16[i] = bf16(x.data[i]);
+  const Tensor xb(x16.data(), DType::bf16, Shape{rows, 96});
+  Arena arena = test_arena();
+  linear.forward(x.view, want.view, arena);
+  const EpilogueKind in_place{.bf16_in = true};
+  EXPECT_LT(linear.scratch_bytes(rows, in_place), linear.scratch_bytes(rows));
+  Arena exact("exact", dram_tier(), linear.scratch_bytes(rows, in_place));
+  linear.forward(xb, got.view, exact);
+  EXPECT_EQ(got.data, want.data);
+  // Only a bf16 Linear reads bf16, and only contiguous rows.
+  EXPECT_THROW(Linear(p.w.view, p.b.view).forward(xb, got.view, arena), InternalError);
+  std::vector<bf16> wide(static_cast<std::size_t>(rows * 100));
+  const Tensor strided = Tensor(wide.data(), DType::bf16, Shape{rows, 100}).slice(1, 0, 96);
+  EXPECT_THROW(linear.forward(strided, got.view, arena), InternalError);
 }
 
 // Strided views for a Linear [20 -> 24]: x is columns 10..30 of 50, y columns 16..40 of 64
