@@ -54,6 +54,7 @@ void add_columns(const Tensor& src, const Tensor& dst, std::int64_t j0) {
   const std::int64_t ds0 = dst.stride(0), ds1 = dst.stride(1);
   const auto add = row_kernels().add;
   const bool narrow = dst.dtype() == DType::bf16;
+  const auto narrow_kernel = row_kernels().to_bf16;
   // Walk the destination in its own row order so each thread writes distinct memory.
   const std::int64_t total = n_row * n_j;
 #pragma omp parallel for schedule(static) if (total * c >= (1 << 14))
@@ -61,7 +62,7 @@ void add_columns(const Tensor& src, const Tensor& dst, std::int64_t j0) {
     const std::int64_t s = t / n_j, j = t % n_j, at = s * ds0 + (j0 + j) * ds1;
     const float* update = sp + (j * n_row + s) * c;
     if (narrow) {
-      add_into_bf16(static_cast<bf16*>(dst.data()) + at, update, c);
+      add_into_bf16(static_cast<bf16*>(dst.data()) + at, update, c, narrow_kernel);
     } else {
       add(static_cast<float*>(dst.data()) + at, update, c);
     }
