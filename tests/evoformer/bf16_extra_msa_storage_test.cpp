@@ -6,7 +6,6 @@
 
 #include <cmath>
 #include <iostream>
-#include <random>
 #include <vector>
 
 #include "evoformer/evoformer_block.h"
@@ -14,15 +13,14 @@
 #include "io/weight_store.h"
 #include "ops/compute_precision.h"
 #include "tests/support/parity.h"
+#include "tests/support/tensor_test_util.h"
 
 namespace cpufold::testing {
 namespace {
 
 std::vector<float> normal_values(std::size_t n, std::uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> dist(0.f, 1.f);
   std::vector<float> v(n);
-  for (float& x : v) x = dist(rng);
+  fill_normal(v, seed);
   return v;
 }
 
