@@ -102,6 +102,7 @@ std::vector<std::string> child_args(const ProfileArgs& a, std::int64_t templates
     args.insert(args.end(), {"--chunk-size", std::to_string(*a.common.chunk_size)});
   if (a.common.memory_budget_bytes)
     args.insert(args.end(), {"--mem-budget", std::to_string(*a.common.memory_budget_bytes)});
+  args.insert(args.end(), {"--precision", a.common.precision});
   return args;
 }
 
@@ -113,6 +114,7 @@ void run_child(const ProfileArgs& a, std::int64_t n_res) {
              a.sizes.recycles};
   r.chunk = a.common.chunk_size;
   r.mem_budget = a.common.memory_budget_bytes;
+  r.precision = common_precision(a.common);
   const LengthProfile p = profile_length(r, [](const LengthProfile& planned) {
     std::cout << profile_record(kProfilePlanTag, planned) << std::flush;
   });
@@ -145,6 +147,9 @@ void run_profile(ProfileArgs& a) {
     run_child(a, lengths.front());
     return;
   }
+  // Resolved here too, so bf16 on a CPU without it is refused before any child runs.
+  const DType precision =
+      common_precision(a.common, [](const std::string& line) { std::cerr << line << "\n"; });
   std::string model;
   {  // the parent only needs the configuration; the children load the weights
     const WeightStore store = WeightStore::open(a.params);
@@ -161,13 +166,13 @@ void run_profile(ProfileArgs& a) {
                            a.sizes.recycles};
   const std::string title = "Peak memory per run: " + model + " (" +
                             std::filesystem::path(a.params).filename().string() + ")";
-  std::string subtitle = std::to_string(a.sizes.msa_rows) + " MSA rows, " +
-                         std::to_string(a.sizes.extra_rows) + " extra MSA rows, " +
-                         std::to_string(*a.sizes.templates) + " templates, " +
-                         std::to_string(a.sizes.recycles) + " recycle(s); chunk " +
-                         (a.common.chunk_size ? std::to_string(*a.common.chunk_size)
-                                              : std::string("chosen by the planner")) +
-                         "; random inputs at real sizes";
+  std::string subtitle =
+      std::to_string(a.sizes.msa_rows) + " MSA rows, " + std::to_string(a.sizes.extra_rows) +
+      " extra MSA rows, " + std::to_string(*a.sizes.templates) + " templates, " +
+      std::to_string(a.sizes.recycles) + " recycle(s); chunk " +
+      (a.common.chunk_size ? std::to_string(*a.common.chunk_size)
+                           : std::string("chosen by the planner")) +
+      "; " + (precision == DType::bf16 ? "bf16" : "fp32") + "; random inputs at real sizes";
   if (a.common.memory_budget_bytes)
     subtitle += "; budget " + format_bytes(*a.common.memory_budget_bytes);
   // An output directory that cannot be made fails now, not after hours of runs.
@@ -212,7 +217,8 @@ void add_profile_command(CLI::App& app) {
                   "directory for profile.csv and profile.png (default profile)");
   cmd->add_flag("--child", args->child, "measure one length in this process (internal)")->group("");
   add_common_options(*cmd, args->common,
-                     {CommonOption::threads, CommonOption::chunk_size, CommonOption::mem_budget});
+                     {CommonOption::threads, CommonOption::chunk_size, CommonOption::mem_budget,
+                      CommonOption::precision});
   cmd->callback([args] { run_profile(*args); });
 }
 

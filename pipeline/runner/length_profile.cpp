@@ -35,7 +35,7 @@ LengthProfile profile_length(const ProfileRequest& r,
                      config.preset_for_file(store.path().filename().string()) +
                      ") has no template embedding: give --templates 0");
   }
-  const ModelRunner runner(store, config);
+  const ModelRunner runner(store, config, r.precision);
   const FeatureSource source =
       synthetic_feature_source({z.n_res, z.msa_rows, z.extra_rows, z.templates, z.recycles + 1});
 

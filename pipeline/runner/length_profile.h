@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "memory/dtype.h"
+
 #include "memory/memory_plan.h"
 #include "pipeline/runner/stage_meter.h"
 
@@ -28,6 +30,7 @@ struct ProfileRequest {
   ProfileSizes sizes;
   std::optional<std::int64_t> chunk;      // empty: the planner chooses
   std::optional<std::size_t> mem_budget;  // empty: the memory available
+  DType precision = DType::f32;           // the trunk stacks' (--precision, resolved)
 };
 
 struct LengthProfile {

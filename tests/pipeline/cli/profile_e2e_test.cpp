@@ -6,6 +6,7 @@
 #include <map>
 
 #include "io/delimited_table.h"
+#include "ops/compute_precision.h"
 #include "tests/pipeline/batch/predict_test_helpers.h"
 #include "tests/support/png_decode.h"
 
@@ -93,6 +94,25 @@ TEST(ProfileE2eTest, WritesOneCsvRowPerLengthWithPredictedMeasuredAndStagePeaks)
   const auto image = testing::decode_png(png);
   EXPECT_EQ(image.width, 1000);
   EXPECT_EQ(image.height, 720);
+}
+
+// --precision reaches the children: a bf16 profile plans (and maps) the trunk's weights packed
+// in bf16, and its plot says bf16.
+TEST(ProfileE2eTest, Bf16ProfilesTheBf16Trunk) {
+  if (!bf16_support().native) GTEST_SKIP() << "no native bf16 (" << bf16_support().isa << ")";
+  testing::ScratchDir dir;
+  const auto weights = [&](const std::string& precision) {
+    const auto out = dir / precision;
+    const auto r = run_cpufold("profile " + params() + " --lengths 16" + kSmall + " --out " +
+                               q(out) + " --precision " + precision);
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    const auto rows = read_csv(out / "profile.csv");
+    EXPECT_EQ(rows.size(), 1u);
+    return rows.empty() ? 0.0 : number(rows[0], "planned_shared_weights_bytes");
+  };
+  const double fp32 = weights("fp32"), bf16 = weights("bf16");
+  EXPECT_GT(bf16, 0);
+  EXPECT_LT(bf16, fp32);
 }
 
 TEST(ProfileE2eTest, ALengthThatFailsIsRecordedAndTheOthersStillRun) {
