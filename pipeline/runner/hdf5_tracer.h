@@ -8,6 +8,7 @@
 
 #include "io/hdf5_tensor_file.h"
 #include "memory/tensor_copy.h"
+#include "ops/bf16_rows.h"
 #include "ops/run_context.h"
 
 namespace cpufold {
@@ -25,7 +26,7 @@ class Hdf5Tracer final : public Tracer {
     std::vector<bf16> packed(static_cast<std::size_t>(value.numel()));
     copy_tensor(value, Tensor(packed.data(), DType::bf16, value.shape()));
     std::vector<float> wide(packed.size());
-    for (std::size_t i = 0; i < packed.size(); ++i) wide[i] = static_cast<float>(packed[i]);
+    detail::bf16_to_f32(packed.data(), wide.data(), value.numel());
     writer_.write("trace/" + name, Tensor(wide.data(), DType::f32, value.shape()));
   }
   // Renames the finished file into place.
