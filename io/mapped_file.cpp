@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 #include <string>
 #include <utility>
@@ -67,6 +68,17 @@ void MappedFile::reset() {
 void MappedFile::drop_resident_pages() const {
   // For a shared read-only file mapping MADV_DONTNEED only unmaps pages; it never loses data.
   if (data_ != nullptr) ::madvise(const_cast<std::byte*>(data_), size_, MADV_DONTNEED);
+}
+
+void MappedFile::drop_resident_pages(std::span<const std::byte> range) const {
+  if (data_ == nullptr || range.empty() || range.data() < data_ ||
+      range.data() + range.size() > data_ + size_) {
+    return;
+  }
+  const auto page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
+  const auto begin = reinterpret_cast<std::uintptr_t>(range.data()) / page * page;
+  const auto end = reinterpret_cast<std::uintptr_t>(range.data() + range.size());
+  ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
 }
 
 bool MappedFile::same_file_as(const std::filesystem::path& path) const {

@@ -30,6 +30,9 @@ class MappedFile {
   // Drops this process's resident pages of the mapping (they stay in the page cache): RSS
   // falls by what was touched, and a later read faults the page back in, unchanged.
   void drop_resident_pages() const;
+  // The same for the pages that hold `range` (whole pages, so neighbours' bytes on its first and
+  // last page go too); a range outside the mapping is ignored.
+  void drop_resident_pages(std::span<const std::byte> range) const;
   void reset();
 
  private:

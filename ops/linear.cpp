@@ -49,11 +49,14 @@ struct Plan {
   // runs in our row loop. Used only through forward(); matmul/args stay empty.
   bool staged = false;
   std::int64_t stage_rows = 0;  // rows per block
+  bool fused_sum = false;       // the residual add is oneDNN's `sum` post-op
   std::size_t dnnl_scratch_bytes = 0;
   std::size_t temp_bytes = 0;
   std::size_t src_bytes = 0;  // bf16 compute: the rows converted to bf16 (contiguous)
-  // Memory objects and the argument map are built once; forward() only swaps data handles,
-  // so a call allocates nothing.
+  // The primitive, its memory objects and argument map: made by the first forward() of this
+  // plan, not by planning, which weighs row counts (chunk sizes) a run may never use and would
+  // otherwise keep a primitive for each (≈ 30 MiB of heap over the full model's Linears). Then
+  // forward() only swaps data handles, so a call allocates nothing.
   memory src, dst, mul, scratchpad;
   std::unordered_map<int, memory> args;
 
@@ -113,6 +116,8 @@ struct Linear::Impl {
   std::shared_ptr<Plan> plan(const PlanKey& key);
   std::shared_ptr<Plan> build_plan(const PlanKey& key);
   std::shared_ptr<Plan> remember(std::shared_ptr<Plan> p);
+  // Makes p's primitive and argument map if no forward() has yet (see Plan::matmul).
+  void instantiate(Plan& p) const;
   // y = x·W + b for `rows` contiguous rows: what the staged path runs per block.
   PlanKey plain_key(std::int64_t rows) const {
     return {rows, c_in, c_out, 0, Activation::none, false, false};
@@ -193,6 +198,7 @@ std::shared_ptr<Plan> Linear::Impl::build_plan(const PlanKey& key) {
     // A bf16 y takes the bias inside the matmul: prefilling it would round y twice.
     pd = try_desc(key, key.bf16_out && has_bias, false, false, /*sum=*/true);
     p->prefill_bias = has_bias && !key.bf16_out;
+    p->fused_sum = true;
   }
   if (key.bf16_out && key.accumulate && (!pd || is_reference_impl(pd))) {
     throw InternalError("no fast oneDNN matmul with a bf16 output for Linear [" +
@@ -201,6 +207,7 @@ std::shared_ptr<Plan> Linear::Impl::build_plan(const PlanKey& key) {
   }
   if (!pd || is_reference_impl(pd)) {
     p->prefill_bias = false;
+    p->fused_sum = false;
     p->via_temp = key.accumulate;
     // Fuse as much of the epilogue as oneDNN runs in jit code; the rest goes to our loop.
     for (int level = 2; level >= 0; --level) {
@@ -237,26 +244,36 @@ std::shared_ptr<Plan> Linear::Impl::build_plan(const PlanKey& key) {
                         std::to_string(c_out) + "]");
   }
   p->with_bias = has_bias && !p->prefill_bias;
-  p->matmul = dnnl::matmul(pd);
   p->dnnl_scratch_bytes = pd.scratchpad_desc().get_size();
   p->temp_bytes = p->via_temp ? static_cast<std::size_t>(key.rows * c_out) * sizeof(float) : 0;
   p->src_bytes = bf16_compute() ? static_cast<std::size_t>(key.rows * c_in) * sizeof(bf16) : 0;
-
-  const auto& engine = DnnlContext::instance().engine();
-  p->src = memory(pd.src_desc(), engine, DNNL_MEMORY_NONE);
-  p->dst = memory(pd.dst_desc(), engine, DNNL_MEMORY_NONE);
-  p->args = {{DNNL_ARG_SRC, p->src}, {DNNL_ARG_WEIGHTS, weights}, {DNNL_ARG_DST, p->dst}};
-  if (p->with_bias) p->args.emplace(DNNL_ARG_BIAS, bias);
-  if (p->fused_multiply) {
-    p->mul = memory(row_desc(key.rows, c_out, key.ld_mul), engine, DNNL_MEMORY_NONE);
-    const int index = p->fused_activation ? 1 : 0;  // position of binary_mul in the chain
-    p->args.emplace(DNNL_ARG_ATTR_MULTIPLE_POST_OP(index) | DNNL_ARG_SRC_1, p->mul);
-  }
-  if (p->dnnl_scratch_bytes > 0) {
-    p->scratchpad = memory(pd.scratchpad_desc(), engine, DNNL_MEMORY_NONE);
-    p->args.emplace(DNNL_ARG_SCRATCHPAD, p->scratchpad);
-  }
   return p;
+}
+
+void Linear::Impl::instantiate(Plan& p) const {
+  if (p.matmul) return;
+  const PlanKey& key = p.key;
+  // The same descriptor build_plan() accepted and sized the scratch from.
+  const auto pd = try_desc(key, p.with_bias, p.fused_activation, p.fused_multiply, p.fused_sum);
+  if (!pd || pd.scratchpad_desc().get_size() != p.dnnl_scratch_bytes) {
+    throw InternalError("Linear [" + std::to_string(key.rows) + " x " + std::to_string(c_in) +
+                        "]: oneDNN gave another matmul than the one planned");
+  }
+  const auto& engine = DnnlContext::instance().engine();
+  p.src = memory(pd.src_desc(), engine, DNNL_MEMORY_NONE);
+  p.dst = memory(pd.dst_desc(), engine, DNNL_MEMORY_NONE);
+  p.args = {{DNNL_ARG_SRC, p.src}, {DNNL_ARG_WEIGHTS, weights}, {DNNL_ARG_DST, p.dst}};
+  if (p.with_bias) p.args.emplace(DNNL_ARG_BIAS, bias);
+  if (p.fused_multiply) {
+    p.mul = memory(row_desc(key.rows, c_out, key.ld_mul), engine, DNNL_MEMORY_NONE);
+    const int index = p.fused_activation ? 1 : 0;  // position of binary_mul in the chain
+    p.args.emplace(DNNL_ARG_ATTR_MULTIPLE_POST_OP(index) | DNNL_ARG_SRC_1, p.mul);
+  }
+  if (p.dnnl_scratch_bytes > 0) {
+    p.scratchpad = memory(pd.scratchpad_desc(), engine, DNNL_MEMORY_NONE);
+    p.args.emplace(DNNL_ARG_SCRATCHPAD, p.scratchpad);
+  }
+  p.matmul = dnnl::matmul(pd);  // last: it marks the plan instantiated
 }
 
 std::size_t Linear::Impl::staged_scratch_bytes(std::int64_t rows) const {
@@ -295,6 +312,7 @@ void Linear::Impl::forward_staged(const Plan& p, const RowView& vx, const RowVie
     const std::int64_t nb = std::min(block, vx.rows - r0);
     const std::shared_ptr<Plan> held = plan(plain_key(nb));
     Plan& inner = *held;
+    if (!inner.matmul) build_primitive("Linear staging", [&] { instantiate(inner); });
     if (bf16_compute()) {
       rows_to_bf16(vx, r0, nb, static_cast<bf16*>(xs));
     } else {
@@ -443,6 +461,13 @@ std::size_t Linear::plan_count() const {
   return impl_->plans.size();
 }
 
+std::size_t Linear::primitive_count() const {
+  std::lock_guard lock(impl_->mutex);
+  return static_cast<std::size_t>(
+      std::count_if(impl_->plans.begin(), impl_->plans.end(),
+                    [](const std::shared_ptr<Plan>& p) { return static_cast<bool>(p->matmul); }));
+}
+
 std::size_t Linear::scratch_bytes(std::int64_t rows, const EpilogueKind& kind) const {
   if (rows == 0) return 0;
   const PlanKey key{
@@ -515,6 +540,10 @@ void Linear::forward(const Tensor& x, const Tensor& y, Arena& scratch,
       throw InternalError("Linear: no direct oneDNN plan for a bf16 input or output");
     impl_->forward_staged(p, vx, vy, vm, epilogue, scratch);
     return;
+  }
+  if (!p.matmul) {
+    build_primitive("Linear [" + std::to_string(vx.rows) + " x " + std::to_string(c_in()) + "]",
+                    [&] { impl_->instantiate(p); });
   }
 
   float* temp = nullptr;

@@ -91,10 +91,13 @@ class Linear {
   DType compute() const;
   bool has_bias() const;
 
-  // Plans (primitives with their argument maps) this object holds: at most kMaxPlans. A run
+  // Plans this object holds (each with its primitive and argument map once forward() ran it;
+  // scratch_bytes() sizes plans from descriptors only): at most kMaxPlans. A run
   // uses few per object: a full chunk of rows, the remainder, the staged path's blocks.
   static constexpr std::size_t kMaxPlans = 8;
   std::size_t plan_count() const;
+  // Of those, the plans that hold a primitive: only row counts forward() ran.
+  std::size_t primitive_count() const;
 
   struct Impl;
 

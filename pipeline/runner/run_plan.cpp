@@ -8,10 +8,12 @@
 namespace cpufold {
 
 std::size_t process_bytes(const ModelConfig& config) {
-  // Measured peak RSS minus weights and arena high-water marks: 40 MiB with the 4-block test
-  // weights, 86-96 MiB with model_1_ptm's 54 blocks (N = 64 and 128, one iteration).
+  // Measured peak RSS minus the other planned blocks (`cpufold profile`, one iteration): 32-38
+  // MiB with the 4-block test weights (N = 64-256, fp32 and bf16), 60-71 MiB with model_1_ptm's
+  // 54 blocks (N = 64-256). Most of the per-block part is the oneDNN primitives of the Linears,
+  // made only for the row counts a run uses.
   constexpr std::size_t kBase = std::size_t{36} << 20;
-  constexpr std::size_t kPerBlock = std::size_t{1} << 20;
+  constexpr std::size_t kPerBlock = std::size_t{768} << 10;
   const auto blocks = static_cast<std::size_t>(
       config.n_evoformer_blocks + config.n_extra_msa_blocks + config.n_template_blocks);
   return kBase + kPerBlock * blocks;

@@ -422,6 +422,30 @@ TEST(Linear, StagedPlansStayBoundedOverManyRowCounts) {
   }
 }
 
+// The planner sizes scratch for every chunk size it weighs; a primitive (jit code, descriptors,
+// memory objects: heap that stays) is built only for the row counts forward() runs.
+TEST(Linear, PlanningBuildsNoPrimitive) {
+  Weights p(32, 48);
+  const Linear linear(p.w.view, p.b.view);
+  for (std::int64_t rows : {5, 64, 300})
+    for (const EpilogueKind& kind : {EpilogueKind{}, EpilogueKind{Activation::relu},
+                                     EpilogueKind{Activation::none, false, true},
+                                     EpilogueKind{Activation::sigmoid, true, true}})
+      linear.scratch_bytes(rows, kind);
+  EXPECT_GT(linear.plan_count(), 0u);
+  EXPECT_EQ(linear.primitive_count(), 0u);
+
+  Arena arena = test_arena();
+  Buffer x(Shape{64, 32}), y(Shape{64, 48});
+  fill_normal(x.data, 7);
+  for (int call = 0; call < 2; ++call) {
+    linear.forward(x.view, y.view, arena);
+    expect_close(y.data, reference_linear(x.view, p.w.data, &p.b.data, 48, {}, {}), kF32Matmul,
+                 "call " + std::to_string(call));
+    EXPECT_EQ(linear.primitive_count(), 1u) << "call " << call;
+  }
+}
+
 TEST(Linear, ScratchBytesCoverWhatForwardTakes) {
   Weights p(64, 96);
   const Linear linear(p.w.view, p.b.view);

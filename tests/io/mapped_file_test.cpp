@@ -1,0 +1,76 @@
+#include "io/mapped_file.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "tests/support/test_support.h"
+
+namespace cpufold {
+namespace {
+
+using testing::ScratchDir;
+
+// Resident kilobytes of the mapping holding `p`, from /proc/self/smaps.
+long resident_kib(const void* p) {
+  const auto at = reinterpret_cast<std::uintptr_t>(p);
+  std::ifstream smaps("/proc/self/smaps");
+  bool inside = false;
+  for (std::string line; std::getline(smaps, line);) {
+    std::uintptr_t lo = 0, hi = 0;
+    char dash = 0;
+    std::istringstream head(line);
+    if (head >> std::hex >> lo >> dash >> hi && dash == '-') {
+      inside = lo <= at && at < hi;
+      continue;
+    }
+    if (inside && line.rfind("Rss:", 0) == 0) return std::stol(line.substr(4));
+  }
+  ADD_FAILURE() << "no mapping holds " << p;
+  return -1;
+}
+
+unsigned sum_bytes(std::span<const std::byte> bytes) {
+  unsigned s = 0;
+  for (std::byte b : bytes) s = s * 31 + static_cast<unsigned>(b);
+  return s;
+}
+
+// The weight store's finiteness check drops each parameter's pages once read, so that a load
+// holds one parameter resident rather than the whole file: only the range's pages go, and they
+// read back unchanged.
+TEST(MappedFile, DropsTheResidentPagesOfARangeOnly) {
+  const ScratchDir dir;
+  const long page = ::sysconf(_SC_PAGESIZE);
+  const auto path = dir.path() / "pages.bin";
+  {
+    std::vector<char> bytes(static_cast<std::size_t>(64 * page));
+    for (std::size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<char>(i * 7 + i / 4096);
+    std::ofstream(path, std::ios::binary).write(bytes.data(), std::streamsize(bytes.size()));
+  }
+  const MappedFile file = MappedFile::open_read_only(path);
+  const unsigned before = sum_bytes(file.bytes());  // touches every page
+  const long all = resident_kib(file.data());
+  ASSERT_EQ(all, 64 * page / 1024);
+
+  // Bytes 10.5 pages in to 20.5 pages in: pages 10 to 20, eleven pages.
+  file.drop_resident_pages(file.bytes().subspan(static_cast<std::size_t>(10 * page + page / 2),
+                                                static_cast<std::size_t>(10 * page)));
+  EXPECT_EQ(resident_kib(file.data()), all - 11 * page / 1024);
+
+  const std::vector<std::byte> elsewhere(16);
+  file.drop_resident_pages(elsewhere);  // not in the mapping: ignored
+  file.drop_resident_pages({});
+  EXPECT_EQ(resident_kib(file.data()), all - 11 * page / 1024);
+
+  EXPECT_EQ(sum_bytes(file.bytes()), before);
+  EXPECT_EQ(resident_kib(file.data()), all);
+}
+
+}  // namespace
+}  // namespace cpufold
