@@ -3,9 +3,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
-#include <cstdint>
 #include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -16,23 +14,9 @@ namespace {
 
 using testing::ScratchDir;
 
-// Resident kilobytes of the mapping holding `p`, from /proc/self/smaps.
+// Resident kilobytes of the mapping holding `p`.
 long resident_kib(const void* p) {
-  const auto at = reinterpret_cast<std::uintptr_t>(p);
-  std::ifstream smaps("/proc/self/smaps");
-  bool inside = false;
-  for (std::string line; std::getline(smaps, line);) {
-    std::uintptr_t lo = 0, hi = 0;
-    char dash = 0;
-    std::istringstream head(line);
-    if (head >> std::hex >> lo >> dash >> hi && dash == '-') {
-      inside = lo <= at && at < hi;
-      continue;
-    }
-    if (inside && line.rfind("Rss:", 0) == 0) return std::stol(line.substr(4));
-  }
-  ADD_FAILURE() << "no mapping holds " << p;
-  return -1;
+  return std::stol(testing::smaps_field(p, "Rss:"));
 }
 
 unsigned sum_bytes(std::span<const std::byte> bytes) {

@@ -2,9 +2,6 @@
 
 #include <gtest/gtest.h>
 
-#include <cstdint>
-#include <fstream>
-#include <sstream>
 #include <string>
 
 #include "memory/file_tier.h"
@@ -16,24 +13,11 @@ namespace {
 
 using testing::kMiB;
 using testing::ScratchDir;
+using testing::smaps_field;
 
 // Whether the mapping holding `p` carries the kernel's random-read advice ("rr" in VmFlags).
 bool random_read_advised(const void* p) {
-  const auto at = reinterpret_cast<std::uintptr_t>(p);
-  std::ifstream smaps("/proc/self/smaps");
-  bool inside = false;
-  for (std::string line; std::getline(smaps, line);) {
-    std::uintptr_t lo = 0, hi = 0;
-    char dash = 0;
-    std::istringstream head(line);
-    if (head >> std::hex >> lo >> dash >> hi && dash == '-') {
-      inside = lo <= at && at < hi;
-      continue;
-    }
-    if (inside && line.rfind("VmFlags:", 0) == 0) return line.find(" rr") != std::string::npos;
-  }
-  ADD_FAILURE() << "no mapping holds " << p;
-  return false;
+  return (smaps_field(p, "VmFlags:") + " ").find(" rr ") != std::string::npos;
 }
 
 // A column slice of a spilled MSA-like tensor: while the guard lives, the pages from its first

@@ -4,6 +4,7 @@
 #include <sys/wait.h>
 
 #include <array>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -11,6 +12,24 @@
 #include <sstream>
 
 namespace cpufold::testing {
+
+std::string smaps_field(const void* p, const std::string& field) {
+  const auto at = reinterpret_cast<std::uintptr_t>(p);
+  std::ifstream smaps("/proc/self/smaps");
+  bool inside = false;
+  for (std::string line; std::getline(smaps, line);) {
+    std::uintptr_t lo = 0, hi = 0;
+    char dash = 0;
+    std::istringstream head(line);
+    if (head >> std::hex >> lo >> dash >> hi && dash == '-') {
+      inside = lo <= at && at < hi;
+      continue;
+    }
+    if (inside && line.rfind(field, 0) == 0) return line.substr(field.size());
+  }
+  ADD_FAILURE() << "no mapping holds " << p << " or it has no " << field;
+  return "";
+}
 
 std::filesystem::path test_data_dir() {
   return CPUFOLD_TEST_DATA_DIR;

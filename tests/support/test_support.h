@@ -21,6 +21,10 @@ std::filesystem::path require_reference_file(const std::filesystem::path& relati
 // lets it create memory cgroups; nullopt otherwise (tests that need it skip that part).
 std::optional<std::filesystem::path> memlimit_tool();
 
+// The value of `field` ("Rss:", "VmFlags:") in /proc/self/smaps for the mapping that holds
+// `p`, without the field name; fails the test and returns "" when no mapping holds p.
+std::string smaps_field(const void* p, const std::string& field);
+
 // A fresh directory under the system temp dir, removed when the object dies.
 class ScratchDir {
  public:

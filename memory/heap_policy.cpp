@@ -1,0 +1,12 @@
+#include "memory/heap_policy.h"
+
+#include <malloc.h>
+
+namespace cpufold {
+
+void limit_heap_growth() {
+  // Setting the threshold also turns glibc's dynamic adjustment of it off (mallopt(3)).
+  mallopt(M_MMAP_THRESHOLD, static_cast<int>(kHeapMmapThreshold));
+}
+
+}  // namespace cpufold

@@ -1,0 +1,42 @@
+#include "memory/heap_policy.h"
+
+#include <gtest/gtest.h>
+#include <malloc.h>
+
+#include <cstdlib>
+#include <cstring>
+
+namespace cpufold {
+namespace {
+
+// Bytes in blocks glibc mapped on their own (not on the heap).
+std::size_t mapped_block_bytes() {
+  return mallinfo2().hblkhd;
+}
+
+// A freed 8 MiB block would raise glibc's default threshold to 8 MiB, after which a 2 MiB
+// buffer comes from the heap and its pages stay resident once freed. With the policy it is
+// mapped on its own, and unmapped when freed.
+TEST(HeapPolicy, LargeBuffersStayOffTheHeapAfterALargerOneIsFreed) {
+  limit_heap_growth();
+  void* big = std::malloc(std::size_t{8} << 20);
+  ASSERT_NE(big, nullptr);
+  std::memset(big, 1, 64);
+  std::free(big);
+
+  const std::size_t before = mapped_block_bytes();
+  void* buffer = std::malloc(std::size_t{2} << 20);
+  ASSERT_NE(buffer, nullptr);
+  std::memset(buffer, 1, 64);
+  EXPECT_GE(mapped_block_bytes(), before + (std::size_t{2} << 20));
+  std::free(buffer);
+  EXPECT_EQ(mapped_block_bytes(), before);
+
+  void* small = std::malloc(kHeapMmapThreshold / 2);  // below the threshold: the heap
+  ASSERT_NE(small, nullptr);
+  EXPECT_EQ(mapped_block_bytes(), before);
+  std::free(small);
+}
+
+}  // namespace
+}  // namespace cpufold
