@@ -77,9 +77,13 @@ DType resolve_precision(std::string_view name) {
   return DType::bf16;
 }
 
+const char* precision_name(DType precision) {
+  return precision == DType::bf16 ? "bf16" : "fp32";
+}
+
 std::string describe_precision(std::string_view name, DType chosen) {
   const Bf16Support& s = bf16_support();
-  std::string line = "precision: " + std::string(chosen == DType::bf16 ? "bf16" : "fp32");
+  std::string line = "precision: " + std::string(precision_name(chosen));
   if (chosen == DType::bf16) {
     line += " (the trunk's products take bf16 operands and weights, accumulate in fp32; ISA " +
             s.isa + (s.native ? ")" : ", no native bf16: oneDNN emulates it, slower than fp32)");

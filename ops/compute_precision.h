@@ -21,6 +21,8 @@ const Bf16Support& bf16_support();
 // The compute precision for a --precision value: "fp32", "bf16" (InputError when this CPU
 // cannot run a bf16 matmul) or "auto" (bf16 where it is native, fp32 elsewhere).
 DType resolve_precision(std::string_view name);
+// "bf16" or "fp32": how --precision, logs and reports name a resolved precision.
+const char* precision_name(DType precision);
 // One line for the log: the precision chosen for `name` and why.
 std::string describe_precision(std::string_view name, DType chosen);
 

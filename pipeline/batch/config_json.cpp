@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "io/text_safety.h"
+#include "ops/compute_precision.h"
 
 namespace cpufold {
 
@@ -41,7 +42,7 @@ std::string config_json(const PredictOptions& o, RankBy rank, std::size_t num_qu
   j["chunk_size"] = o.chunk_size ? Json(*o.chunk_size) : Json("auto");
   j["mem_budget"] = o.mem_budget ? Json(*o.mem_budget) : Json(nullptr);
   j["threads"] = o.threads;
-  j["precision"] = o.precision == DType::bf16 ? "bf16" : "fp32";  // as resolved from --precision
+  j["precision"] = precision_name(o.precision);  // as resolved from --precision
   j["version"] = CPUFOLD_VERSION;
   return j.dump(4) + "\n";
 }

@@ -71,11 +71,10 @@ void run_block_bench(const BlockArgs& args) {
       "%.1f MiB\n",
       name, static_cast<long long>(n), extra ? "extra" : "MSA", static_cast<long long>(s),
       static_cast<long long>(extra ? c.c_e : c.c_m), static_cast<long long>(c.c_z),
-      static_cast<long long>(chunk), omp_get_max_threads(),
-      precision == DType::bf16 ? "bf16" : "fp32", bf16_support().isa.c_str(), secs, gflop,
-      gflop / secs, mib(bench.activation_bytes()), state_tier.name().c_str(),
-      mib(bench.last_scratch_bytes()), mib(bench.last_scratch_high_water()),
-      mib(os_peak_rss_bytes()));
+      static_cast<long long>(chunk), omp_get_max_threads(), precision_name(precision),
+      bf16_support().isa.c_str(), secs, gflop, gflop / secs, mib(bench.activation_bytes()),
+      state_tier.name().c_str(), mib(bench.last_scratch_bytes()),
+      mib(bench.last_scratch_high_water()), mib(os_peak_rss_bytes()));
   if (spill) {
     std::printf(
         "  peak RSS counts the spill file's pages while they were mapped; the DRAM a cgroup "

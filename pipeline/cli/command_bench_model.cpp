@@ -88,7 +88,7 @@ void run_bench_model(const BenchModelArgs& a) {
   }
   const DType precision = common_precision(
       a.common, [](const std::string& line) { std::printf("%s\n", line.c_str()); });
-  const char* precision_name = precision == DType::bf16 ? "bf16" : "fp32";
+  const char* precision_label = precision_name(precision);
   const ModelRunner runner(store, config, precision);
   // The peak is measured before and after the model and the higher kept: on a shared machine
   // a burst from another job can pull one measurement far down, and a low peak inflates every
@@ -126,7 +126,7 @@ void run_bench_model(const BenchModelArgs& a) {
       "recycles %lld, threads %d, %s, ISA %s\n",
       static_cast<long long>(a.n_res), static_cast<long long>(a.sizes.msa_rows),
       static_cast<long long>(a.sizes.extra_rows), static_cast<long long>(templates),
-      static_cast<long long>(a.sizes.recycles), omp_get_max_threads(), precision_name,
+      static_cast<long long>(a.sizes.recycles), omp_get_max_threads(), precision_label,
       bf16_support().isa.c_str());
   std::printf("  %-10s %9s %10s %9s %8s\n", "stage", "seconds", "GFLOP", "GFLOP/s", "% peak");
   for (const char* name : kStages) {
@@ -143,7 +143,7 @@ void run_bench_model(const BenchModelArgs& a) {
   std::printf(
       "  forward %.3f s, %.1f GFLOP, %.1f GFLOP/s = %.1f%% of the %s matmul peak "
       "(%lld^3: %.1f GFLOP/s, %s); peak RSS %.1f MiB\n",
-      forward_seconds, model_gflop, rate, 100 * rate / peak.gflops_per_s, precision_name,
+      forward_seconds, model_gflop, rate, 100 * rate / peak.gflops_per_s, precision_label,
       static_cast<long long>(peak.size), peak.gflops_per_s, peak.impl.c_str(),
       static_cast<double>(rss) / (1 << 20));
   if (rate > peak.gflops_per_s) {
@@ -164,7 +164,7 @@ void run_bench_model(const BenchModelArgs& a) {
       {"matmul_impl", peak.impl},
       {"percent_of_peak", 100 * rate / peak.gflops_per_s},
       {"peak_rss_bytes", rss},
-      {"precision", precision_name},
+      {"precision", precision_label},
       {"isa", bf16_support().isa},
       {"threads", omp_get_max_threads()},
       {"iterations", prediction.iterations},

@@ -10,6 +10,7 @@
 #include "io/weight_store.h"
 #include "memory/byte_size.h"
 #include "memory/error.h"
+#include "ops/compute_precision.h"
 #include "pipeline/batch/profile_children.h"
 #include "pipeline/batch/profile_files.h"
 #include "pipeline/batch/profile_record.h"
@@ -166,13 +167,13 @@ void run_profile(ProfileArgs& a) {
                            a.sizes.recycles};
   const std::string title = "Peak memory per run: " + model + " (" +
                             std::filesystem::path(a.params).filename().string() + ")";
-  std::string subtitle =
-      std::to_string(a.sizes.msa_rows) + " MSA rows, " + std::to_string(a.sizes.extra_rows) +
-      " extra MSA rows, " + std::to_string(*a.sizes.templates) + " templates, " +
-      std::to_string(a.sizes.recycles) + " recycle(s); chunk " +
-      (a.common.chunk_size ? std::to_string(*a.common.chunk_size)
-                           : std::string("chosen by the planner")) +
-      "; " + (precision == DType::bf16 ? "bf16" : "fp32") + "; random inputs at real sizes";
+  std::string subtitle = std::to_string(a.sizes.msa_rows) + " MSA rows, " +
+                         std::to_string(a.sizes.extra_rows) + " extra MSA rows, " +
+                         std::to_string(*a.sizes.templates) + " templates, " +
+                         std::to_string(a.sizes.recycles) + " recycle(s); chunk " +
+                         (a.common.chunk_size ? std::to_string(*a.common.chunk_size)
+                                              : std::string("chosen by the planner")) +
+                         "; " + precision_name(precision) + "; random inputs at real sizes";
   if (a.common.memory_budget_bytes)
     subtitle += "; budget " + format_bytes(*a.common.memory_budget_bytes);
   // An output directory that cannot be made fails now, not after hours of runs.

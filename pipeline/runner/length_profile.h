@@ -11,7 +11,6 @@
 #include <vector>
 
 #include "memory/dtype.h"
-
 #include "memory/memory_plan.h"
 #include "pipeline/runner/stage_meter.h"
 
