@@ -21,9 +21,20 @@ constexpr std::int64_t kSeqBlock = 64;
 // Residues i whose outer products a chunked forward() reorders and projects at once: the
 // reordered copy is c² floats per pair, as large as the outer products themselves.
 constexpr std::int64_t kProjectRows = 8;
+// MSA rows (sequence x residue) the right projection of a chunked forward() normalises and
+// projects per call: one sequence at a time made the extra-MSA stack's recomputed projection
+// 40,960 LayerNorm and Linear calls of 256 rows per block at N = 256, a third of its outer
+// product mean's time; 4,096 rows are 1 MiB of LayerNorm output at c_m = 64.
+constexpr std::int64_t kRightRows = 4096;
 // Sequences summed per step when the right projection is recomputed for every slab: deep
 // enough for an efficient GEMM, small beside the slab's outer products.
 constexpr std::int64_t kSumBlock = 256;
+
+// Sequences per right-projection call: kRightRows rows, at least one sequence.
+std::int64_t right_block(std::int64_t n_seq, std::int64_t n_res) {
+  return std::clamp<std::int64_t>(kRightRows / std::max<std::int64_t>(n_res, 1), 1,
+                                  std::max<std::int64_t>(n_seq, 1));
+}
 
 // outer[(i, c1), (j, c2)] (+)= Σ_s a[s, i, c1]·b[s, j, c2] and norm[i, j] (+)= Σ_s
 // mask[s, i0 + i]·mask[s, j] over `n_seq` sequences, for `ni` residues i from `a` (row stride
@@ -211,7 +222,8 @@ void OuterProductMean::forward_in_slabs(const Tensor& m, const Tensor& msa_mask,
   const std::int64_t xb_max = std::min(kSeqBlock, sb_max);  // sequences per LayerNorm block
   Arena& arena = ctx.arena();
   ArenaScope scope(arena);
-  const Tensor x = arena.allocate(DType::f32, Shape{1, n_res, c_m_});  // LayerNorm(m[s])
+  const std::int64_t rb_max = std::min(right_block(n_seq, n_res), sb_max);
+  const Tensor x = arena.allocate(DType::f32, Shape{rb_max, n_res, c_m_});  // LayerNorm(m[s])
   const Tensor b = arena.allocate(DType::f32, Shape{sb_max, n_res, c});
   const Tensor xa = arena.allocate(DType::f32, Shape{xb_max * ni_max, c_m_});  // m[s, slab]
   const Tensor a = arena.allocate(DType::f32, Shape{sb_max, ni_max, c});
@@ -235,8 +247,12 @@ void OuterProductMean::forward_in_slabs(const Tensor& m, const Tensor& msa_mask,
       const std::int64_t r0 = s - first;
       for (std::int64_t r = 0; r < n_res; ++r)
         mk[r0 * n_res + r] = src_mask[s * msa_mask.stride(0) + r * msa_mask.stride(1)];
-      norm_.forward(m.slice(0, s, s + 1), x);
-      right_.forward(x, b.slice(0, r0, r0 + 1), arena);
+    }
+    for (std::int64_t s = first; s < end; s += rb_max) {
+      const std::int64_t ns = std::min(rb_max, end - s), r0 = s - first;
+      const Tensor xs = x.slice(0, 0, ns);
+      norm_.forward(m.slice(0, s, s + ns), xs);
+      right_.forward(xs, b.slice(0, r0, r0 + ns), arena);
     }
     const std::int64_t rows = (end - first) * n_res;
 #pragma omp parallel for schedule(static) if (rows * c >= (1 << 14))
@@ -312,12 +328,16 @@ std::size_t OuterProductMean::scratch_bytes(std::int64_t n_seq, std::int64_t n_r
   if (chunk > 0) {
     const std::int64_t ni = detail::chunk_rows(n_res, chunk);
     const std::int64_t sb = sequence_block(n_seq, ni), xb = std::min(kSeqBlock, sb);
+    const std::int64_t rb = std::min(right_block(n_seq, n_res), sb);
     const std::size_t buffers =
-        f32_bytes(n_res * c_m_) + f32_bytes(sb * n_res * c_) + f32_bytes(xb * ni * c_m_) +
+        f32_bytes(rb * n_res * c_m_) + f32_bytes(sb * n_res * c_) + f32_bytes(xb * ni * c_m_) +
         f32_bytes(sb * ni * c_) + f32_bytes(sb * n_res) + f32_bytes(ni * c_ * n_res * c_) +
         f32_bytes(ni * n_res) + f32_bytes(std::min(ni, kProjectRows) * n_res * c_ * c_) +
         (bf16_outer() ? bf16_bytes(sb * ni * c_) + bf16_bytes(sb * n_res * c_) : 0);
-    std::size_t inner = right_.scratch_bytes(n_res);
+    std::size_t inner = 0;
+    for (std::int64_t s : {rb, sb % rb, n_seq % sb % rb}) {
+      if (s > 0) inner = std::max(inner, right_.scratch_bytes(s * n_res));
+    }
     for (std::int64_t s : {xb, sb % xb, n_seq % sb % xb}) {
       for (std::int64_t i : {ni, n_res % ni}) {
         if (s > 0 && i > 0) inner = std::max(inner, left_.scratch_bytes(s * i));

@@ -7,6 +7,7 @@ namespace cpufold {
 void limit_heap_growth() {
   // Setting the threshold also turns glibc's dynamic adjustment of it off (mallopt(3)).
   mallopt(M_MMAP_THRESHOLD, static_cast<int>(kHeapMmapThreshold));
+  mallopt(M_TRIM_THRESHOLD, static_cast<int>(kHeapTrimThreshold));
 }
 
 }  // namespace cpufold

@@ -10,6 +10,7 @@
 
 #include "ops/gemm.h"
 #include "ops/row_kernels.h"
+#include "ops/small_head_attention.h"
 
 namespace cpufold {
 namespace {
@@ -60,6 +61,7 @@ struct Problem {
   std::int64_t n_key, c, ld_q, ld_k, ld_v;
   float scale;
   bool has_pair, has_mask;
+  detail::SmallHeadKernel small_head;  // bf16 heads of few channels: their own kernel
 
   const float* pair_row(const Tile& t, std::int64_t i) const {
     return has_pair ? pair.base + t.h * pair.s0 + (t.q0 + i) * pair.s1 : nullptr;
@@ -92,6 +94,13 @@ bool run_tile(const Problem<float>& p, const Tile& t, float* logits) {
 // softmax writes them (`weights`), and the product lands in an f32 tile (`product`) that is
 // normalised into o.
 bool run_tile(const Problem<bf16>& p, const Tile& t, float* logits, bf16* weights, float* product) {
+  if (p.small_head != nullptr) {
+    p.small_head({p.q.at(t.b, t.q0, t.h), p.ld_q, p.k.at(t.b, 0, t.h), p.ld_k, p.v.at(t.b, 0, t.h),
+                  p.ld_v, p.pair_row(t, 0), p.pair.s1, p.mask_row(t), p.o.at(t.b, t.q0, t.h),
+                  detail::leading_dim(p.o.s1, t.nq, p.c), t.nq, p.n_key, p.c, p.scale},
+                 logits);
+    return true;
+  }
   const auto& kernels = detail::row_kernels();
   bool ok = detail::gemm_bf16(false, true, t.nq, p.n_key, p.c, p.scale, p.q.at(t.b, t.q0, t.h),
                               p.ld_q, p.k.at(t.b, 0, t.h), p.ld_k, 0.f, logits, p.n_key);
@@ -112,6 +121,13 @@ bool run_tile(const Problem<bf16>& p, const Tile& t, float* logits, bf16* weight
   return ok;
 }
 
+// Floats of the per-thread logits buffer: one query tile, or the small-head kernel's work space.
+std::int64_t logits_floats(std::int64_t n_key, std::int64_t c, DType qkv_type) {
+  const std::int64_t tile = attention_query_tile(n_key) * n_key;
+  if (qkv_type != DType::bf16 || detail::small_head_kernel(c) == nullptr) return tile;
+  return std::max(tile, detail::small_head_work_floats(n_key, c));
+}
+
 }  // namespace
 
 std::int64_t attention_query_tile(std::int64_t n_key) {
@@ -125,8 +141,9 @@ std::int64_t attention_query_tile(std::int64_t n_key) {
 std::size_t attention_scratch_bytes(std::int64_t n_key, std::int64_t c_hidden, DType qkv_type) {
   const std::int64_t tile = attention_query_tile(n_key);
   const auto threads = static_cast<std::size_t>(omp_get_max_threads());
-  std::size_t bytes = align_up(threads * static_cast<std::size_t>(tile * n_key) * sizeof(float));
-  if (qkv_type == DType::bf16) {
+  std::size_t bytes = align_up(
+      threads * static_cast<std::size_t>(logits_floats(n_key, c_hidden, qkv_type)) * sizeof(float));
+  if (qkv_type == DType::bf16 && detail::small_head_kernel(c_hidden) == nullptr) {
     bytes += align_up(threads * static_cast<std::size_t>(tile * n_key) * sizeof(bf16)) +
              align_up(threads * static_cast<std::size_t>(tile * c_hidden) * sizeof(float));
   }
@@ -158,6 +175,8 @@ void multi_head_attention(const Tensor& q, const Tensor& k, const Tensor& v,
   if (n_batch == 0 || n_query == 0 || n_head == 0 || c == 0) return;
   if (n_key == 0) throw InternalError("attention over zero keys");
 
+  const bool use_bf16 = type == DType::bf16;
+  const detail::SmallHeadKernel small_head = use_bf16 ? detail::small_head_kernel(c) : nullptr;
   const auto problem = [&]<typename T>(T*) {
     const Strided<T> sq(q), sk(k), sv(v);
     return Problem<T>{sq,
@@ -173,20 +192,23 @@ void multi_head_attention(const Tensor& q, const Tensor& k, const Tensor& v,
                       detail::leading_dim(sv.s1, n_key, c),
                       1.f / std::sqrt(static_cast<float>(c)),
                       has_pair,
-                      has_mask};
+                      has_mask,
+                      small_head};
   };
-  const bool use_bf16 = type == DType::bf16;
   const std::int64_t tile = attention_query_tile(n_key);
   const std::int64_t n_tiles = (n_query + tile - 1) / tile;
   const int n_threads = omp_get_max_threads();
   ArenaScope scope(scratch);
+  const std::int64_t logits_per_thread = logits_floats(n_key, c, type);
   float* const logits_all =
-      scratch.allocate(DType::f32, Shape{n_threads, tile, n_key}).data_as<float>();
+      scratch.allocate(DType::f32, Shape{n_threads, logits_per_thread}).data_as<float>();
+  const bool bf16_tiles = use_bf16 && small_head == nullptr;
   bf16* const weights_all =
-      use_bf16 ? scratch.allocate(DType::bf16, Shape{n_threads, tile, n_key}).data_as<bf16>()
-               : nullptr;
+      bf16_tiles ? scratch.allocate(DType::bf16, Shape{n_threads, tile, n_key}).data_as<bf16>()
+                 : nullptr;
   float* const product_all =
-      use_bf16 ? scratch.allocate(DType::f32, Shape{n_threads, tile, c}).data_as<float>() : nullptr;
+      bf16_tiles ? scratch.allocate(DType::f32, Shape{n_threads, tile, c}).data_as<float>()
+                 : nullptr;
 
   std::atomic<bool> failed = false;
   const std::int64_t rows_per_region = chunk <= 0 ? n_batch : std::min(chunk, n_batch);
@@ -200,11 +222,11 @@ void multi_head_attention(const Tensor& q, const Tensor& k, const Tensor& v,
         const Tile t{b0 + task / (n_head * n_tiles), task / n_tiles % n_head, q0,
                      std::min(tile, n_query - q0)};
         const int thread = omp_get_thread_num();
-        float* logits = logits_all + thread * tile * n_key;
+        float* logits = logits_all + thread * logits_per_thread;
         bool ok;
         if constexpr (std::is_same_v<T, bf16>) {
-          ok = run_tile(p, t, logits, weights_all + thread * tile * n_key,
-                        product_all + thread * tile * c);
+          ok = run_tile(p, t, logits, bf16_tiles ? weights_all + thread * tile * n_key : nullptr,
+                        bf16_tiles ? product_all + thread * tile * c : nullptr);
         } else {
           ok = run_tile(p, t, logits);
         }

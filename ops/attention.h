@@ -32,7 +32,8 @@ struct AttentionBias {
 // count.
 // q, k and v are all f32 or all bf16. bf16: both products take bf16 inputs (the unnormalised
 // softmax weights rounded as they are written) with fp32 accumulation on oneDNN's bf16
-// matmul; logits, softmax and o stay fp32.
+// matmul; logits, softmax and o stay fp32. Heads of at most 16 channels take the AVX-512
+// small-head kernel instead (small_head_attention.h): fp32 products of the bf16 operands.
 void multi_head_attention(const Tensor& q, const Tensor& k, const Tensor& v,
                           const AttentionBias& bias, const Tensor& o, Arena& scratch,
                           std::int64_t chunk = 0);
@@ -41,7 +42,8 @@ void multi_head_attention(const Tensor& q, const Tensor& k, const Tensor& v,
 std::int64_t attention_query_tile(std::int64_t n_key);
 
 // Scratch bytes multi_head_attention takes from the arena with the current OpenMP thread count
-// for q, k, v of `qkv_type` (bf16 adds a tile of bf16 weights and an f32 tile of c_hidden).
+// for q, k, v of `qkv_type` (bf16 adds a tile of bf16 weights and an f32 tile of c_hidden, or
+// for small heads holds the small-head kernel's work space).
 std::size_t attention_scratch_bytes(std::int64_t n_key, std::int64_t c_hidden = 0,
                                     DType qkv_type = DType::f32);
 

@@ -2,28 +2,19 @@
 // (an exp per logit, the largest elementwise cost of an Evoformer block) and the bf16
 // conversions. The rest of the table is the AVX2 one. Same target-attribute scheme as
 // row_kernels_avx2.cpp: the binary runs on CPUs without AVX-512 and picks another table.
-// GCC 12 warns about the _mm512_undefined_* values inside its own AVX-512 headers (a known
-// false positive), wherever they are inlined into this file.
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-
-#include <immintrin.h>
-
 #include <cmath>
 
+#include "ops/avx512_math.h"
 #include "ops/row_kernels.h"
-
-#define CPUFOLD_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma")))
 
 namespace cpufold::detail {
 namespace {
 
+using avx512::Exp2Shifted;
+using avx512::tail_mask;
+
 constexpr float kExpLow = -87.3f;  // as the other tables: exp below this is 0
 constexpr float kExpHigh = 88.0f;
-
-CPUFOLD_AVX512 inline __mmask16 tail_mask(std::int64_t rem) {
-  return static_cast<__mmask16>(rem >= 16 ? 0xffff : (1u << rem) - 1u);
-}
 
 // exp256 of row_kernels_avx2.cpp on 16 lanes: the same Cephes polynomial and range split.
 CPUFOLD_AVX512 inline __m512 exp512(__m512 x) {
@@ -69,6 +60,18 @@ CPUFOLD_AVX512 inline __m512 load_sum(const float* x, const float* a, const floa
   return v;
 }
 
+// x += a + b over n floats (a, b may be null); returns the max of the result.
+CPUFOLD_AVX512 inline float add_biases(float* x, const float* a, const float* b, std::int64_t n) {
+  __m512 vmax = _mm512_set1_ps(-INFINITY);
+  for (std::int64_t i = 0; i < n; i += 16) {
+    const __mmask16 m = tail_mask(n - i);
+    const __m512 v = load_sum(x + i, a ? a + i : nullptr, b ? b + i : nullptr, m);
+    _mm512_mask_storeu_ps(x + i, m, v);
+    vmax = _mm512_mask_max_ps(vmax, m, vmax, v);
+  }
+  return _mm512_reduce_max_ps(vmax);
+}
+
 // Where the numerator goes: back into x, or as bf16 into y.
 struct StoreF32 {
   float* x;
@@ -82,23 +85,39 @@ struct StoreBf16 {
     _mm256_mask_storeu_epi16(y + i, mask, bf16_bits(e));
   }
 };
+// AVX512-BF16's one-instruction rounding (vcvtneps2bf16), only for the softmax weights: it
+// treats subnormal inputs as zero, which the weights never are (Exp2Shifted gives 0 or a normal
+// number), so it gives bf16_bits' bits. Inline assembly keeps this file's target attribute
+// free of avx512bf16; the table uses it only on CPUs that have the instruction.
+struct StoreBf16Native {
+  bf16* y;
+  CPUFOLD_AVX512 void operator()(std::int64_t i, __mmask16 mask, __m512 e) const {
+    __m256i r;
+    asm("vcvtneps2bf16 %1, %0" : "=v"(r) : "v"(e));
+    _mm256_mask_storeu_epi16(y + i, mask, r);
+  }
+};
 
-template <typename Store>
+// exp(x - max) to fp32 accuracy, for the fp32 weights (Exp2Shifted, with another polynomial and
+// reduction, is as accurate but rounds differently: the fp32 path keeps the bits it was
+// validated with).
+struct ExpNatural {
+  __m512 max;
+  CPUFOLD_AVX512 explicit ExpNatural(float m) : max(_mm512_set1_ps(m)) {}
+  CPUFOLD_AVX512 __m512 operator()(__m512 x) const { return exp512(_mm512_sub_ps(x, max)); }
+};
+
+// The numerator: the biases added and the max taken in one pass, then exp(x - max) by the
+// Exp functor (made from the max) handed to `store`, 16 lanes at a time; returns the sum.
+template <typename Exp, typename Store>
 CPUFOLD_AVX512 float softmax_numerator_to(float* x, const float* a, const float* b, std::int64_t n,
                                           const Store& store) {
-  __m512 vmax = _mm512_set1_ps(-INFINITY);
-  for (std::int64_t i = 0; i < n; i += 16) {
-    const __mmask16 m = tail_mask(n - i);
-    const __m512 v = load_sum(x + i, a ? a + i : nullptr, b ? b + i : nullptr, m);
-    _mm512_mask_storeu_ps(x + i, m, v);
-    vmax = _mm512_mask_max_ps(vmax, m, vmax, v);
-  }
-  const __m512 max = _mm512_set1_ps(_mm512_reduce_max_ps(vmax));
+  const Exp exp(add_biases(x, a, b, n));
   __m512 sum0 = _mm512_setzero_ps(), sum1 = _mm512_setzero_ps();
   std::int64_t i = 0;
   for (; i + 32 <= n; i += 32) {
-    const __m512 e0 = exp512(_mm512_sub_ps(_mm512_loadu_ps(x + i), max));
-    const __m512 e1 = exp512(_mm512_sub_ps(_mm512_loadu_ps(x + i + 16), max));
+    const __m512 e0 = exp(_mm512_loadu_ps(x + i));
+    const __m512 e1 = exp(_mm512_loadu_ps(x + i + 16));
     store(i, 0xffff, e0);
     store(i + 16, 0xffff, e1);
     sum0 = _mm512_add_ps(sum0, e0);
@@ -106,8 +125,7 @@ CPUFOLD_AVX512 float softmax_numerator_to(float* x, const float* a, const float*
   }
   for (; i < n; i += 16) {
     const __mmask16 m = tail_mask(n - i);
-    const __m512 e =
-        _mm512_maskz_mov_ps(m, exp512(_mm512_sub_ps(_mm512_maskz_loadu_ps(m, x + i), max)));
+    const __m512 e = _mm512_maskz_mov_ps(m, exp(_mm512_maskz_loadu_ps(m, x + i)));
     store(i, m, e);
     sum0 = _mm512_add_ps(sum0, e);
   }
@@ -115,12 +133,17 @@ CPUFOLD_AVX512 float softmax_numerator_to(float* x, const float* a, const float*
 }
 
 CPUFOLD_AVX512 float softmax_numerator(float* x, const float* a, const float* b, std::int64_t n) {
-  return softmax_numerator_to(x, a, b, n, StoreF32{x});
+  return softmax_numerator_to<ExpNatural>(x, a, b, n, StoreF32{x});
 }
 
 CPUFOLD_AVX512 float softmax_numerator_bf16(float* x, const float* a, const float* b,
                                             std::int64_t n, bf16* y) {
-  return softmax_numerator_to(x, a, b, n, StoreBf16{y});
+  return softmax_numerator_to<Exp2Shifted>(x, a, b, n, StoreBf16{y});
+}
+
+CPUFOLD_AVX512 float softmax_numerator_bf16_native(float* x, const float* a, const float* b,
+                                                   std::int64_t n, bf16* y) {
+  return softmax_numerator_to<Exp2Shifted>(x, a, b, n, StoreBf16Native{y});
 }
 
 CPUFOLD_AVX512 void to_bf16(const float* x, bf16* y, std::int64_t n) {
@@ -141,7 +164,8 @@ const RowKernels* avx512_row_kernels() {
     }
     static RowKernels t = *avx2;
     t.softmax_numerator = softmax_numerator;
-    t.softmax_numerator_bf16 = softmax_numerator_bf16;
+    t.softmax_numerator_bf16 = __builtin_cpu_supports("avx512bf16") ? softmax_numerator_bf16_native
+                                                                    : softmax_numerator_bf16;
     t.to_bf16 = to_bf16;
     t.name = "avx512";
     return &t;

@@ -38,5 +38,23 @@ TEST(HeapPolicy, LargeBuffersStayOffTheHeapAfterALargerOneIsFreed) {
   std::free(small);
 }
 
+// A block under the mmap threshold freed at the top of the heap stays there for the next one.
+// With glibc's default trim threshold (128 KiB) the free hands its pages back to the system and
+// the next malloc takes them again, two system calls per buffer for oneDNN's per-call ones.
+TEST(HeapPolicy, AFreedBlockUnderTheMmapThresholdIsKeptForTheNextOne) {
+  limit_heap_growth();
+  const std::size_t size = kHeapMmapThreshold * 3 / 4;
+  void* block = std::malloc(size);
+  ASSERT_NE(block, nullptr);
+  std::memset(block, 1, size);
+  const std::size_t heap = mallinfo2().arena;
+  std::free(block);
+  EXPECT_EQ(mallinfo2().arena, heap) << "the free returned the heap's top to the system";
+  void* next = std::malloc(size);
+  ASSERT_NE(next, nullptr);
+  EXPECT_EQ(mallinfo2().arena, heap);
+  std::free(next);
+}
+
 }  // namespace
 }  // namespace cpufold

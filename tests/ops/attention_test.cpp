@@ -4,6 +4,7 @@
 #include <omp.h>
 
 #include "ops/compute_precision.h"
+#include "ops/small_head_attention.h"
 #include "tests/support/tensor_test_util.h"
 
 namespace cpufold::testing {
@@ -182,6 +183,48 @@ TEST(Attention, Bf16OperandsMatchDoubleReferenceOfTheRoundedValues) {
                    {4e-3, 1e-2}, "bf16 " + name(d, pair, true));
       EXPECT_EQ(arena.used(), 0u);
     }
+  }
+}
+
+// Heads of at most 16 channels run on their own kernel, which keeps the softmax weights in fp32:
+// only the operands' rounding remains, so the rounded values' double reference holds to fp32
+// matmul accuracy (the GEMM tiles above only to the weights' bf16 rounding, 4e-3).
+TEST(Attention, Bf16SmallHeadsMatchDoubleReferenceOfTheRoundedValuesToFp32Accuracy) {
+  if (!bf16_support().available) GTEST_SKIP() << "oneDNN has no bf16 matmul on this CPU";
+  if (detail::small_head_kernel(8) == nullptr) GTEST_SKIP() << "no AVX-512 small-head kernel";
+  Arena arena = test_arena();
+  for (const Dims& d : {Dims{1, 1, 1, 1, 1}, Dims{2, 37, 37, 3, 8}, Dims{3, 130, 130, 2, 5},
+                        Dims{1, 255, 255, 2, 16}, Dims{2, 16, 16, 8, 8}}) {
+    const Inputs in(d, 70);
+    const Bf16Qkv qkv(in, d);
+    const Tensor& r = qkv.rounded.view;
+    for (bool pair : {false, true}) {
+      Buffer o(Shape{d.batch, d.query, d.head, d.c});
+      const AttentionBias bias = in.bias(pair, true);
+      multi_head_attention(qkv.q, qkv.k, qkv.v, bias, o.view, arena, 1);
+      expect_close(o.data,
+                   reference_attention(r.select(2, 0), r.select(2, 1), r.select(2, 2), bias),
+                   kF32Matmul, "bf16 small heads " + name(d, pair, true));
+    }
+  }
+  EXPECT_EQ(detail::small_head_kernel(17), nullptr) << "17 channels must take the GEMM tiles";
+}
+
+// A NaN logit (NaN activations upstream) makes its query's output NaN in the small-head kernel
+// too, where the run's finite check catches it; the other queries stay finite.
+TEST(Attention, Bf16SmallHeadKeepsANaNLogit) {
+  if (!bf16_support().available || detail::small_head_kernel(8) == nullptr) {
+    GTEST_SKIP() << "no AVX-512 small-head kernel";
+  }
+  Arena arena = test_arena();
+  const Dims d{1, 20, 20, 1, 8};
+  Inputs in(d, 71);
+  in.pair.data[3 * 20 + 17] = NAN;  // query 3, key 17
+  const Bf16Qkv qkv(in, d);
+  Buffer o(Shape{d.batch, d.query, d.head, d.c});
+  multi_head_attention(qkv.q, qkv.k, qkv.v, in.bias(true, true), o.view, arena);
+  for (std::int64_t i = 0; i < d.query; ++i) {
+    EXPECT_EQ(std::isnan(at(o.view, {0, i, 0, 0})), i == 3) << "query " << i;
   }
 }
 

@@ -2,6 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <bit>
+#include <cmath>
+
 #include "ops/row_kernels.h"
 #include "tests/support/tensor_test_util.h"
 
@@ -141,6 +145,40 @@ TEST(RowKernels, Avx512SoftmaxNumeratorsAgreeWithGeneric) {
       const float u = static_cast<float>(w1[i]), v = static_cast<float>(w2[i]);
       EXPECT_NEAR(u, v, 0x1p-7 * v + 1e-30) << "bf16 weight " << i << " of n=" << n;
     }
+  }
+}
+
+// The AVX-512 bf16 weights (their own exp, and vcvtneps2bf16 where the CPU has AVX512-BF16) are
+// exp(x - max) rounded once to bf16, and their sum is the exact sum to fp32 accuracy. Weights
+// whose exact value lies within 1e-6 of a rounding boundary may round either way.
+TEST(RowKernels, Avx512Bf16WeightsAreTheCorrectlyRoundedExp) {
+  const auto* avx512 = detail::avx512_row_kernels();
+  if (!avx512) GTEST_SKIP() << "CPU without AVX-512: its table cannot run here";
+  for (std::int64_t n : {1, 7, 16, 33, 512, 1000}) {
+    std::vector<float> x(static_cast<std::size_t>(n));
+    fill_normal(x, 21, 6.f);
+    for (std::size_t i = 5; i < x.size(); i += 7) x[i] = -1e9f;    // masked keys
+    for (std::size_t i = 3; i < x.size(); i += 11) x[i] -= 100.f;  // under the cut: 0
+    std::vector<float> y = x;
+    std::vector<bf16> w(x.size());
+    const float sum = avx512->softmax_numerator_bf16(y.data(), nullptr, nullptr, n, w.data());
+    const double max = *std::max_element(x.begin(), x.end());
+    double want_sum = 0.0;
+    int checked = 0;
+    for (std::int64_t i = 0; i < n; ++i) {
+      const double d = x[i] - max;
+      const double e = d < -87.3 ? 0.0 : std::exp(d);
+      want_sum += e;
+      const std::uint32_t bits = std::bit_cast<std::uint32_t>(static_cast<float>(e));
+      const double boundary = std::bit_cast<float>((bits & 0xffff0000u) | 0x8000u);
+      if (e > 0.0 && std::abs(e - boundary) < 1e-6 * e) continue;
+      ++checked;
+      EXPECT_EQ(w[i].bits, bf16(static_cast<float>(e)).bits)
+          << "weight " << i << " of n=" << n << ": exp(" << d << ") = " << e << ", got "
+          << static_cast<float>(w[i]);
+    }
+    EXPECT_GT(checked, n / 2);
+    EXPECT_NEAR(sum, want_sum, 1e-6 * want_sum) << "n=" << n;
   }
 }
 
