@@ -235,6 +235,7 @@ void OuterProductMean::forward_in_slabs(const Tensor& m, const Tensor& msa_mask,
   bf16* const a16 = use_bf16 ? arena.allocate(DType::bf16, a.shape()).data_as<bf16>() : nullptr;
   bf16* const b16 = use_bf16 ? arena.allocate(DType::bf16, b.shape()).data_as<bf16>() : nullptr;
   const RowShape sm = row_shape(m, "OuterProductMean m");
+  const auto& kernels = detail::row_kernels();
   const RowView vz = row_view(z, "OuterProductMean z");
   float* const ap = a.data_as<float>();
   const float* const src_mask = static_cast<const float*>(msa_mask.data());
@@ -255,11 +256,13 @@ void OuterProductMean::forward_in_slabs(const Tensor& m, const Tensor& msa_mask,
       right_.forward(xs, b.slice(0, r0, r0 + ns), arena);
     }
     const std::int64_t rows = (end - first) * n_res;
+    // Masked and, in bf16, rounded in the same pass over b.
 #pragma omp parallel for schedule(static) if (rows * c >= (1 << 14))
     for (std::int64_t r = 0; r < rows; ++r) {
-      for (std::int64_t k = 0; k < c; ++k) bp[r * c + k] *= mk[r];
+      float* const row = bp + r * c;
+      for (std::int64_t k = 0; k < c; ++k) row[k] *= mk[r];
+      if (use_bf16) kernels.to_bf16(row, b16 + r * c, c);
     }
-    if (use_bf16) round_to_bf16(bp, b16, rows * c);
   };
   if (keep_right) right_rows(0, n_seq);
   // The slabs read a few residues of every sequence.
@@ -291,14 +294,14 @@ void OuterProductMean::forward_in_slabs(const Tensor& m, const Tensor& msa_mask,
         norm_.forward(xs, xs);
         left_.forward(xs, Tensor(ap + x0 * ni * c, DType::f32, Shape{xn * ni, c}), arena);
       }
-      for (std::int64_t s = 0; s < sb; ++s) {
-        for (std::int64_t r = 0; r < ni; ++r) {
-          const float w = mk[s * n_res + i0 + r];
-          for (std::int64_t k = 0; k < c; ++k) ap[(s * ni + r) * c + k] *= w;
-        }
+#pragma omp parallel for schedule(static) if (sb * ni * c >= (1 << 14))
+      for (std::int64_t t = 0; t < sb * ni; ++t) {
+        float* const row = ap + t * c;
+        const float w = mk[t / ni * n_res + i0 + t % ni];
+        for (std::int64_t k = 0; k < c; ++k) row[k] *= w;
+        if (use_bf16) kernels.to_bf16(row, a16 + t * c, c);
       }
       // outer[(i, c1), (j, c2)] (+)= Σ_s a[s, i, c1]·b[s, j, c2]; norm likewise over the mask.
-      if (use_bf16) round_to_bf16(ap, a16, sb * ni * c);
       outer_sums({ap, a16, ni * c, bp, b16}, mk, i0, ni, sb, n_res, c, s0 == 0 ? 0.f : 1.f,
                  outer.data_as<float>(), norm.data_as<float>());
     }

@@ -52,7 +52,8 @@ const RowKernels& row_kernels();
 const RowKernels& generic_row_kernels();
 // Null when the CPU lacks AVX2 or FMA.
 const RowKernels* avx2_row_kernels();
-// The AVX2 table with AVX-512 softmax numerators and bf16 conversions; null without
+// The AVX2 table with AVX-512 softmax numerators and bf16 conversions (the bf16 numerator with
+// its own exp and, where the CPU has AVX512-BF16, its rounding instruction); null without
 // AVX-512 (F, BW, VL) or AVX2.
 const RowKernels* avx512_row_kernels();
 
