@@ -11,11 +11,12 @@
 #include <vector>
 
 #include "ops/attention.h"
-#include "ops/gemm.h"
 #include "ops/compute_precision.h"
 #include "ops/dnnl_context.h"
+#include "ops/gemm.h"
 #include "ops/layer_norm.h"
 #include "ops/linear.h"
+#include "ops/row_kernels.h"
 #include "ops/softmax.h"
 
 namespace cpufold {
@@ -110,8 +111,8 @@ void bench_linear(Arena& arena) {
 // q, k and v as strided views of one [batch, n, 3, head, c] projection, as GatedAttention
 // passes them (bf16: the projection stored in bf16, as with bf16 compute).
 void bench_attention(Arena& arena, std::int64_t n_batch, std::int64_t n, std::int64_t chunk,
-                     DType type = DType::f32) {
-  const std::int64_t n_head = 8, c = 32;
+                     DType type = DType::f32, std::int64_t c = 32) {
+  const std::int64_t n_head = 8;
   const Shape qkv_shape{n_batch, n, 3, n_head, c};
   Buffer qkv(qkv_shape), o(Shape{n_batch, n, n_head, c}), pair(Shape{n_head, n, n}),
       mask(Shape{n_batch, n});
@@ -120,9 +121,9 @@ void bench_attention(Arena& arena, std::int64_t n_batch, std::int64_t n, std::in
   const Tensor in = type == DType::bf16 ? Tensor(qkv16.data(), DType::bf16, qkv_shape) : qkv.view;
   const double flops = 4.0 * n_batch * n_head * n * n * c;
   char what[112];
-  std::snprintf(what, sizeof what, "attention B%ld Q=K=%ld H8 D32 chunk %ld %s",
-                static_cast<long>(n_batch), static_cast<long>(n), static_cast<long>(chunk),
-                std::string(dtype_name(type)).c_str());
+  std::snprintf(what, sizeof what, "attention B%ld Q=K=%ld H8 D%ld chunk %ld %s",
+                static_cast<long>(n_batch), static_cast<long>(n), static_cast<long>(c),
+                static_cast<long>(chunk), std::string(dtype_name(type)).c_str());
   report(what, best_ms([&] {
            multi_head_attention(in.select(2, 0), in.select(2, 1), in.select(2, 2),
                                 {pair.view, mask.view}, o.view, arena, chunk);
@@ -146,11 +147,11 @@ void bench_tile_products() {
              for (int t = 0; t < threads; ++t) {
                for (std::int64_t r = 0; r < calls; ++r) {
                  const bool ok =
-                     use_bf16 ? detail::gemm_bf16(false, true, m, n, k, 1.f, ab.data() + t * m * k,
-                                                  k, bb.data() + t * n * k, k, 0.f,
-                                                  c.data() + t * m * n, n)
-                              : detail::sgemm(false, true, m, n, k, 1.f, a.data() + t * m * k, k,
-                                              b.data() + t * n * k, k, 0.f, c.data() + t * m * n, n);
+                     use_bf16
+                         ? detail::gemm_bf16(false, true, m, n, k, 1.f, ab.data() + t * m * k, k,
+                                             bb.data() + t * n * k, k, 0.f, c.data() + t * m * n, n)
+                         : detail::sgemm(false, true, m, n, k, 1.f, a.data() + t * m * k, k,
+                                         b.data() + t * n * k, k, 0.f, c.data() + t * m * n, n);
                  if (!ok) std::abort();
                }
              }
@@ -200,6 +201,36 @@ void bench_layer_norm() {
 void bench_softmax() {
   Buffer x(Shape{8 * 128 * 128, 128});
   report("softmax [131072, 128]", best_ms([&] { softmax_inplace(x.view); }), 0);
+  // The attention tiles' numerators over one 64x512 tile (column attention at 512 rows), with a
+  // mask bias: fp32 weights, and bf16 weights (their own exp and rounding).
+  const std::int64_t rows = 64, n = 512;
+  Buffer logits(Shape{rows, n}), mask(Shape{n});
+  std::vector<float> work(logits.data.size());
+  std::vector<bf16> weights(logits.data.size());
+  const auto& kernels = detail::row_kernels();
+  const auto per_element = [&](bool bf16_weights) {
+    constexpr int kTiles = 200;
+    const Timing t = best_ms([&] {
+      for (int tile = 0; tile < kTiles; ++tile) {
+        std::copy(logits.data.begin(), logits.data.end(), work.begin());
+        for (std::int64_t r = 0; r < rows; ++r) {
+          float* row = work.data() + r * n;
+          if (bf16_weights) {
+            kernels.softmax_numerator_bf16(row, nullptr, mask.data.data(), n,
+                                           weights.data() + r * n);
+          } else {
+            kernels.softmax_numerator(row, nullptr, mask.data.data(), n);
+          }
+        }
+      }
+    });
+    return t.wall_ms * 1e6 / (kTiles * rows * n);
+  };
+  const double f32 = per_element(false), b16 = per_element(true);
+  std::printf(
+      "softmax numerator, %s table: fp32 weights %.3f ns/logit, bf16 weights %.3f "
+      "ns/logit (each with a copy of the tile)\n",
+      kernels.name, f32, b16);
 }
 
 }  // namespace
@@ -220,6 +251,12 @@ int main(int argc, char** argv) {
     if (precision == DType::bf16 && !bf16_support().available) continue;
     bench_attention(arena, 64, 256, 0, precision);
     bench_attention(arena, 32, 512, 0, precision);
+  }
+  // The extra-MSA stack's row attention: 8 channels per head (bf16 with AVX-512: the small-head
+  // kernel; CPUFOLD_ROW_KERNELS=avx2 gives the GEMM tiles for comparison).
+  for (const DType precision : {DType::f32, DType::bf16}) {
+    if (precision == DType::bf16 && !bf16_support().available) continue;
+    bench_attention(arena, 64, 256, 0, precision, 8);
   }
   bench_tile_products();
   bench_layer_norm();
