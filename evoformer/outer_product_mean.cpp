@@ -66,6 +66,20 @@ void outer_sums(const OuterOperands& x, const float* mask, std::int64_t i0, std:
   }
 }
 
+// rows[t] *= mask(t) over n rows of c channels and, with dst, each row rounded into dst in the
+// same pass (while it is in cache).
+template <typename Mask>
+void mask_rows(float* rows, std::int64_t n, std::int64_t c, const Mask& mask, bf16* dst) {
+  const auto& kernels = detail::row_kernels();
+#pragma omp parallel for schedule(static) if (n * c >= (1 << 14))
+  for (std::int64_t t = 0; t < n; ++t) {
+    float* const row = rows + t * c;
+    const float w = mask(t);
+    for (std::int64_t k = 0; k < c; ++k) row[k] *= w;
+    if (dst != nullptr) kernels.to_bf16(row, dst + t * c, c);
+  }
+}
+
 // dst = bf16(src) over n floats, in parallel blocks.
 void round_to_bf16(const float* src, bf16* dst, std::int64_t n) {
   constexpr std::int64_t kBlock = 4096;
@@ -238,7 +252,6 @@ void OuterProductMean::forward_in_slabs(const Tensor& m, const Tensor& msa_mask,
   bf16* const b16 =
       use_bf16 ? arena.allocate(DType::bf16, Shape{sb_max, n_res, c}).data_as<bf16>() : nullptr;
   const RowShape sm = row_shape(m, "OuterProductMean m");
-  const auto& kernels = detail::row_kernels();
   const RowView vz = row_view(z, "OuterProductMean z");
   float* const ap = a.data_as<float>();
   const float* const src_mask = static_cast<const float*>(msa_mask.data());
@@ -258,16 +271,10 @@ void OuterProductMean::forward_in_slabs(const Tensor& m, const Tensor& msa_mask,
       norm_.forward(m.slice(0, s, s + ns), xs);
       const Tensor dst = use_bf16 ? b.slice(0, 0, ns) : b.slice(0, r0, r0 + ns);
       right_.forward(xs, dst, arena);
-      // Masked and, in bf16, rounded into b16 in the same pass.
-      float* const bp = dst.data_as<float>();
-      const float* const mask_rows = mk + r0 * n_res;
-      const std::int64_t rows = ns * n_res, at = r0 * n_res * c;
-#pragma omp parallel for schedule(static) if (rows * c >= (1 << 14))
-      for (std::int64_t r = 0; r < rows; ++r) {
-        float* const row = bp + r * c;
-        for (std::int64_t k = 0; k < c; ++k) row[k] *= mask_rows[r];
-        if (use_bf16) kernels.to_bf16(row, b16 + at + r * c, c);
-      }
+      const float* const block_mask = mk + r0 * n_res;
+      mask_rows(
+          dst.data_as<float>(), ns * n_res, c, [&](std::int64_t r) { return block_mask[r]; },
+          use_bf16 ? b16 + r0 * n_res * c : nullptr);
     }
   };
   if (keep_right) right_rows(0, n_seq);
@@ -300,13 +307,8 @@ void OuterProductMean::forward_in_slabs(const Tensor& m, const Tensor& msa_mask,
         norm_.forward(xs, xs);
         left_.forward(xs, Tensor(ap + x0 * ni * c, DType::f32, Shape{xn * ni, c}), arena);
       }
-#pragma omp parallel for schedule(static) if (sb * ni * c >= (1 << 14))
-      for (std::int64_t t = 0; t < sb * ni; ++t) {
-        float* const row = ap + t * c;
-        const float w = mk[t / ni * n_res + i0 + t % ni];
-        for (std::int64_t k = 0; k < c; ++k) row[k] *= w;
-        if (use_bf16) kernels.to_bf16(row, a16 + t * c, c);
-      }
+      mask_rows(
+          ap, sb * ni, c, [&](std::int64_t t) { return mk[t / ni * n_res + i0 + t % ni]; }, a16);
       // outer[(i, c1), (j, c2)] (+)= Σ_s a[s, i, c1]·b[s, j, c2]; norm likewise over the mask.
       outer_sums({ap, a16, ni * c, bp, b16}, mk, i0, ni, sb, n_res, c, s0 == 0 ? 0.f : 1.f,
                  outer.data_as<float>(), norm.data_as<float>());

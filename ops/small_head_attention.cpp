@@ -16,10 +16,6 @@ std::int64_t padded_keys(std::int64_t n_key) {
   return (n_key + 15) / 16 * 16;
 }
 
-float widen(bf16 x) {
-  return std::bit_cast<float>(std::uint32_t{x.bits} << 16);
-}
-
 // Rows of n_key·c bf16 (ld apart) as fp32 [C][padded n_key], zero past c and past n_key, so
 // a block of 16 keys of one channel is one aligned load.
 void transpose_keys(const bf16* x, std::int64_t ld, std::int64_t n_key, std::int64_t c, int C,
@@ -31,7 +27,7 @@ void transpose_keys(const bf16* x, std::int64_t ld, std::int64_t n_key, std::int
       for (std::int64_t j = 0; j < nkp; ++j) row[j] = 0.f;
       continue;
     }
-    for (std::int64_t j = 0; j < n_key; ++j) row[j] = widen(x[j * ld + ch]);
+    for (std::int64_t j = 0; j < n_key; ++j) row[j] = static_cast<float>(x[j * ld + ch]);
     for (std::int64_t j = n_key; j < nkp; ++j) row[j] = 0.f;
   }
 }
@@ -51,7 +47,7 @@ CPUFOLD_AVX512 void small_head_tile(const SmallHeadTile& t, float* work) {
   for (std::int64_t i = 0; i < t.n_query; ++i) {
     __m512 q[C];
     for (int ch = 0; ch < C; ++ch) {
-      q[ch] = _mm512_set1_ps(ch < t.c ? widen(t.q[i * t.ld_q + ch]) * t.scale : 0.f);
+      q[ch] = _mm512_set1_ps(ch < t.c ? static_cast<float>(t.q[i * t.ld_q + ch]) * t.scale : 0.f);
     }
     const float* pair = t.pair != nullptr ? t.pair + i * t.ld_pair : nullptr;
     // Logits of 16 keys at a time (Alg. 7 line 5: q·k, scaled, plus the biases), and their max.
@@ -93,11 +89,8 @@ std::int64_t small_head_work_floats(std::int64_t n_key, std::int64_t c) {
 }
 
 SmallHeadKernel small_head_kernel(std::int64_t c) {
-  static const bool available = [] {
-    const RowKernelChoice choice = row_kernel_choice();
-    return (choice == RowKernelChoice::automatic || choice == RowKernelChoice::avx512) &&
-           avx512_row_kernels() != nullptr;
-  }();
+  // With the AVX-512 row kernels, as CPUFOLD_ROW_KERNELS and the CPU select them.
+  static const bool available = &row_kernels() == avx512_row_kernels();
   if (!available || c <= 0 || c > kSmallHeadMaxChannels) return nullptr;
   return c <= 8 ? small_head_tile<8> : small_head_tile<16>;
 }
