@@ -42,6 +42,13 @@ std::unique_ptr<TemplateEmbedder> template_embedder(const WeightStore& store, co
   return std::make_unique<TemplateEmbedder>(store, c);
 }
 
+// The context of one family's phase: its chunk.
+RunContext with_chunk(const RunContext& ctx, std::int64_t chunk) {
+  RunContext c = ctx;
+  c.chunk = chunk;
+  return c;
+}
+
 }  // namespace
 
 Trunk::Trunk(const WeightStore& store, const ModelConfig& c, DType stacks)
@@ -113,27 +120,27 @@ std::size_t Trunk::extra_msa_bytes(const TrunkDims& d) const {
 // Mirrors forward()'s phases: the embedders before the masks exist; then with the masks and the
 // template rows resident the template stack, the extra-MSA stack with its activations, and with
 // the MSA representation the input embedder's MSA part and the Evoformer stack.
-TrunkBytes Trunk::forward_bytes(const TrunkDims& d, std::int64_t chunk, bool apart) const {
+TrunkBytes Trunk::forward_bytes(const TrunkDims& d, const ChunkSizes& chunks, bool apart) const {
   const ModelConfig& c = config_;
   const std::int64_t rows = d.n_seq + d.n_templ;
   const std::size_t before_masks = std::max(
       // With tracing, the input embedder's pair goes to its own buffer first.
       input_embedder_.scratch_bytes(d.n_seq, d.n_res) + f32_bytes({d.n_res, d.n_res, c.c_z}),
-      RecyclingEmbedder::scratch_bytes(d.n_res, c.c_m, c.c_z, false, chunk));
+      RecyclingEmbedder::scratch_bytes(d.n_res, c.c_m, c.c_z, false, chunks.evoformer));
   const std::size_t masks = f32_bytes({rows, d.n_res}) + f32_bytes({d.n_res, d.n_res}) +
                             (d.n_templ > 0 ? f32_bytes({d.n_templ, d.n_res, c.c_m}) : 0);
   std::size_t templates = 0, template_pairs = 0;
   if (template_embedder_ && d.n_templ > 0) {
-    templates = template_embedder_->transient_bytes(d.n_templ, d.n_res, chunk);
+    templates = template_embedder_->transient_bytes(d.n_templ, d.n_res, chunks.templates);
     template_pairs = template_embedder_->activation_bytes(d.n_templ, d.n_res);
   }
   std::size_t extra = ExtraMsaEmbedder::scratch_bytes(d.n_extra, d.n_res);
   for (const EvoformerBlock& b : extra_msa_stack_)
-    extra = std::max(extra, b.scratch_bytes(d.n_extra, d.n_res, chunk, extra_type_));
+    extra = std::max(extra, b.scratch_bytes(d.n_extra, d.n_res, chunks.extra_msa, extra_type_));
   std::size_t evoformer = std::max(input_embedder_.scratch_bytes(d.n_seq, d.n_res),
                                    single_activations_.scratch_bytes(d.n_res));
   for (const EvoformerBlock& b : evoformer_stack_)
-    evoformer = std::max(evoformer, b.scratch_bytes(rows, d.n_res, chunk));
+    evoformer = std::max(evoformer, b.scratch_bytes(rows, d.n_res, chunks.evoformer));
   const std::size_t e = extra_msa_bytes(d), m = msa_bytes(d);
   TrunkBytes t;
   if (apart) {
@@ -148,8 +155,11 @@ TrunkBytes Trunk::forward_bytes(const TrunkDims& d, std::int64_t chunk, bool apa
   return t;
 }
 
-void Trunk::forward(const TrunkInputs& in, TrunkState& state, const RunContext& ctx) const {
+void Trunk::forward(const TrunkInputs& in, TrunkState& state, const RunContext& run_ctx,
+                    const ChunkSizes& chunks) const {
   const TrunkDims d = dims_of(in, config_);
+  // The embedders slice with the Evoformer's chunk (their transients are pair-sized, as its).
+  const RunContext ctx = with_chunk(run_ctx, chunks.evoformer);
   Arena& arena = ctx.arena();
   Arena& activations = ctx.activation_arena();
   ctx.phase("embedders");
@@ -181,12 +191,14 @@ void Trunk::forward(const TrunkInputs& in, TrunkState& state, const RunContext& 
     ctx.phase("templates");
     template_rows = arena.allocate(DType::f32, {d.n_templ, d.n_res, config_.c_m});
     template_embedder_->forward(in, state.pair, pair_mask, template_rows,
-                                msa_mask.slice(0, d.n_seq, d.n_seq + d.n_templ), ctx);
+                                msa_mask.slice(0, d.n_seq, d.n_seq + d.n_templ),
+                                with_chunk(ctx, chunks.templates));
   }
 
   // AF2 Alg. 18: the extra-MSA stack updates the pair.
   ctx.phase("extra_msa");
   {
+    const RunContext extra_ctx = with_chunk(ctx, chunks.extra_msa);
     ArenaScope extra_scope(activations);
     Tensor e = activations.allocate(extra_type_, {d.n_extra, d.n_res, config_.c_e});
     extra_msa_embedder_.forward(in.extra_msa, in.extra_has_deletion, in.extra_deletion_value, e,
@@ -195,7 +207,7 @@ void Trunk::forward(const TrunkInputs& in, TrunkState& state, const RunContext& 
       const std::string name = "extra_msa_block_" + std::to_string(i);
       ctx.trace(name, "in_0", e);
       ctx.trace(name, "in_1", state.pair);
-      extra_msa_stack_[i].forward(e, state.pair, in.extra_msa_mask, pair_mask, ctx);
+      extra_msa_stack_[i].forward(e, state.pair, in.extra_msa_mask, pair_mask, extra_ctx);
       ctx.trace(name, "out_0", e);
       ctx.trace(name, "out_1", state.pair);
       evict_spilled(e, ctx);

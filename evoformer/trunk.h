@@ -12,6 +12,7 @@
 #include "evoformer/recycling_embedder.h"
 #include "evoformer/trunk_inputs.h"
 #include "io/model_config.h"
+#include "memory/chunk_sizes.h"
 
 namespace cpufold {
 
@@ -53,9 +54,11 @@ class Trunk {
   TrunkState allocate_state(const TrunkDims& dims, Arena& arena) const;
   // Bytes allocate_state takes.
   std::size_t state_bytes(const TrunkDims& dims) const;
-  // What one forward() takes for these sizes and chunk, with the activations in their own
+  // What one forward() takes for these sizes and chunks (the templates', extra-MSA and
+  // Evoformer families'; the embedders take the Evoformer's), with the activations in their own
   // arena (`activations_apart`) or sharing ctx.arena().
-  TrunkBytes forward_bytes(const TrunkDims& dims, std::int64_t chunk, bool activations_apart) const;
+  TrunkBytes forward_bytes(const TrunkDims& dims, const ChunkSizes& chunks,
+                           bool activations_apart) const;
   // Bytes of the MSA representation forward() leaves in the activation arena.
   std::size_t msa_bytes(const TrunkDims& dims) const;
   // Bytes of the extra-MSA representation, which lives during the extra-MSA stack.
@@ -68,8 +71,9 @@ class Trunk {
   // depend on the pair) and which forward() leaves allocated as state.msa from
   // ctx.activation_arena(), with the masks in ctx.arena(): the caller releases both (arena
   // marks) before the next forward(). Traces every module (reference names) when ctx.tracer is
-  // set.
-  void forward(const TrunkInputs& in, TrunkState& state, const RunContext& ctx) const;
+  // set. Each stack slices with its family's chunk; ctx.chunk is not read.
+  void forward(const TrunkInputs& in, TrunkState& state, const RunContext& ctx,
+               const ChunkSizes& chunks) const;
 
   static TrunkDims dims_of(const TrunkInputs& in, const ModelConfig& config);
 

@@ -104,10 +104,9 @@ void refuse_plan(const MemoryPlan& plan, const std::string& what) {
                                 ? "the memory budget " + format_bytes(*plan.budget)
                                 : "the memory available here " + format_bytes(plan.usable_bytes);
   throw BudgetError(
-      what + " needs at least " + format_bytes(plan.min_budget_bytes) +
-      " (the leanest plan, chunk size " + std::to_string(plan.chosen.chunk) + "), more than " +
-      limit + "; give --mem-budget " + slurm_mem(plan.min_budget_bytes) +
-      " or more (and as much to the job's memory limit)" +
+      what + " needs at least " + format_bytes(plan.min_budget_bytes) + " (the leanest plan, " +
+      describe_chunk_sizes(plan.chosen.chunks) + "), more than " + limit + "; give --mem-budget " +
+      slurm_mem(plan.min_budget_bytes) + " or more (and as much to the job's memory limit)" +
       (plan.spill_considered ? std::string(", or fold it on a machine with more memory")
                              : std::string(", or add --spill-dir DIR (a directory on a local SSD "
                                            "or a DAX mount) to place the largest activations in "

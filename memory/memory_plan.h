@@ -1,6 +1,6 @@
 // MemoryPlan: how a run uses memory before it runs. The planner weighs candidate plans (one per
-// chunk size) whose byte counts come from the modules that will allocate them, and picks one
-// for a budget: the fastest that fits, or without a budget the leanest whose predicted time is
+// set of chunk sizes) whose byte counts come from the modules that will allocate them, and picks
+// one for a budget: the fastest that fits, or without a budget the leanest whose predicted time is
 // within a few percent of the fastest. Every figure is in bytes resident at the run's peak.
 #pragma once
 
@@ -9,6 +9,8 @@
 #include <optional>
 #include <string>
 #include <vector>
+
+#include "memory/chunk_sizes.h"
 
 namespace cpufold {
 
@@ -19,7 +21,7 @@ struct PlannedBlock {
 };
 
 struct PlanCandidate {
-  std::int64_t chunk = 0;            // rows per slice; 0: unsliced
+  ChunkSizes chunks;                 // rows per slice of each family; 0: unsliced
   std::vector<PlannedBlock> blocks;  // everything resident in DRAM at the peak
   std::vector<PlannedBlock> spill;   // arenas placed on the spill tier (files under --spill-dir)
   double relative_time = 1;          // predicted time over the fastest candidate's (>= 1)

@@ -5,13 +5,10 @@
 
 #include "memory/byte_size.h"
 #include "memory/error.h"
+#include "pipeline/batch/chunk_sizes_json.h"
 
 namespace cpufold {
 namespace {
-
-std::string chunk_name(std::int64_t chunk) {
-  return chunk > 0 ? std::to_string(chunk) : std::string("off (unsliced)");
-}
 
 const JobPlan* largest(std::span<const JobPlan> plans) {
   const JobPlan* best = nullptr;
@@ -54,7 +51,7 @@ std::string plan_text(std::span<const JobPlan> plans) {
                     format_bytes(b.bytes).c_str());
       out += line;
     }
-    out += "  chunk size " + chunk_name(p.chosen.chunk) + ": " + p.why + "\n";
+    out += "  " + describe_chunk_sizes(p.chosen.chunks) + ": " + p.why + "\n";
     std::snprintf(line, sizeof line, "  predicted time %.2fx the fastest plan's; time model: ",
                   p.chosen.relative_time);
     out += line;
@@ -90,7 +87,8 @@ std::string plan_json(std::span<const JobPlan> plans) {
     o["n_seq"] = j.n_seq;
     o["n_extra"] = j.n_extra;
     o["n_templ"] = j.n_templ;
-    o["chunk_size"] = p.chosen.chunk;
+    o["chunk_size"] = p.chosen.chunks.evoformer;
+    o["chunk_sizes"] = p.chosen.chunks;
     o["dram_peak_bytes"] = p.dram_peak_bytes;
     o["spill_bytes"] = p.spill_bytes;
     o["fits"] = p.fits;

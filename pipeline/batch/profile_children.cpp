@@ -148,7 +148,7 @@ std::string profile_progress_line(const ProfiledLength& p, std::size_t index, st
   std::snprintf(head, sizeof head, "[%zu/%zu] N_res %lld: ", index + 1, count,
                 static_cast<long long>(l.sizes.n_res));
   std::string line = head;
-  const std::string chunk = l.chunk > 0 ? std::to_string(l.chunk) : std::string("off");
+  const std::string chunk = describe_chunk_sizes(l.chunks);
   if (l.ok) {
     char ratio[64];
     std::snprintf(ratio, sizeof ratio, "ratio %.3f", l.ratio());
@@ -156,12 +156,11 @@ std::string profile_progress_line(const ProfiledLength& p, std::size_t index, st
     for (const StagePeak& s : l.stages) seconds += s.seconds;
     char time[32];
     std::snprintf(time, sizeof time, "%.1f s", seconds);
-    return line + "predicted " + format_bytes(l.predicted_peak_bytes) + " (chunk " + chunk +
+    return line + "predicted " + format_bytes(l.predicted_peak_bytes) + " (" + chunk +
            "), measured " + format_bytes(l.measured_peak_bytes) + ", " + ratio + "; " + time;
   }
   line += "FAILED: " + l.error;
-  if (l.planned)
-    line += " (predicted " + format_bytes(l.predicted_peak_bytes) + ", chunk " + chunk + ")";
+  if (l.planned) line += " (predicted " + format_bytes(l.predicted_peak_bytes) + ", " + chunk + ")";
   return line;
 }
 

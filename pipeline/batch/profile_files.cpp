@@ -79,7 +79,7 @@ std::string profile_csv(std::span<const LengthProfile> lengths) {
                                   std::to_string(z.extra_rows),
                                   std::to_string(z.templates),
                                   std::to_string(z.recycles),
-                                  l.planned ? std::to_string(l.chunk) : "",
+                                  l.planned ? chunk_sizes_token(l.chunks) : "",
                                   planned(l.predicted_peak_bytes),
                                   measured(l.measured_peak_bytes),
                                   l.ok && l.planned ? decimal(l.ratio(), 4) : ""};

@@ -2,12 +2,14 @@
 
 #include <nlohmann/json.hpp>
 
+#include "pipeline/batch/chunk_sizes_json.h"
+
 namespace cpufold {
 
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(ProfileSizes, n_res, msa_rows, extra_rows, templates, recycles)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(PlannedBlock, name, bytes)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(StagePeak, name, peak_bytes, seconds)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(LengthProfile, sizes, planned, chunk, predicted_peak_bytes,
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(LengthProfile, sizes, planned, chunks, predicted_peak_bytes,
                                    blocks, ok, error, measured_peak_bytes, stages, stage_method)
 
 std::string profile_record(std::string_view tag, const LengthProfile& p) {

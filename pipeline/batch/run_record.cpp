@@ -10,7 +10,7 @@ RunTiming run_timing(RunTiming run, const Prediction& p, const RenderedPredictio
   run.planned_bytes = p.planned_bytes;
   run.peak_rss_bytes = p.peak_rss_bytes;
   run.predicted_peak_bytes = p.plan.dram_peak_bytes;
-  run.chunk = p.plan.chosen.chunk;
+  run.chunks = p.plan.chosen.chunks;
   return run;
 }
 

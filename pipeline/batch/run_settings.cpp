@@ -19,7 +19,7 @@ RunOptions model_run_options(const PredictOptions& o) {
   run.recycles = o.num_recycle;
   run.ensemble = o.num_ensemble;
   run.early_stop_tolerance = o.recycle_early_stop_tolerance;
-  run.chunk = o.chunk_size;
+  run.chunks = ChunkSizes::all(o.chunk_size);
   run.mem_budget = o.mem_budget;
   run.spill_dir = o.spill_dir;
   run.spill_numa_node = o.spill_numa_node;

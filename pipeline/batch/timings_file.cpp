@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "io/atomic_file.h"
+#include "pipeline/batch/chunk_sizes_json.h"
 
 namespace cpufold {
 
@@ -48,7 +49,8 @@ void TimingsFile::job_done(const std::string& job, const JobTiming& timing) {
     run["planned_mib"] = static_cast<double>(r.planned_bytes) / (1 << 20);
     run["peak_rss_mib"] = static_cast<double>(r.peak_rss_bytes) / (1 << 20);
     run["predicted_peak_mib"] = static_cast<double>(r.predicted_peak_bytes) / (1 << 20);
-    run["chunk_size"] = r.chunk;
+    run["chunk_size"] = r.chunks.evoformer;
+    run["chunk_sizes"] = r.chunks;
     t["runs"].push_back(run);
   }
   t["status"] = "done";

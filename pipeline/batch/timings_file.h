@@ -24,7 +24,7 @@ struct RunTiming {
   std::optional<double> ptm;
   std::size_t planned_bytes = 0, peak_rss_bytes = 0;
   std::size_t predicted_peak_bytes = 0;  // the memory plan's
-  std::int64_t chunk = 0;                // the plan's chunk size (0: unsliced)
+  ChunkSizes chunks;                     // the plan's chunk sizes (0: unsliced)
 };
 
 struct JobTiming {

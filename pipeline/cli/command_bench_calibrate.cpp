@@ -1,6 +1,7 @@
 // `cpufold bench calibrate`: measures the planner's time model on this machine (how much
-// slower one Evoformer block runs with each chunk size, and with its activations spilled) and
-// saves it where every later plan on this CPU model finds it.
+// slower one Evoformer block and one extra-MSA block run with each chunk size, and the
+// Evoformer block with its activations spilled) and saves it where every later plan on this CPU
+// model finds it.
 #include <omp.h>
 
 #include <algorithm>
@@ -23,7 +24,7 @@ namespace {
 
 struct CalibrateArgs {
   std::string params, out;
-  std::int64_t n_res = 256, n_seq = 516;
+  std::int64_t n_res = 256, n_seq = 516, n_extra = 5120;
   int rounds = 2;
   CommonOptions common;
 };
@@ -35,14 +36,22 @@ double best_of(BlockBench& bench, std::int64_t chunk, int rounds) {
   return best;
 }
 
-// The chunk sizes the planner weighs for a block of this size (a chunk covering every sliced
-// axis is the unsliced block again).
-std::vector<std::int64_t> planned_chunks(std::int64_t n_res, std::int64_t n_seq) {
-  std::vector<std::int64_t> chunks;
-  for (const std::int64_t c : kChunkCandidates) {
-    if (c == 0 || c < std::max(n_res, n_seq)) chunks.push_back(c);
+// Each chunk the planner weighs for a block of this size (a chunk covering every sliced axis is
+// the unsliced block again), timed; the times over the fastest's.
+std::map<std::int64_t, double> chunk_factors(BlockBench& bench,
+                                             const std::vector<std::int64_t>& chunks, int rounds) {
+  bench.run(0);  // warm-up: oneDNN creates its primitives
+  std::map<std::int64_t, double> seconds;
+  for (const std::int64_t chunk : chunks) {
+    seconds[chunk] = best_of(bench, chunk, rounds);
+    std::printf("  chunk %4lld: %8.3f s\n", static_cast<long long>(chunk), seconds[chunk]);
+    std::fflush(stdout);
   }
-  return chunks;
+  double fastest = std::numeric_limits<double>::infinity();
+  for (const auto& [chunk, s] : seconds) fastest = std::min(fastest, s);
+  std::map<std::int64_t, double> factors;
+  for (const auto& [chunk, s] : seconds) factors[chunk] = s / fastest;
+  return factors;
 }
 
 void calibrate(const CalibrateArgs& args) {
@@ -55,24 +64,24 @@ void calibrate(const CalibrateArgs& args) {
   model.isa = this_isa();
   model.threads = omp_get_max_threads();
   std::printf(
-      "calibrating on %s (oneDNN ISA %s), %d threads: one Evoformer block, n_res %lld, "
-      "%lld MSA rows, fastest of %d run(s) per setting\n",
+      "calibrating on %s (oneDNN ISA %s), %d threads, n_res %lld, fastest of %d run(s) per "
+      "setting\none Evoformer block, %lld MSA rows:\n",
       model.cpu.c_str(), model.isa.c_str(), model.threads, static_cast<long long>(args.n_res),
-      static_cast<long long>(args.n_seq), args.rounds);
+      args.rounds, static_cast<long long>(args.n_seq));
   std::fflush(stdout);
 
+  const TrunkDims dims{args.n_res, args.n_seq, args.n_extra, 0};
   BlockBench dram(store, c, kind, DType::f32, args.n_seq, args.n_res, dram_tier(), dram_tier());
-  dram.run(0);  // warm-up: oneDNN creates its primitives
-  std::map<std::int64_t, double> seconds;
-  for (const std::int64_t chunk : planned_chunks(args.n_res, args.n_seq)) {
-    seconds[chunk] = best_of(dram, chunk, args.rounds);
-    std::printf("  chunk %4lld: %8.3f s\n", static_cast<long long>(chunk), seconds[chunk]);
-    std::fflush(stdout);
+  model.chunk_factor =
+      chunk_factors(dram, family_chunks(ChunkFamily::evoformer, dims), args.rounds);
+  std::printf("one extra-MSA block, %lld extra rows:\n", static_cast<long long>(args.n_extra));
+  std::fflush(stdout);
+  {
+    BlockBench extra(store, c, EvoformerBlock::Kind::extra_msa, DType::f32, args.n_extra,
+                     args.n_res, dram_tier(), dram_tier());
+    model.extra_msa_chunk_factor =
+        chunk_factors(extra, family_chunks(ChunkFamily::extra_msa, dims), args.rounds);
   }
-  double fastest = std::numeric_limits<double>::infinity();
-  for (const auto& [chunk, s] : seconds) fastest = std::min(fastest, s);
-  model.chunk_factor.clear();
-  for (const auto& [chunk, s] : seconds) model.chunk_factor[chunk] = s / fastest;
 
   if (!args.common.spill_dir.empty()) {
     // At the chunk a default plan of this size takes: the leanest within the time slack.
@@ -108,8 +117,11 @@ void calibrate(const CalibrateArgs& args) {
         "or give --out FILE (and CPUFOLD_TIME_MODEL=FILE to runs)");
   }
   save_time_model(model, path);
-  std::printf("relative time per chunk:");
+  std::printf("relative time per chunk, Evoformer block:");
   for (const auto& [chunk, f] : model.chunk_factor)
+    std::printf(" %lld: %.3f", static_cast<long long>(chunk), f);
+  std::printf("\nrelative time per chunk, extra-MSA block:");
+  for (const auto& [chunk, f] : model.extra_msa_chunk_factor)
     std::printf(" %lld: %.3f", static_cast<long long>(chunk), f);
   std::printf("\nsaved to %s: %s\n", path.c_str(),
               path == time_model_path() ? "plans on this CPU model and ISA use it from now on"
@@ -122,17 +134,22 @@ void add_bench_calibrate_command(CLI::App& bench) {
   auto args = std::make_shared<CalibrateArgs>();
   CLI::App* cmd = bench.add_subcommand(
       "calibrate",
-      "Measures the memory planner's time model on this machine: one Evoformer block (block 0 of "
-      "PARAMS, random activations) at every chunk size the planner weighs, and with --spill-dir "
-      "the block with its activations in the spill tier; saves the relative times where plans "
-      "on this CPU model find them (default: time_model.json in $CPUFOLD_CACHE_DIR, "
-      "$XDG_CACHE_HOME/cpufold or ~/.cache/cpufold; $CPUFOLD_TIME_MODEL names the file). "
-      "Takes about a minute at the default size on 2 cores.");
+      "Measures the memory planner's time model on this machine: one Evoformer block and one "
+      "extra-MSA block (block 0 of PARAMS, random activations, fp32) at every chunk size the "
+      "planner weighs, and with --spill-dir the Evoformer block with its activations in the spill "
+      "tier; saves the relative times where plans on this CPU model find them (default: "
+      "time_model.json in $CPUFOLD_CACHE_DIR, $XDG_CACHE_HOME/cpufold or ~/.cache/cpufold; "
+      "$CPUFOLD_TIME_MODEL names the file). Takes about 5 minutes at the default size on 2 "
+      "cores.");
   cmd->add_option("--params", args->params, "AF2 parameters (.npz / .h5)")->required();
   cmd->add_option("--n-res", args->n_res, "residues of the timed block (default 256)")
       ->transform(integer_in(1, kMaxRows));
   cmd->add_option("--n-seq", args->n_seq,
                   "MSA rows of the timed block (default 516: 512 clusters and 4 templates)")
+      ->transform(integer_in(1, kMaxRows));
+  cmd->add_option("--n-extra", args->n_extra,
+                  "extra MSA rows of the timed extra-MSA block (default 5120, as AF2 models 1, 3, "
+                  "4)")
       ->transform(integer_in(1, kMaxRows));
   cmd->add_option("--rounds", args->rounds,
                   "runs per setting, the fastest kept (default 2; more on a busy machine)")

@@ -20,6 +20,7 @@
 #include "memory/peak_tracker.h"
 #include "ops/compute_precision.h"
 #include "ops/matmul_peak.h"
+#include "pipeline/batch/chunk_sizes_json.h"
 #include "pipeline/cli/cli.h"
 #include "pipeline/cli/common_options.h"
 #include "pipeline/cli/option_checks.h"
@@ -101,7 +102,7 @@ void run_bench_model(const BenchModelArgs& a) {
   StageClock clock;
   RunOptions options;
   options.recycles = a.sizes.recycles;
-  options.chunk = a.common.chunk_size;
+  options.chunks = ChunkSizes::all(a.common.chunk_size);
   options.mem_budget = a.common.memory_budget_bytes;
   options.on_stage = [&clock](std::string_view stage) {
     if (stage == "done") {
@@ -142,10 +143,11 @@ void run_bench_model(const BenchModelArgs& a) {
   const std::size_t rss = os_peak_rss_bytes();
   std::printf(
       "  forward %.3f s, %.1f GFLOP, %.1f GFLOP/s = %.1f%% of the %s matmul peak "
-      "(%lld^3: %.1f GFLOP/s, %s); peak RSS %.1f MiB\n",
+      "(%lld^3: %.1f GFLOP/s, %s); peak RSS %.1f MiB; %s\n",
       forward_seconds, model_gflop, rate, 100 * rate / peak.gflops_per_s, precision_label,
       static_cast<long long>(peak.size), peak.gflops_per_s, peak.impl.c_str(),
-      static_cast<double>(rss) / (1 << 20));
+      static_cast<double>(rss) / (1 << 20),
+      describe_chunk_sizes(prediction.plan.chosen.chunks).c_str());
   if (rate > peak.gflops_per_s) {
     std::printf(
         "  note: the model ran faster than the measured matmul peak (%.1f before, %.1f after): "
@@ -164,6 +166,8 @@ void run_bench_model(const BenchModelArgs& a) {
       {"matmul_impl", peak.impl},
       {"percent_of_peak", 100 * rate / peak.gflops_per_s},
       {"peak_rss_bytes", rss},
+      {"predicted_peak_bytes", prediction.plan.dram_peak_bytes},
+      {"chunk_sizes", prediction.plan.chosen.chunks},
       {"precision", precision_label},
       {"isa", bf16_support().isa},
       {"threads", omp_get_max_threads()},

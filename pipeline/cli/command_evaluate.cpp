@@ -46,7 +46,7 @@ void add_evaluate_command(CLI::App& app) {
   cmd->add_flag("--quiet", args->quiet, "no progress messages on stderr");
   cmd->callback([args] {
     apply_common_options(args->common);
-    args->options.chunk_size = args->common.chunk_size;
+    args->options.chunks = ChunkSizes::all(args->common.chunk_size);
     args->options.mem_budget = args->common.memory_budget_bytes;
     if (!args->common.spill_dir.empty()) args->options.spill_dir = args->common.spill_dir;
     args->options.spill_numa_node = args->common.spill_numa_node;

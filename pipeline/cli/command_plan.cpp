@@ -47,7 +47,7 @@ std::vector<JobPlan> plan_features(PlanArgs& a) {
   EvaluateOptions o;
   o.params = a.params;
   o.features = a.features;
-  o.chunk_size = a.predict.common.chunk_size;
+  o.chunks = ChunkSizes::all(a.predict.common.chunk_size);
   o.mem_budget = a.predict.common.memory_budget_bytes;
   if (!a.predict.common.spill_dir.empty()) o.spill_dir = a.predict.common.spill_dir;
   o.spill_numa_node = a.predict.common.spill_numa_node;

@@ -69,7 +69,7 @@ RunOptions run_options(const EvaluateOptions& o, std::int64_t available, Tracer*
                      std::to_string(run.recycles + 1));
   }
   run.early_stop_tolerance = o.early_stop_tolerance;
-  run.chunk = o.chunk_size;
+  run.chunks = o.chunks;
   run.mem_budget = o.mem_budget;
   run.spill_dir = o.spill_dir;
   run.spill_numa_node = o.spill_numa_node;
@@ -107,7 +107,7 @@ void write_outputs(const EvaluateOptions& o, const Prediction& p, const std::str
   out.set_root_attribute("preset", preset);
   out.set_root_attribute("features", o.features.string());
   out.set_root_attribute("iterations", std::to_string(p.iterations));
-  out.set_root_attribute("chunk_size", std::to_string(p.plan.chosen.chunk));
+  out.set_root_attribute("chunk_size", chunk_sizes_token(p.plan.chosen.chunks));
   out.commit();
 }
 
@@ -118,7 +118,7 @@ EvaluateReport report_of(const Prediction& p) {
   report.iterations = p.iterations;
   report.planned_bytes = p.planned_bytes;
   report.predicted_peak_bytes = p.plan.dram_peak_bytes;
-  report.chunk = p.plan.chosen.chunk;
+  report.chunks = p.plan.chosen.chunks;
   for (std::int64_t i = 0; i < p.plddt.numel(); ++i) report.mean_plddt += p.plddt.at<float>({i});
   report.mean_plddt /= static_cast<double>(std::max<std::int64_t>(p.plddt.numel(), 1));
   if (p.has_pae) report.ptm = p.ptm_score;

@@ -18,10 +18,10 @@ struct EvaluateOptions {
   std::filesystem::path params;
   std::filesystem::path features;
   std::filesystem::path out;
-  std::optional<std::int64_t> recycles;    // default: every iteration the feature file holds
-  double early_stop_tolerance = 0;         // Å of CA-distance change; <= 0: off
-  std::optional<std::int64_t> chunk_size;  // 0: no slicing; empty: the planner chooses
-  std::optional<std::size_t> mem_budget;   // empty: the memory available
+  std::optional<std::int64_t> recycles;   // default: every iteration the feature file holds
+  double early_stop_tolerance = 0;        // Å of CA-distance change; <= 0: off
+  std::optional<ChunkSizes> chunks;       // 0: no slicing; empty: the planner chooses
+  std::optional<std::size_t> mem_budget;  // empty: the memory available
   std::optional<std::filesystem::path> spill_dir;    // spill tier and checkpoints; empty: none
   std::optional<int> spill_numa_node;                // the spill tier on this node instead
   std::filesystem::path trace;                       // empty: no trace
@@ -36,7 +36,7 @@ struct EvaluateReport {
   std::optional<double> ptm;             // _ptm presets only
   std::size_t planned_bytes = 0;         // arenas reserved for activations
   std::size_t predicted_peak_bytes = 0;  // the plan's peak (process and arenas)
-  std::int64_t chunk = 0;                // the plan's chunk size
+  ChunkSizes chunks;                     // the plan's chunk sizes
   std::size_t peak_rss_bytes = 0;
   WeightResidency weights;             // of the model as built
   std::filesystem::path weight_cache;  // the shared file of its Linear weights, if any

@@ -41,7 +41,7 @@ LengthProfile profile_length(const ProfileRequest& r,
 
   RunOptions options;
   options.recycles = z.recycles;
-  options.chunk = r.chunk;
+  options.chunks = ChunkSizes::all(r.chunk);
   options.mem_budget = r.mem_budget;
   options.on_stage = [&meter](std::string_view stage) {
     if (stage == "done") {
@@ -54,14 +54,14 @@ LengthProfile profile_length(const ProfileRequest& r,
   const TrunkDims dims{z.n_res, z.msa_rows, z.extra_rows, z.templates};
   const MemoryPlan plan = runner.plan(dims, source.bytes_per_iteration, options);
   p.planned = true;
-  p.chunk = plan.chosen.chunk;
+  p.chunks = plan.chosen.chunks;
   p.predicted_peak_bytes = plan.dram_peak_bytes;
   p.blocks = plan.chosen.blocks;
   if (on_plan) on_plan(p);
 
   const Prediction prediction = runner.run(source, options);
   // The run plans again with what is resident then; that is the plan it followed.
-  p.chunk = prediction.plan.chosen.chunk;
+  p.chunks = prediction.plan.chosen.chunks;
   p.predicted_peak_bytes = prediction.plan.dram_peak_bytes;
   p.blocks = prediction.plan.chosen.blocks;
   p.stages = meter.stages();

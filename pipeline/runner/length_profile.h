@@ -36,7 +36,7 @@ struct LengthProfile {
   ProfileSizes sizes;
   // The plan (set once the model is loaded, before it runs).
   bool planned = false;
-  std::int64_t chunk = 0;  // 0: unsliced
+  ChunkSizes chunks;  // 0: unsliced
   std::size_t predicted_peak_bytes = 0;
   std::vector<PlannedBlock> blocks;
   // The run.

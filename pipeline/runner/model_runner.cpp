@@ -147,9 +147,8 @@ class RecyclingRun {
     plan();
     allocate_outputs();
     for (std::int64_t k = resume(); k <= o_.recycles; ++k) {
-      const RunContext ctx{
-          p_.scratch.get(),  chunk_, o_.tracer, static_cast<int>(k), p_.activations.get(),
-          &o_.on_trunk_phase};
+      const RunContext ctx{p_.scratch.get(),    chunks_.structure,    o_.tracer,
+                           static_cast<int>(k), p_.activations.get(), &o_.on_trunk_phase};
       const double trunk_s = trunk_pass(k, ctx);
       const double structure_s = structure_pass(ctx);
       p_.iterations = k + 1;
@@ -190,9 +189,9 @@ class RecyclingRun {
           ", more than the " + format_bytes(p_.plan.usable_bytes) +
           " of memory available now; the run may be killed");
     }
-    chunk_ = p_.plan.chosen.chunk;
+    chunks_ = p_.plan.chosen.chunks;
     const SpillLevel spill = spill_level(p_.plan.chosen);
-    const RunArenas a = runner_.arena_bytes(d_, features_.capacity(), o_.ensemble, chunk_,
+    const RunArenas a = runner_.arena_bytes(d_, features_.capacity(), o_.ensemble, chunks_,
                                             spill != SpillLevel::none);
     if (spill != SpillLevel::none) {
       std::string where;
@@ -227,10 +226,9 @@ class RecyclingRun {
     p_.final_trans = out.allocate(DType::f32, {n, 3});
     ca_prev_ = out.allocate(DType::f32, {n, 3});
     say("N_res " + std::to_string(n) + ", " + std::to_string(d_.n_seq) + " MSA rows, " +
-        std::to_string(d_.n_extra) + " extra rows, " + std::to_string(d_.n_templ) +
-        " templates; chunk " + (chunk_ > 0 ? std::to_string(chunk_) : std::string("off")) +
-        "; predicted peak " + format_bytes(p_.plan.dram_peak_bytes) + " (arenas " +
-        format_bytes(p_.planned_bytes) + ")");
+        std::to_string(d_.n_extra) + " extra rows, " + std::to_string(d_.n_templ) + " templates; " +
+        describe_chunk_sizes(chunks_) + "; predicted peak " +
+        format_bytes(p_.plan.dram_peak_bytes) + " (arenas " + format_bytes(p_.planned_bytes) + ")");
     // Outputs are views of the trunk state: they hold the latest iteration's values.
     p_.msa_first_row = state_.msa_first_row;
     p_.pair = state_.pair;
@@ -252,7 +250,7 @@ class RecyclingRun {
     const std::string context =
         o_.checkpoint_context + "; precision " + std::string(dtype_name(runner_.precision()));
     std::string key = run_checkpoint_key({runner_.params_file(), &c_, o_.recycles, o_.ensemble,
-                                          o_.early_stop_tolerance, chunk_, context},
+                                          o_.early_stop_tolerance, chunks_, context},
                                          source_, features_);
     in_ = source_.read(0, features_);
     checkpoint_.emplace(*o_.spill_dir, runner_.params_file().stem().string(), std::move(key),
@@ -306,7 +304,7 @@ class RecyclingRun {
       // activations reuse the same scratch.
       p_.scratch->release_to(0);
       if (p_.activations) p_.activations->release_to(0);
-      trunk_.forward(in_, state_, ctx);
+      trunk_.forward(in_, state_, ctx, chunks_);
       p_.msa = state_.msa.slice(0, 0, d_.n_seq);
       seconds += seconds_since(t);
       if (ens_) ens_->accumulate(state_, e);
@@ -337,7 +335,7 @@ class RecyclingRun {
     copy_tensor(p_.sm.frames.select(0, last), p_.final_affine_tensor);
     split_frames(p_.final_affine_tensor, p_.final_rot_mats, p_.final_trans);
     // Above the MSA representation, until the next iteration's trunk pass.
-    const RunContext ctx{p_.scratch.get(), chunk_, o_.tracer, 0, p_.activations.get()};
+    const RunContext ctx{p_.scratch.get(), chunks_.structure, o_.tracer, 0, p_.activations.get()};
     heads_.allocate_outputs(p_, ctx.activation_arena(), d_.n_seq, d_.n_res);
     heads_.forward(p_, in_.seq_mask, ctx);
   }
@@ -389,7 +387,7 @@ class RecyclingRun {
   Arena features_;
   TrunkInputs in_;
   TrunkDims d_;
-  std::int64_t chunk_ = 0;  // the plan's
+  ChunkSizes chunks_;  // the plan's
   Prediction p_;
   TrunkState state_;
   Tensor ca_prev_;
@@ -447,7 +445,8 @@ Prediction ModelRunner::run(const FeatureSource& source, const RunOptions& o) co
 }
 
 RunArenas ModelRunner::arena_bytes(const TrunkDims& d, std::size_t features_bytes,
-                                   std::int64_t ensemble, std::int64_t chunk, bool apart) const {
+                                   std::int64_t ensemble, const ChunkSizes& chunks,
+                                   bool apart) const {
   const ModelConfig& c = trunk_.config();
   const std::int64_t n = d.n_res;
   RunArenas a;
@@ -460,10 +459,10 @@ RunArenas ModelRunner::arena_bytes(const TrunkDims& d, std::size_t features_byte
   // then what it leaves (masks, MSA representation) under the structure module's transients or
   // under the heads' outputs and transients.
   // Apart, the MSA representation and the head outputs go to the activations arena instead.
-  const TrunkBytes t = trunk_.forward_bytes(d, chunk, apart);
+  const TrunkBytes t = trunk_.forward_bytes(d, chunks, apart);
   const std::size_t head_outputs = heads_->output_bytes(d.n_seq, n);
   a.scratch =
-      std::max({t.scratch, t.retained + structure_module_.scratch_bytes(n, chunk),
+      std::max({t.scratch, t.retained + structure_module_.scratch_bytes(n, chunks.structure),
                 t.retained + (apart ? 0 : head_outputs) + heads_->scratch_bytes(d.n_seq, n)});
   if (apart) a.activations = std::max(t.activations, trunk_.msa_bytes(d) + head_outputs);
   return a;
@@ -472,7 +471,7 @@ RunArenas ModelRunner::arena_bytes(const TrunkDims& d, std::size_t features_byte
 MemoryPlan ModelRunner::plan(const TrunkDims& d, std::size_t features_bytes,
                              const RunOptions& o) const {
   PlanRequest request;
-  request.chunk = o.chunk;
+  request.chunks = o.chunks;
   request.budget = o.mem_budget;
   request.shared_weight_bytes = residency_.shared_bytes;
   request.private_weight_bytes = residency_.private_bytes + o.other_weight_bytes;
@@ -491,8 +490,8 @@ MemoryPlan ModelRunner::plan(const TrunkDims& d, std::size_t features_bytes,
     request.spill_free_bytes = spill_free_bytes(*o.spill_dir);
     request.spill_where = o.spill_dir->string();
   }
-  return plan_run(trunk_.config(), d, request, [&](std::int64_t chunk, bool apart) {
-    return arena_bytes(d, features_bytes, o.ensemble, chunk, apart);
+  return plan_run(trunk_.config(), d, request, [&](const ChunkSizes& chunks, bool apart) {
+    return arena_bytes(d, features_bytes, o.ensemble, chunks, apart);
   });
 }
 

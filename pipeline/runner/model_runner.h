@@ -30,9 +30,9 @@ struct RunOptions {
   // AF2 ensembling (num_ensemble): trunk passes per iteration, each on its own feature sample
   // (the source must hold (recycles + 1) * ensemble), pair / single / first MSA row averaged.
   std::int64_t ensemble = 1;
-  // Rows per attention / outer-product slice; empty: the memory planner chooses (the leanest
-  // plan within a few percent of the fastest, or what fits mem_budget).
-  std::optional<std::int64_t> chunk;
+  // Rows per attention / outer-product slice, per family; empty: the memory planner chooses
+  // (the leanest plan within a few percent of the fastest, or what fits mem_budget).
+  std::optional<ChunkSizes> chunks;
   // Refuse the run (BudgetError, exit 4) before any model work unless its plan fits this.
   std::optional<std::size_t> mem_budget;
   // Weights of other models the caller keeps loaded beside this one (they count in the plan).
@@ -121,7 +121,7 @@ class ModelRunner {
   // The arenas of a run with these sizes.
   // The arenas of a run with these sizes; `apart`: the activations in their own arena.
   RunArenas arena_bytes(const TrunkDims& dims, std::size_t features_bytes, std::int64_t ensemble,
-                        std::int64_t chunk, bool apart) const;
+                        const ChunkSizes& chunks, bool apart) const;
   // The memory plan run() would follow for features of these sizes, without running the model.
   MemoryPlan plan(const TrunkDims& dims, std::size_t features_bytes,
                   const RunOptions& options) const;

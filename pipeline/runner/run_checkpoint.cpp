@@ -94,8 +94,8 @@ std::string run_checkpoint_key(const RunIdentity& id, const FeatureSource& sourc
   describe_file(key, id.params);
   if (id.config != nullptr) describe_config(key, *id.config);
   key << "recycles " << id.recycles << " ensemble " << id.ensemble << " early_stop "
-      << hex64(std::bit_cast<std::uint64_t>(id.early_stop_tolerance)) << " chunk " << id.chunk
-      << "\ncontext " << id.context << "\n";
+      << hex64(std::bit_cast<std::uint64_t>(id.early_stop_tolerance)) << " chunk "
+      << chunk_sizes_token(id.chunks) << "\ncontext " << id.context << "\n";
   // Numerics of this process: the same run on other threads, kernels or CPUs differs in bits.
   const dnnl_version_t* v = dnnl_version();
   key << "threads " << omp_get_max_threads() << " onednn " << v->major << "." << v->minor << "."

@@ -17,6 +17,7 @@
 
 #include "io/model_config.h"
 #include "memory/arena.h"
+#include "memory/chunk_sizes.h"
 #include "memory/tensor.h"
 #include "pipeline/features/feature_source.h"
 
@@ -44,8 +45,8 @@ struct RunIdentity {
   const ModelConfig* config = nullptr;
   std::int64_t recycles = 0, ensemble = 1;
   double early_stop_tolerance = 0;
-  std::int64_t chunk = 0;  // the plan's
-  std::string context;     // the caller's (RunOptions::checkpoint_context)
+  ChunkSizes chunks;    // the plan's
+  std::string context;  // the caller's (RunOptions::checkpoint_context)
 };
 
 // The key of a run: `id`, this process's numerics (OpenMP threads, oneDNN version and ISA,

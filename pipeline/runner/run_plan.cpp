@@ -1,9 +1,11 @@
 #include "pipeline/runner/run_plan.h"
 
 #include <algorithm>
+#include <array>
 #include <optional>
 
 #include "memory/byte_size.h"
+#include "pipeline/runner/model_flops.h"
 
 namespace cpufold {
 
@@ -28,13 +30,30 @@ SpillLevel spill_level(const PlanCandidate& candidate) {
   return level;
 }
 
+std::vector<std::int64_t> family_chunks(ChunkFamily family, const TrunkDims& d) {
+  std::int64_t widest = d.n_res;
+  if (family == ChunkFamily::extra_msa) widest = std::max(widest, d.n_extra);
+  if (family == ChunkFamily::evoformer) widest = std::max(widest, d.n_seq + d.n_templ);
+  std::vector<std::int64_t> chunks;
+  for (const std::int64_t c : kChunkCandidates) {
+    if (c == 0 || c < widest) chunks.push_back(c);
+  }
+  return chunks;
+}
+
+FamilyShares family_shares(const ModelConfig& config, const TrunkDims& d) {
+  const StageFlops f = stage_flops(config, {d.n_res, d.n_seq, d.n_extra, d.n_templ});
+  return {f.templates, f.extra_msa, f.embedders + f.evoformer, f.structure + f.heads};
+}
+
 namespace {
 
-PlanCandidate plan_candidate(const ModelConfig& config, std::int64_t chunk, const RunArenas& a,
-                             const PlanRequest& r, SpillLevel level) {
+PlanCandidate plan_candidate(const ModelConfig& config, const ChunkSizes& chunks,
+                             const RunArenas& a, const PlanRequest& r, const FamilyShares& shares,
+                             SpillLevel level) {
   PlanCandidate c;
-  c.chunk = chunk;
-  c.relative_time = r.time.relative_time(chunk) * r.time.spill_factor(level);
+  c.chunks = chunks;
+  c.relative_time = r.time.relative_time(chunks, shares) * r.time.spill_factor(level);
   c.blocks = {{"process (code, libraries, threads, heap)", process_bytes(config)},
               {"shared weights (the mapped weight cache)", r.shared_weight_bytes},
               {"private weights", r.private_weight_bytes},
@@ -54,18 +73,81 @@ PlanCandidate plan_candidate(const ModelConfig& config, std::int64_t chunk, cons
   return c;
 }
 
+// The chunk sets worth weighing. Each family's transients peak in a phase of their own, so a
+// run's bytes are about the largest of the families' (each measured with the others at their
+// leanest). For each such level every family takes its fastest chunk that stays under it. One
+// chunk for all families, as --chunk-size gives, is among them too.
+std::vector<ChunkSizes> chunk_sets(const TrunkDims& d, const TimeModel& time,
+                                   const FamilyShares& shares,
+                                   const std::function<std::size_t(const ChunkSizes&)>& bytes) {
+  std::array<std::vector<std::int64_t>, 4> choices;
+  ChunkSizes leanest;
+  for (const ChunkFamily f : kChunkFamilies) {
+    choices[static_cast<int>(f)] = family_chunks(f, d);
+    leanest[f] = choices[static_cast<int>(f)].back();
+  }
+  std::array<std::vector<std::size_t>, 4> family_bytes;
+  std::vector<std::size_t> levels;
+  for (const ChunkFamily f : kChunkFamilies) {
+    for (const std::int64_t c : choices[static_cast<int>(f)]) {
+      ChunkSizes k = leanest;
+      k[f] = c;
+      family_bytes[static_cast<int>(f)].push_back(bytes(k));
+      levels.push_back(family_bytes[static_cast<int>(f)].back());
+    }
+  }
+  std::sort(levels.begin(), levels.end());
+  levels.erase(std::unique(levels.begin(), levels.end()), levels.end());
+
+  std::vector<ChunkSizes> sets;
+  const auto add = [&](ChunkSizes k) {
+    // A family that takes no time here (no templates) follows the Evoformer's chunk, so the
+    // plan does not name a chunk for work that does not run.
+    if (shares.templates == 0) k.templates = k.evoformer;
+    if (std::find(sets.begin(), sets.end(), k) == sets.end()) sets.push_back(k);
+  };
+  for (const std::size_t level : levels) {
+    ChunkSizes k;
+    for (const ChunkFamily f : kChunkFamilies) {
+      const std::vector<std::int64_t>& c = choices[static_cast<int>(f)];
+      const std::vector<std::size_t>& b = family_bytes[static_cast<int>(f)];
+      // Of equally fast chunks the largest: the time model does not see every slice's overhead.
+      std::optional<std::size_t> best;
+      for (std::size_t i = 0; i < c.size(); ++i) {
+        if (b[i] <= level &&
+            (!best || time.relative_time(f, c[i]) < time.relative_time(f, c[*best])))
+          best = i;
+      }
+      k[f] = c[best.value_or(c.size() - 1)];
+    }
+    add(k);
+  }
+  for (const std::int64_t c : kChunkCandidates) {
+    ChunkSizes k;
+    for (const ChunkFamily f : kChunkFamilies) {
+      const std::vector<std::int64_t>& own = choices[static_cast<int>(f)];
+      k[f] = std::find(own.begin(), own.end(), c) != own.end() ? c : 0;
+    }
+    add(k);
+  }
+  return sets;
+}
+
 }  // namespace
 
 MemoryPlan plan_run(const ModelConfig& config, const TrunkDims& d, const PlanRequest& r,
-                    const std::function<RunArenas(std::int64_t chunk, bool apart)>& arenas) {
+                    const std::function<RunArenas(const ChunkSizes& chunks, bool apart)>& arenas) {
+  const FamilyShares shares = r.shares.value_or(family_shares(config, d));
   std::vector<PlanCandidate> candidates;
   std::optional<PlanCandidate> leanest_dropped;  // the leanest spilled plan the disk cannot hold
-  const auto add = [&](std::int64_t chunk) {
-    candidates.push_back(plan_candidate(config, chunk, arenas(chunk, false), r, SpillLevel::none));
-    if (!r.may_spill) return;
-    const RunArenas apart = arenas(chunk, true);
+  const auto add_in_dram = [&](const ChunkSizes& chunks) {
+    candidates.push_back(
+        plan_candidate(config, chunks, arenas(chunks, false), r, shares, SpillLevel::none));
+  };
+  const auto add_spilled = [&](const ChunkSizes& chunks) {
+    const RunArenas apart = arenas(chunks, true);
     for (const SpillLevel level : {SpillLevel::activations, SpillLevel::outputs}) {
-      PlanCandidate c = plan_candidate(config, chunk, apart, r, level);
+      PlanCandidate c = plan_candidate(config, chunks, apart, r, shares, level);
       if (r.spill_free_bytes == 0 || c.spill_bytes() <= r.spill_free_bytes) {
         candidates.push_back(std::move(c));
       } else if (!leanest_dropped || c.dram_bytes() < leanest_dropped->dram_bytes()) {
@@ -73,27 +155,28 @@ MemoryPlan plan_run(const ModelConfig& config, const TrunkDims& d, const PlanReq
       }
     }
   };
-  if (r.chunk) {
-    add(*r.chunk);
+  if (r.chunks) {
+    add_in_dram(*r.chunks);
+    if (r.may_spill) add_spilled(*r.chunks);
   } else {
-    const std::int64_t widest = std::max({d.n_res, d.n_seq + d.n_templ, d.n_extra});
-    for (const std::int64_t c : kChunkCandidates) {
-      // A chunk that covers every sliced axis is the unsliced plan again.
-      if (c > 0 && c >= widest) continue;
-      add(c);
+    for (const bool apart : {false, true}) {
+      if (apart && !r.may_spill) break;
+      const auto bytes = [&](const ChunkSizes& k) { return arenas(k, apart).total(); };
+      for (const ChunkSizes& k : chunk_sets(d, r.time, shares, bytes))
+        apart ? add_spilled(k) : add_in_dram(k);
     }
   }
   MemoryPlan plan = choose_plan(std::move(candidates), r.budget, r.usable_bytes, kPlanTimeSlack);
   plan.time_model = r.time.source;
   // With the chunk given there was no choice of chunk to explain, only of the spill tier.
-  if (r.chunk && plan.fits) {
+  if (r.chunks && plan.fits) {
     plan.why = "the chunk size given (--chunk-size)" +
                (r.may_spill ? "; among its plans " + plan.why : std::string());
   }
   if (leanest_dropped && leanest_dropped->dram_bytes() < plan.min_budget_bytes) {
     // Say what a larger spill directory would have bought.
     plan.spill_note = "a spilled plan needing only " + format_bytes(leanest_dropped->dram_bytes()) +
-                      " of DRAM (chunk size " + std::to_string(leanest_dropped->chunk) +
+                      " of DRAM (" + describe_chunk_sizes(leanest_dropped->chunks) +
                       ") would put " + format_bytes(leanest_dropped->spill_bytes()) + " in " +
                       r.spill_where + ", which has " + format_bytes(r.spill_free_bytes) + " free";
   }

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <vector>
 
 #include "evoformer/trunk.h"
 #include "memory/memory_plan.h"
@@ -40,7 +41,7 @@ inline constexpr const char* kActivationsBlock = "activations arena";
 SpillLevel spill_level(const PlanCandidate& candidate);
 
 struct PlanRequest {
-  std::optional<std::int64_t> chunk;  // fixed by the user; empty: the planner chooses
+  std::optional<ChunkSizes> chunks;   // fixed by the caller; empty: the planner chooses
   std::optional<std::size_t> budget;  // --mem-budget; empty: the usable memory is the limit
   // Weights resident during the run: this model's mapping of the shared weight cache (resident
   // in this process, counted once per node), and what is private (copies, other models).
@@ -57,10 +58,20 @@ struct PlanRequest {
   bool spill_streams_weights = true;
   // Predicted time of each candidate over the fastest's (machine_time_model() in a run).
   TimeModel time = builtin_time_model();
+  // The families' shares of the run's time; empty: family_shares() of the run's sizes.
+  std::optional<FamilyShares> shares;
 };
 
-// Chunk sizes the planner weighs, unsliced first.
+// Chunk sizes the planner weighs for each family, unsliced first.
 inline constexpr std::int64_t kChunkCandidates[] = {0, 256, 128, 64, 32, 16, 8, 4, 2, 1};
+
+// The chunks of kChunkCandidates that slice a family at these sizes (a chunk covering every
+// axis the family slices is its unsliced plan again), unsliced first.
+std::vector<std::int64_t> family_chunks(ChunkFamily family, const TrunkDims& d);
+
+// Each family's share of a run's time: its FLOPs (pipeline/runner/model_flops), the embedders
+// with the Evoformer, the heads with the structure module.
+FamilyShares family_shares(const ModelConfig& config, const TrunkDims& d);
 
 // The process without weights or arenas: code, libraries, OpenMP threads, heap, and oneDNN's
 // primitives and jit code, which grow with the model's depth. Measured (README, "Memory").
@@ -69,8 +80,10 @@ std::size_t process_bytes(const ModelConfig& config);
 // Time slack of the default choice: the leanest plan within 3% of the fastest.
 inline constexpr double kPlanTimeSlack = 0.03;
 
-// The plan of one run; `arenas(chunk, activations_apart)` gives a candidate's arenas.
+// The plan of one run; `arenas(chunks, activations_apart)` gives a candidate's arenas. Without a
+// chunk in `r`, the candidates are, for each peak level a family's transients set, the fastest
+// chunk of every family that stays under it; so no family is sliced finer than the peak needs.
 MemoryPlan plan_run(const ModelConfig& config, const TrunkDims& d, const PlanRequest& r,
-                    const std::function<RunArenas(std::int64_t chunk, bool apart)>& arenas);
+                    const std::function<RunArenas(const ChunkSizes& chunks, bool apart)>& arenas);
 
 }  // namespace cpufold

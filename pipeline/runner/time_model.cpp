@@ -16,7 +16,10 @@ namespace cpufold {
 
 namespace fs = std::filesystem;
 
-double TimeModel::relative_time(std::int64_t chunk) const {
+double TimeModel::relative_time(ChunkFamily family, std::int64_t chunk) const {
+  const std::map<std::int64_t, double>& factors =
+      family == ChunkFamily::extra_msa && !extra_msa_chunk_factor.empty() ? extra_msa_chunk_factor
+                                                                          : chunk_factor;
   // A measured chunk takes its own factor; another the factor of the nearest larger measured
   // chunk (0, unsliced, ranks above all), whose slices it shares the kernels of.
   const auto rank = [](std::int64_t c) {
@@ -24,13 +27,23 @@ double TimeModel::relative_time(std::int64_t chunk) const {
   };
   const double* nearest = nullptr;
   std::int64_t nearest_rank = 0;
-  for (const auto& [c, f] : chunk_factor) {
+  for (const auto& [c, f] : factors) {
     if (rank(c) >= rank(chunk) && (nearest == nullptr || rank(c) < nearest_rank)) {
       nearest = &f;
       nearest_rank = rank(c);
     }
   }
   return nearest != nullptr ? std::max(1.0, *nearest) : 1.0;
+}
+
+double TimeModel::relative_time(const ChunkSizes& chunks, const FamilyShares& s) const {
+  const double total = s.templates + s.extra_msa + s.evoformer + s.structure;
+  if (!(total > 0)) return relative_time(ChunkFamily::evoformer, chunks.evoformer);
+  return (s.templates * relative_time(ChunkFamily::templates, chunks.templates) +
+          s.extra_msa * relative_time(ChunkFamily::extra_msa, chunks.extra_msa) +
+          s.evoformer * relative_time(ChunkFamily::evoformer, chunks.evoformer) +
+          s.structure * relative_time(ChunkFamily::structure, chunks.structure)) /
+         total;
 }
 
 double TimeModel::spill_factor(SpillLevel level) const {
@@ -47,13 +60,22 @@ double TimeModel::spill_factor(SpillLevel level) const {
 
 TimeModel builtin_time_model() {
   TimeModel m;
-  // One Evoformer block at N = 256 (516 rows, full widths, 2 threads, AMD EPYC with AVX-512),
-  // time over the unsliced block's, each twice or more in one session (`cpufold bench block`):
-  // chunk 32: 1.015, 16: 1.055, 8: 1.09, 4: 1.04, 2: 1.06, 1: 2.9; at N = 128 chunk 8 cost
-  // nothing. Below 64 rows the triangle multiplication's slabs shrink and one-row slices fall
+  // `cpufold bench calibrate` at N = 256 (full widths, fp32, 2 threads, AMD EPYC with
+  // AVX-512), each chunk the fastest of two runs, over the fastest chunk's time.
+  // One Evoformer block (516 rows) measured 0: 1.033, 256: 1.012, 128: 1.0, 64: 1.063, 32:
+  // 1.025, 16: 1.041, 8: 1.09, 4: 1.164, 2: 1.262, 1: 2.836. Kept as 1.0 from 64 up: those
+  // differences were within the run-to-run noise, and an earlier calibration found unsliced
+  // fastest. Below 64 rows the triangle multiplication's slabs shrink and one-row slices fall
   // back to matrix-vector products.
-  m.chunk_factor = {{0, 1.0},   {256, 1.0}, {128, 1.0}, {64, 1.0}, {32, 1.015},
-                    {16, 1.06}, {8, 1.09},  {4, 1.09},  {2, 1.09}, {1, 2.9}};
+  m.chunk_factor = {{0, 1.0},   {256, 1.0}, {128, 1.0}, {64, 1.0}, {32, 1.025},
+                    {16, 1.04}, {8, 1.09},  {4, 1.16},  {2, 1.26}, {1, 2.84}};
+  // One extra-MSA block (5,120 rows) measured 0: 1.218, 256: 1.0, 128: 1.069, 64: 1.031, 32:
+  // 1.163, 16: 1.248, 8: 1.756, 4: 1.902, 2: 2.773, 1: 4.849. Unsliced is slower: its row
+  // attention and transition run over all 5,120 rows at once. Small chunks cost much more than
+  // in the Evoformer: the outer product mean recomputes the right projection of all 5,120 rows
+  // for every slab of residues.
+  m.extra_msa_chunk_factor = {{0, 1.22},  {256, 1.0}, {128, 1.03}, {64, 1.03}, {32, 1.16},
+                              {16, 1.25}, {8, 1.76},  {4, 1.9},    {2, 2.77},  {1, 4.85}};
   // Estimates, not measurements (README, "Memory").
   m.spill_activations = 1.10;
   m.spill_outputs = 1.25;
@@ -118,6 +140,13 @@ TimeModel parse_time_model(const nlohmann::json& j) {
     m.chunk_factor[std::stoll(chunk)] = f;
   }
   if (m.chunk_factor.empty()) throw std::runtime_error("no chunk factors");
+  if (j.contains("extra_msa_chunk_factor")) {
+    for (const auto& [chunk, factor] : j.at("extra_msa_chunk_factor").items()) {
+      const double f = factor.get<double>();
+      if (!(f >= 1 && f < 1000)) throw std::runtime_error("chunk factor out of range");
+      m.extra_msa_chunk_factor[std::stoll(chunk)] = f;
+    }
+  }
   m.spill_activations = j.value("spill_activations", builtin_time_model().spill_activations);
   m.spill_outputs = j.value("spill_outputs", builtin_time_model().spill_outputs);
   return m;
@@ -160,6 +189,12 @@ void save_time_model(const TimeModel& model, const fs::path& path) {
   nlohmann::ordered_json chunks = nlohmann::ordered_json::object();
   for (const auto& [chunk, factor] : model.chunk_factor) chunks[std::to_string(chunk)] = factor;
   j["chunk_factor"] = std::move(chunks);
+  if (!model.extra_msa_chunk_factor.empty()) {
+    nlohmann::ordered_json extra = nlohmann::ordered_json::object();
+    for (const auto& [chunk, factor] : model.extra_msa_chunk_factor)
+      extra[std::to_string(chunk)] = factor;
+    j["extra_msa_chunk_factor"] = std::move(extra);
+  }
   j["spill_activations"] = model.spill_activations;
   j["spill_outputs"] = model.spill_outputs;
   std::error_code ec;

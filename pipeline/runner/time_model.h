@@ -9,14 +9,24 @@
 #include <map>
 #include <string>
 
+#include "memory/chunk_sizes.h"
+
 namespace cpufold {
 
 enum class SpillLevel;
 
+// Each family's share of a run's time (any unit; only the ratios count).
+struct FamilyShares {
+  double templates = 0, extra_msa = 0, evoformer = 1, structure = 0;
+};
+
 struct TimeModel {
   // Time of one Evoformer block with this chunk over the unsliced block's, by chunk (0:
-  // unsliced, 1.0).
+  // unsliced, 1.0). The template stack and the structure module take these factors too.
   std::map<std::int64_t, double> chunk_factor;
+  // The same for one extra-MSA block, whose outer product mean recomputes a projection of all
+  // its rows for every slab; empty: chunk_factor.
+  std::map<std::int64_t, double> extra_msa_chunk_factor;
   double spill_activations = 1;  // run time with the activations arena spilled, over DRAM
   double spill_outputs = 1;      // with the outputs arena spilled too
   std::string cpu;               // CPU model name the factors were measured on
@@ -25,7 +35,9 @@ struct TimeModel {
   std::string source;  // one line for the plan: where the factors come from
 
   // Never below 1. A chunk not measured takes the factor of the nearest larger one measured.
-  double relative_time(std::int64_t chunk) const;
+  double relative_time(ChunkFamily family, std::int64_t chunk) const;
+  // A run's: the families' factors weighted by their shares.
+  double relative_time(const ChunkSizes& chunks, const FamilyShares& shares) const;
   double spill_factor(SpillLevel level) const;
 };
 

@@ -122,7 +122,8 @@ int main(int argc, char** argv) {
       {"PredictionHeads", [&](auto n, auto) { return heads.scratch_bytes(kRows, n); }},
       {"Trunk (total)",
        [&](auto n, auto k) {
-         return trunk.forward_bytes({n, kRows - kTempl, kExtra, kTempl}, k, false).scratch;
+         return trunk.forward_bytes({n, kRows - kTempl, kExtra, kTempl}, ChunkSizes::all(k), false)
+             .scratch;
        }},
   };
   std::printf("%-26s", "MiB");

@@ -17,8 +17,10 @@ TEST(TrunkBytes, TemplatePairActivationsArePlannedInTheActivationArenaWhenApart)
   const std::size_t template_pairs =
       f32_bytes(kLongFewRows.n_templ * kLongFewRows.n_res * kLongFewRows.n_res * c.c_t);
   for (const std::int64_t chunk : {0, 8}) {
-    const TrunkBytes together = trunk.forward_bytes(kLongFewRows, chunk, /*apart=*/false);
-    const TrunkBytes apart = trunk.forward_bytes(kLongFewRows, chunk, /*apart=*/true);
+    const TrunkBytes together =
+        trunk.forward_bytes(kLongFewRows, ChunkSizes::all(chunk), /*apart=*/false);
+    const TrunkBytes apart =
+        trunk.forward_bytes(kLongFewRows, ChunkSizes::all(chunk), /*apart=*/true);
     EXPECT_GE(together.scratch, template_pairs) << chunk;
     EXPECT_GE(apart.activations, template_pairs) << chunk;
     // Apart, the scratch arena keeps only the template stack's transients.

@@ -11,7 +11,7 @@ constexpr std::size_t kMiB = std::size_t{1} << 20;
 
 PlanCandidate candidate(std::int64_t chunk, std::size_t mib, double relative_time) {
   PlanCandidate c;
-  c.chunk = chunk;
+  c.chunks = ChunkSizes::all(chunk);
   c.blocks = {{"process", 100 * kMiB}, {"scratch", (mib - 100) * kMiB}};
   c.relative_time = relative_time;
   return c;
@@ -25,7 +25,7 @@ std::vector<PlanCandidate> candidates() {
 
 TEST(MemoryPlan, DefaultIsTheLeanestWithinTheTimeSlack) {
   const MemoryPlan p = choose_plan(candidates(), std::nullopt, 0, 0.03);
-  EXPECT_EQ(p.chosen.chunk, 16);
+  EXPECT_EQ(p.chosen.chunks.evoformer, 16);
   EXPECT_EQ(p.dram_peak_bytes, 600 * kMiB);
   EXPECT_TRUE(p.fits);
   EXPECT_EQ(p.min_budget_bytes, 450 * kMiB);
@@ -33,13 +33,13 @@ TEST(MemoryPlan, DefaultIsTheLeanestWithinTheTimeSlack) {
 
 TEST(MemoryPlan, LooseBudgetKeepsTheDefaultChoice) {
   const MemoryPlan p = choose_plan(candidates(), 4000 * kMiB, 0, 0.03);
-  EXPECT_EQ(p.chosen.chunk, 16);
+  EXPECT_EQ(p.chosen.chunks.evoformer, 16);
   EXPECT_TRUE(p.fits);
 }
 
 TEST(MemoryPlan, TightBudgetTakesTheFastestPlanThatFits) {
   const MemoryPlan p = choose_plan(candidates(), 520 * kMiB, 0, 0.03);
-  EXPECT_EQ(p.chosen.chunk, 4);
+  EXPECT_EQ(p.chosen.chunks.evoformer, 4);
   EXPECT_TRUE(p.fits);
   EXPECT_LE(p.dram_peak_bytes, 520 * kMiB);
 }
@@ -47,7 +47,7 @@ TEST(MemoryPlan, TightBudgetTakesTheFastestPlanThatFits) {
 TEST(MemoryPlan, ImpossibleBudgetReportsTheSmallestThatFits) {
   const MemoryPlan p = choose_plan(candidates(), 300 * kMiB, 0, 0.03);
   EXPECT_FALSE(p.fits);
-  EXPECT_EQ(p.chosen.chunk, 1);
+  EXPECT_EQ(p.chosen.chunks.evoformer, 1);
   EXPECT_EQ(p.min_budget_bytes, 450 * kMiB);
   try {
     refuse_plan(p, "this run");
@@ -77,19 +77,19 @@ std::vector<PlanCandidate> with_spill(std::size_t spilled) {
 TEST(MemoryPlan, SpillingIsTakenOnlyWhenNoPlanInDramFits) {
   // Spilling is leaner at every chunk, but a plan held in DRAM fits: no spill.
   const MemoryPlan dram = choose_plan(with_spill(300), std::nullopt, 0, 0.03);
-  EXPECT_EQ(dram.chosen.chunk, 16);
+  EXPECT_EQ(dram.chosen.chunks.evoformer, 16);
   EXPECT_TRUE(dram.chosen.spill.empty());
   EXPECT_EQ(dram.spill_bytes, 0u);
   EXPECT_EQ(dram.min_budget_bytes, 150 * kMiB) << "the smallest budget counts spilled plans";
   const MemoryPlan loose = choose_plan(with_spill(300), 500 * kMiB, 0, 0.03);
-  EXPECT_EQ(loose.chosen.chunk, 4);
+  EXPECT_EQ(loose.chosen.chunks.evoformer, 4);
   EXPECT_TRUE(loose.chosen.spill.empty());
 
   // 400 MiB: nothing in DRAM fits; the spilled plans' own choice (the leanest within the slack
   // of the fastest spilled one: chunk 16 at 300 MiB).
   const MemoryPlan spilled = choose_plan(with_spill(300), 400 * kMiB, 0, 0.03);
   EXPECT_TRUE(spilled.fits);
-  EXPECT_EQ(spilled.chosen.chunk, 16);
+  EXPECT_EQ(spilled.chosen.chunks.evoformer, 16);
   EXPECT_EQ(spilled.dram_peak_bytes, 300 * kMiB);
   EXPECT_EQ(spilled.spill_bytes, 300 * kMiB);
   EXPECT_NE(spilled.why.find("no plan held in DRAM fits"), std::string::npos) << spilled.why;
@@ -113,11 +113,11 @@ TEST(MemoryPlan, ABudgetEvenSpillingCannotMeetNamesNoSpillDirHint) {
 TEST(MemoryPlan, WithoutBudgetTheUsableMemoryIsTheLimit) {
   // The default choice (600 MiB) does not fit 550 MiB usable: the fastest that does.
   const MemoryPlan p = choose_plan(candidates(), std::nullopt, 550 * kMiB, 0.03);
-  EXPECT_EQ(p.chosen.chunk, 4);
+  EXPECT_EQ(p.chosen.chunks.evoformer, 4);
   EXPECT_TRUE(p.fits);
   const MemoryPlan none = choose_plan(candidates(), std::nullopt, 100 * kMiB, 0.03);
   EXPECT_FALSE(none.fits);
-  EXPECT_EQ(none.chosen.chunk, 1);
+  EXPECT_EQ(none.chosen.chunks.evoformer, 1);
 }
 
 TEST(MemoryPlan, NoCandidateIsAnInternalError) {

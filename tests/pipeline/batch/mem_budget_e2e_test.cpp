@@ -115,8 +115,8 @@ TEST(MemBudgetE2eTest, TightBudgetIsMetWithTheUnbudgetedResults) {
   // The plan's prediction holds within 10% of the measured peak (README, "Memory").
   EXPECT_LE(static_cast<double>(peak_rss_mib(tight.output)), 1.10 * budget_mib) << tight.output;
   // The budget made the planner slice (the unbudgeted default here is unsliced).
-  EXPECT_TRUE(contains(free_run.output, "chunk off;")) << free_run.output;
-  EXPECT_FALSE(contains(tight.output, "chunk off;")) << tight.output;
+  EXPECT_TRUE(contains(free_run.output, "chunk size off (unsliced);")) << free_run.output;
+  EXPECT_FALSE(contains(tight.output, "chunk size off (unsliced);")) << tight.output;
 
   const auto a = plddt(dir / "free"), b = plddt(dir / "tight");
   ASSERT_EQ(a.size(), b.size());

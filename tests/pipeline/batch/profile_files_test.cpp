@@ -15,7 +15,7 @@ LengthProfile measured(std::int64_t n) {
   LengthProfile p;
   p.sizes = {n, 512, 5120, 4, 0};
   p.planned = true;
-  p.chunk = 64;
+  p.chunks = ChunkSizes::all(64);
   p.predicted_peak_bytes = 1000;
   p.blocks = {{"process (code, libraries, threads, heap)", 400}, {"scratch arena", 600}};
   p.ok = true;

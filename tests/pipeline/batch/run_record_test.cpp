@@ -15,7 +15,7 @@ Prediction finished_run(bool has_pae) {
   p.planned_bytes = 1000;
   p.peak_rss_bytes = 2000;
   p.plan.dram_peak_bytes = 1500;
-  p.plan.chosen.chunk = 64;
+  p.plan.chosen.chunks = ChunkSizes::all(64);
   return p;
 }
 
@@ -44,7 +44,7 @@ TEST(RunRecordTest, KeepsTheCallersFieldsAndAddsThePredictions) {
   EXPECT_EQ(t.planned_bytes, 1000u);
   EXPECT_EQ(t.peak_rss_bytes, 2000u);
   EXPECT_EQ(t.predicted_peak_bytes, 1500u);
-  EXPECT_EQ(t.chunk, 64);
+  EXPECT_EQ(t.chunks, ChunkSizes::all(64));
 }
 
 TEST(RunRecordTest, NoPtmWithoutPaeHead) {

@@ -39,7 +39,8 @@ TEST(BenchCalibrate, WritesTheTimeModelThatLaterPlansUse) {
   const auto file = dir / "time_model.json";
   const auto r = run_command(with_time_model(
       file, "bench calibrate --params " + tiny_params() +
-                " --n-res 16 --n-seq 8 --threads 1 --rounds 1 --spill-dir " + q(dir.path())));
+                " --n-res 16 --n-seq 8 --n-extra 12 --threads 1 --rounds 1 --spill-dir " +
+                q(dir.path())));
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("saved to " + file.string()), std::string::npos) << r.output;
   std::ifstream in(file);
@@ -47,7 +48,10 @@ TEST(BenchCalibrate, WritesTheTimeModelThatLaterPlansUse) {
   EXPECT_EQ(saved["isa"], bf16_support().isa);
   for (const char* chunk : {"0", "8", "4", "2", "1"}) {
     EXPECT_GE(saved["chunk_factor"][chunk].get<double>(), 1.0) << chunk;
+    EXPECT_GE(saved["extra_msa_chunk_factor"][chunk].get<double>(), 1.0) << chunk;
   }
+  EXPECT_FALSE(saved["chunk_factor"].contains("16")) << "16 covers the block's 16 residues";
+  EXPECT_TRUE(saved["extra_msa_chunk_factor"].contains("8"));
   EXPECT_GE(saved["spill_outputs"].get<double>(), saved["spill_activations"].get<double>());
   const nlohmann::json plan = plan_of_tiny_features(file);
   EXPECT_NE(plan["time_model"].get<std::string>().find("calibrated on this machine"),

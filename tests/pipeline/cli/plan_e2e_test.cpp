@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <regex>
 
+#include "pipeline/batch/chunk_sizes_json.h"
 #include "tests/pipeline/batch/predict_test_helpers.h"
 
 namespace cpufold {
@@ -106,9 +107,10 @@ TEST(PlanE2eTest, EvaluateFollowsThePlanItPrinted) {
     const auto r =
         run_cpufold("evaluate " + tiny_features() + budget + " --out " + q(dir / "out.h5"));
     ASSERT_EQ(r.exit_code, 0) << r.output;
-    const auto chunk = j["jobs"][0]["chunk_size"].get<std::int64_t>();
-    const std::string said = chunk > 0 ? "chunk " + std::to_string(chunk) : "chunk off";
-    EXPECT_TRUE(contains(r.output, said + ";")) << said << " not in\n" << r.output;
+    const auto chunks = j["jobs"][0]["chunk_sizes"].get<ChunkSizes>();
+    EXPECT_EQ(j["jobs"][0]["chunk_size"], chunks.evoformer);
+    const std::string said = describe_chunk_sizes(chunks);
+    EXPECT_TRUE(contains(r.output, "; " + said + ";")) << said << " not in\n" << r.output;
   }
 }
 

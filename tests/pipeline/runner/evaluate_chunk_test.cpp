@@ -1,6 +1,8 @@
 // The trunk's results do not depend on the slice size (to fp32 rounding).
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "io/hdf5_tensor_file.h"
 #include "pipeline/runner/evaluate.h"
 #include "tests/support/parity.h"
@@ -9,22 +11,28 @@
 namespace cpufold {
 namespace {
 
-TEST(EvaluateChunking, OutputsAreTheSameForChunkSizes1_3_8AndNone) {
+// Each chunk set runs in arenas of exactly the size its plan gives: a family sliced with another
+// family's chunk would overrun them.
+TEST(EvaluateChunking, OutputsAreTheSameForChunkSizes1_3_8NoneAndOnePerFamily) {
   testing::ScratchDir dir;
-  auto run = [&](std::int64_t chunk) {
+  auto run = [&](const ChunkSizes& chunks) {
     EvaluateOptions o;
     o.params = testing::tiny_params("model_1_ptm");
     o.features = testing::tiny_reference("model_1_ptm_r24_c8_e16_t2_rec1_s0.h5");
-    o.out = dir / ("chunk" + std::to_string(chunk) + ".h5");
+    std::string name = "chunk" + chunk_sizes_token(chunks) + ".h5";
+    std::replace(name.begin(), name.end(), '/', '_');  // "3/1/8/2": one chunk per family
+    o.out = dir / name;
     o.recycles = 0;
-    o.chunk_size = chunk;
-    evaluate(o);
+    o.chunks = chunks;
+    const EvaluateReport report = evaluate(o);
+    EXPECT_EQ(report.chunks, chunks);
     return o.out;
   };
-  const Hdf5TensorReader unchunked(run(0));
-  for (std::int64_t chunk : {1, 3, 8}) {
-    SCOPED_TRACE("chunk " + std::to_string(chunk));
-    const Hdf5TensorReader chunked(run(chunk));
+  const Hdf5TensorReader unchunked(run(ChunkSizes::all(0)));
+  for (const ChunkSizes& chunks : {ChunkSizes::all(1), ChunkSizes::all(3), ChunkSizes::all(8),
+                                   ChunkSizes{3, 1, 8, 2}, ChunkSizes{0, 5, 2, 0}}) {
+    SCOPED_TRACE(describe_chunk_sizes(chunks));
+    const Hdf5TensorReader chunked(run(chunks));
     for (const char* name : {"outputs/msa", "outputs/pair", "outputs/single"}) {
       std::vector<float> ours = chunked.read_f32(name);
       const Tensor view(ours.data(), DType::f32, chunked.shape(name));

@@ -23,7 +23,7 @@ void expect_spilled_run_matches_dram(const std::function<void(EvaluateOptions&)>
   o.params = testing::tiny_params("model_1_ptm");
   o.features = testing::tiny_reference("model_1_ptm_r24_c8_e16_t2_rec1_s0.h5");
   o.recycles = 1;
-  o.chunk_size = 3;
+  o.chunks = ChunkSizes::all(3);
   o.out = dir / "dram.h5";
   evaluate(o);
 

@@ -162,7 +162,7 @@ struct KeyCase {
   KeyCase() {
     id.params = testing::test_data_dir() / "params" / "params_model_3_ptm.npz";
     id.recycles = 2;
-    id.chunk = 4;
+    id.chunks = ChunkSizes::all(4);
   }
   std::string key() const {
     const FeatureSource synthetic = synthetic_feature_source(sizes, seed);
@@ -195,7 +195,8 @@ TEST(RunCheckpointKey, SameRunSameKeyAndEveryNumericSettingChangesIt) {
     c.id.params = testing::test_data_dir() / "params" / "params_model_1_ptm.npz";
   });
   differs("the recycles", [](KeyCase& c) { c.id.recycles = 1; });
-  differs("the chunk", [](KeyCase& c) { c.id.chunk = 0; });
+  differs("the chunk", [](KeyCase& c) { c.id.chunks = ChunkSizes::all(0); });
+  differs("one family's chunk", [](KeyCase& c) { c.id.chunks.extra_msa = 2; });
   differs("the early stop", [](KeyCase& c) { c.id.early_stop_tolerance = 0.5; });
   differs("the caller's context", [](KeyCase& c) { c.id.context = "stop_at_score 80"; });
 }

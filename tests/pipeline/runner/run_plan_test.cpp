@@ -4,12 +4,14 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 namespace cpufold {
 namespace {
 
 constexpr std::size_t kMiB = std::size_t{1} << 20;
 
-RunArenas arenas(std::int64_t, bool apart) {
+RunArenas arenas(const ChunkSizes&, bool apart) {
   RunArenas a;
   a.features = kMiB;
   a.outputs = 100 * kMiB;
@@ -56,9 +58,9 @@ TEST(RunPlan, AGivenChunkIsReportedAsGivenNotChosen) {
   PlanRequest r;
   EXPECT_NE(plan_run(ModelConfig{}, TrunkDims{100, 10, 10, 0}, r, arenas).why.find("leanest"),
             std::string::npos);
-  r.chunk = 8;
+  r.chunks = ChunkSizes::all(8);
   const MemoryPlan plan = plan_run(ModelConfig{}, TrunkDims{100, 10, 10, 0}, r, arenas);
-  EXPECT_EQ(plan.chosen.chunk, 8);
+  EXPECT_EQ(plan.chosen.chunks, ChunkSizes::all(8));
   EXPECT_EQ(plan.why, "the chunk size given (--chunk-size)");
 }
 
@@ -82,6 +84,75 @@ TEST(RunPlan, OnlyAFileSpillTierCountsTheWeightsAsStreamed) {
   ASSERT_GT(numa.spill_bytes, 0u);
   EXPECT_EQ(weights(file), 4 * kMiB);  // two of 50 blocks
   EXPECT_EQ(weights(numa), 100 * kMiB);
+}
+
+// Two families with their own transients: the Evoformer's set the peak, the extra-MSA stack's
+// stay under it even unsliced, and slicing the extra-MSA stack is the costlier.
+std::size_t evoformer_mib(std::int64_t chunk) {
+  switch (chunk) {
+    case 0:
+      return 900;
+    case 256:
+      return 700;
+    case 128:
+      return 500;
+    case 64:
+      return 400;
+    case 32:
+      return 350;
+    case 16:
+      return 320;
+    default:
+      return 300;
+  }
+}
+std::size_t extra_msa_mib(std::int64_t chunk) {
+  return chunk == 0 ? 380 : 330;
+}
+
+RunArenas family_arenas(const ChunkSizes& k, bool) {
+  RunArenas a;
+  a.features = kMiB;
+  a.outputs = 100 * kMiB;
+  a.scratch = std::max(evoformer_mib(k.evoformer), extra_msa_mib(k.extra_msa)) * kMiB;
+  return a;
+}
+
+PlanRequest family_request() {
+  PlanRequest r;
+  r.time.chunk_factor = {{0, 1.0}, {64, 1.0}, {32, 1.2}, {1, 2.0}};
+  r.time.extra_msa_chunk_factor = {{0, 1.0}, {256, 1.3}, {1, 3.0}};
+  r.shares = FamilyShares{0, 0.2, 0.8, 0};
+  return r;
+}
+
+constexpr TrunkDims kWide{1000, 600, 6000, 0};
+
+TEST(RunPlan, EachFamilyTakesTheFastestChunkThatStaysUnderThePeak) {
+  const MemoryPlan plan = plan_run(ModelConfig{}, kWide, family_request(), family_arenas);
+  // The Evoformer at 64 (400 MiB, no slower than unsliced); the extra-MSA stack's unsliced 380
+  // MiB stay under that, so it is not sliced: one chunk of 64 for both would cost 6% more time.
+  EXPECT_EQ(plan.chosen.chunks.evoformer, 64);
+  EXPECT_EQ(plan.chosen.chunks.extra_msa, 0);
+  EXPECT_EQ(plan.chosen.chunks.structure, 0);  // no transient: unsliced is as lean
+  EXPECT_EQ(plan.chosen.chunks.templates, 64) << "no templates: follows the Evoformer";
+  EXPECT_DOUBLE_EQ(plan.chosen.relative_time, 1.0);
+  EXPECT_EQ(plan.dram_peak_bytes, process_bytes(ModelConfig{}) + 501 * kMiB);
+}
+
+TEST(RunPlan, ABudgetSlicesOnlyTheFamiliesThatSetThePeak) {
+  PlanRequest r = family_request();
+  r.budget = process_bytes(ModelConfig{}) + 486 * kMiB;  // scratch up to 385 MiB
+  const MemoryPlan plan = plan_run(ModelConfig{}, kWide, r, family_arenas);
+  ASSERT_TRUE(plan.fits);
+  EXPECT_EQ(plan.chosen.chunks.evoformer, 32);
+  EXPECT_EQ(plan.chosen.chunks.extra_msa, 0);
+  EXPECT_NEAR(plan.chosen.relative_time, 0.8 * 1.2 + 0.2, 1e-12);
+}
+
+TEST(RunPlan, TheSmallestBudgetSlicesEveryFamily) {
+  const MemoryPlan plan = plan_run(ModelConfig{}, kWide, family_request(), family_arenas);
+  EXPECT_EQ(plan.min_budget_bytes, process_bytes(ModelConfig{}) + 431 * kMiB);
 }
 
 }  // namespace

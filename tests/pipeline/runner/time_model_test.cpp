@@ -23,22 +23,22 @@ TimeModel measured(std::map<std::int64_t, double> factors) {
 TEST(TimeModel, MeasuredChunksTakeTheirFactorOthersTheNearestLargerOne) {
   // Unsliced slower than chunk 32, as measured at large N where slices stay in cache.
   const TimeModel m = measured({{0, 1.08}, {32, 1.0}, {16, 1.10}, {1, 3.0}});
-  EXPECT_DOUBLE_EQ(m.relative_time(0), 1.08);
-  EXPECT_DOUBLE_EQ(m.relative_time(32), 1.0);
-  EXPECT_DOUBLE_EQ(m.relative_time(16), 1.10);
-  EXPECT_DOUBLE_EQ(m.relative_time(1), 3.0);
-  EXPECT_DOUBLE_EQ(m.relative_time(24), 1.0);    // as 32
-  EXPECT_DOUBLE_EQ(m.relative_time(8), 1.10);    // as 16
-  EXPECT_DOUBLE_EQ(m.relative_time(256), 1.08);  // as unsliced
+  EXPECT_DOUBLE_EQ(m.relative_time(ChunkFamily::evoformer, 0), 1.08);
+  EXPECT_DOUBLE_EQ(m.relative_time(ChunkFamily::evoformer, 32), 1.0);
+  EXPECT_DOUBLE_EQ(m.relative_time(ChunkFamily::evoformer, 16), 1.10);
+  EXPECT_DOUBLE_EQ(m.relative_time(ChunkFamily::evoformer, 1), 3.0);
+  EXPECT_DOUBLE_EQ(m.relative_time(ChunkFamily::evoformer, 24), 1.0);    // as 32
+  EXPECT_DOUBLE_EQ(m.relative_time(ChunkFamily::evoformer, 8), 1.10);    // as 16
+  EXPECT_DOUBLE_EQ(m.relative_time(ChunkFamily::evoformer, 256), 1.08);  // as unsliced
 }
 
 TEST(TimeModel, BuiltInModelNeverPredictsASmallerChunkFaster) {
   const TimeModel m = builtin_time_model();
-  double previous = m.relative_time(0);
+  double previous = m.relative_time(ChunkFamily::evoformer, 0);
   for (const std::int64_t chunk : kChunkCandidates) {
     if (chunk == 0) continue;
-    EXPECT_GE(m.relative_time(chunk), previous) << chunk;
-    previous = m.relative_time(chunk);
+    EXPECT_GE(m.relative_time(ChunkFamily::evoformer, chunk), previous) << chunk;
+    previous = m.relative_time(ChunkFamily::evoformer, chunk);
   }
 }
 
@@ -68,7 +68,8 @@ TEST(TimeModel, CalibrationOfAnotherCpuIsNotUsed) {
   m.cpu = "Some Other CPU 9000";
   save_time_model(m, dir / "t.json");
   const TimeModel back = load_time_model(dir / "t.json");
-  EXPECT_DOUBLE_EQ(back.relative_time(1), builtin_time_model().relative_time(1));
+  EXPECT_DOUBLE_EQ(back.relative_time(ChunkFamily::evoformer, 1),
+                   builtin_time_model().relative_time(ChunkFamily::evoformer, 1));
   EXPECT_NE(back.source.find("was measured on Some Other CPU 9000"), std::string::npos)
       << back.source;
 }
@@ -80,7 +81,9 @@ TEST(TimeModel, UnreadableCalibrationFallsBackToTheBuiltInModelAndSaysSo) {
         R"({"cpu": "a", "isa": "b", "threads": 2, "chunk_factor": {"0": -1}})"}) {
     std::ofstream(dir / "t.json") << text;
     const TimeModel back = load_time_model(dir / "t.json");
-    EXPECT_DOUBLE_EQ(back.relative_time(1), builtin_time_model().relative_time(1)) << text;
+    EXPECT_DOUBLE_EQ(back.relative_time(ChunkFamily::evoformer, 1),
+                     builtin_time_model().relative_time(ChunkFamily::evoformer, 1))
+        << text;
     EXPECT_NE(back.source.find("rerun `cpufold bench calibrate`"), std::string::npos)
         << back.source;
   }
