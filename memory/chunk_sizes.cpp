@@ -17,7 +17,8 @@ std::int64_t& ChunkSizes::operator[](ChunkFamily f) {
 }
 
 std::int64_t ChunkSizes::operator[](ChunkFamily f) const {
-  return const_cast<ChunkSizes&>(*this)[f];
+  ChunkSizes copy = *this;
+  return copy[f];
 }
 
 bool ChunkSizes::uniform() const {

@@ -139,7 +139,7 @@ void add_bench_calibrate_command(CLI::App& bench) {
       "planner weighs, and with --spill-dir the Evoformer block with its activations in the spill "
       "tier; saves the relative times where plans on this CPU model find them (default: "
       "time_model.json in $CPUFOLD_CACHE_DIR, $XDG_CACHE_HOME/cpufold or ~/.cache/cpufold; "
-      "$CPUFOLD_TIME_MODEL names the file). Takes about 5 minutes at the default size on 2 "
+      "$CPUFOLD_TIME_MODEL names the file). Takes about 7 minutes at the default size on 2 "
       "cores.");
   cmd->add_option("--params", args->params, "AF2 parameters (.npz / .h5)")->required();
   cmd->add_option("--n-res", args->n_res, "residues of the timed block (default 256)")

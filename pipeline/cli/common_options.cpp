@@ -28,9 +28,10 @@ constexpr CommonOptionEntry kCommonOptions[] = {
        cmd.add_option(
               "--chunk-size", into.chunk_size,
               "rows per slice of every chunked loop: attention, outer product mean, triangle "
-              "multiplication (0: no slicing); bounds transient memory (default: the "
-              "memory planner chooses the leanest plan within 3% of the fastest, or "
-              "what fits --mem-budget)")
+              "multiplication (0: no slicing), the same for every stack; bounds transient "
+              "memory (default: the memory planner chooses one per family - template stack, "
+              "extra-MSA stack, Evoformer, structure module - for the leanest plan within 3% "
+              "of the fastest, or what fits --mem-budget)")
            ->transform(integer_in(kChunkSizeRange));
      }},
     {CommonOption::mem_budget,

@@ -1,7 +1,6 @@
 #include "pipeline/runner/run_plan.h"
 
 #include <algorithm>
-#include <array>
 #include <optional>
 
 #include "memory/byte_size.h"
@@ -73,27 +72,34 @@ PlanCandidate plan_candidate(const ModelConfig& config, const ChunkSizes& chunks
   return c;
 }
 
+// One family's chunks (unsliced first) and the run's bytes with each, the other families at
+// their leanest.
+struct FamilyCurve {
+  ChunkFamily family;
+  std::vector<std::int64_t> chunks;
+  std::vector<std::size_t> bytes;
+};
+
 // The chunk sets worth weighing. Each family's transients peak in a phase of their own, so a
-// run's bytes are about the largest of the families' (each measured with the others at their
-// leanest). For each such level every family takes its fastest chunk that stays under it. One
-// chunk for all families, as --chunk-size gives, is among them too.
+// run's bytes are about the largest of its families' curves. For each level a curve reaches,
+// every family takes its fastest chunk that stays under it. One chunk for all families, as
+// --chunk-size gives, is among the sets too.
 std::vector<ChunkSizes> chunk_sets(const TrunkDims& d, const TimeModel& time,
                                    const FamilyShares& shares,
                                    const std::function<std::size_t(const ChunkSizes&)>& bytes) {
-  std::array<std::vector<std::int64_t>, 4> choices;
   ChunkSizes leanest;
+  std::vector<FamilyCurve> curves;
   for (const ChunkFamily f : kChunkFamilies) {
-    choices[static_cast<int>(f)] = family_chunks(f, d);
-    leanest[f] = choices[static_cast<int>(f)].back();
+    curves.push_back({f, family_chunks(f, d), {}});
+    leanest[f] = curves.back().chunks.back();
   }
-  std::array<std::vector<std::size_t>, 4> family_bytes;
   std::vector<std::size_t> levels;
-  for (const ChunkFamily f : kChunkFamilies) {
-    for (const std::int64_t c : choices[static_cast<int>(f)]) {
+  for (FamilyCurve& curve : curves) {
+    for (const std::int64_t c : curve.chunks) {
       ChunkSizes k = leanest;
-      k[f] = c;
-      family_bytes[static_cast<int>(f)].push_back(bytes(k));
-      levels.push_back(family_bytes[static_cast<int>(f)].back());
+      k[curve.family] = c;
+      curve.bytes.push_back(bytes(k));
+      levels.push_back(curve.bytes.back());
     }
   }
   std::sort(levels.begin(), levels.end());
@@ -108,25 +114,25 @@ std::vector<ChunkSizes> chunk_sets(const TrunkDims& d, const TimeModel& time,
   };
   for (const std::size_t level : levels) {
     ChunkSizes k;
-    for (const ChunkFamily f : kChunkFamilies) {
-      const std::vector<std::int64_t>& c = choices[static_cast<int>(f)];
-      const std::vector<std::size_t>& b = family_bytes[static_cast<int>(f)];
+    for (const FamilyCurve& curve : curves) {
       // Of equally fast chunks the largest: the time model does not see every slice's overhead.
       std::optional<std::size_t> best;
-      for (std::size_t i = 0; i < c.size(); ++i) {
-        if (b[i] <= level &&
-            (!best || time.relative_time(f, c[i]) < time.relative_time(f, c[*best])))
-          best = i;
+      for (std::size_t i = 0; i < curve.chunks.size(); ++i) {
+        const auto t = [&](std::size_t j) {
+          return time.relative_time(curve.family, curve.chunks[j]);
+        };
+        if (curve.bytes[i] <= level && (!best || t(i) < t(*best))) best = i;
       }
-      k[f] = c[best.value_or(c.size() - 1)];
+      k[curve.family] = curve.chunks[best.value_or(curve.chunks.size() - 1)];
     }
     add(k);
   }
   for (const std::int64_t c : kChunkCandidates) {
     ChunkSizes k;
-    for (const ChunkFamily f : kChunkFamilies) {
-      const std::vector<std::int64_t>& own = choices[static_cast<int>(f)];
-      k[f] = std::find(own.begin(), own.end(), c) != own.end() ? c : 0;
+    for (const FamilyCurve& curve : curves) {
+      const bool slices =
+          std::find(curve.chunks.begin(), curve.chunks.end(), c) != curve.chunks.end();
+      k[curve.family] = slices ? c : 0;
     }
     add(k);
   }
