@@ -1,58 +1,21 @@
 #include "memory/chunk_sizes.h"
 
 namespace cpufold {
-
-std::int64_t& ChunkSizes::operator[](ChunkFamily f) {
-  switch (f) {
-    case ChunkFamily::templates:
-      return templates;
-    case ChunkFamily::extra_msa:
-      return extra_msa;
-    case ChunkFamily::evoformer:
-      return evoformer;
-    case ChunkFamily::structure:
-      break;
-  }
-  return structure;
-}
-
-std::int64_t ChunkSizes::operator[](ChunkFamily f) const {
-  ChunkSizes copy = *this;
-  return copy[f];
-}
-
-bool ChunkSizes::uniform() const {
-  return templates == extra_msa && extra_msa == evoformer && evoformer == structure;
-}
-
-const char* chunk_family_key(ChunkFamily f) {
-  switch (f) {
-    case ChunkFamily::templates:
-      return "templates";
-    case ChunkFamily::extra_msa:
-      return "extra_msa";
-    case ChunkFamily::evoformer:
-      return "evoformer";
-    case ChunkFamily::structure:
-      break;
-  }
-  return "structure";
-}
-
 namespace {
 
-const char* family_label(ChunkFamily f) {
-  switch (f) {
-    case ChunkFamily::templates:
-      return "templates";
-    case ChunkFamily::extra_msa:
-      return "extra-MSA";
-    case ChunkFamily::evoformer:
-      return "Evoformer";
-    case ChunkFamily::structure:
-      break;
-  }
-  return "structure";
+// Per family, in the order of ChunkFamily: its member, JSON/CSV key and label in text.
+struct Family {
+  std::int64_t ChunkSizes::*member;
+  const char* key;
+  const char* label;
+};
+constexpr Family kFamilies[] = {{&ChunkSizes::templates, "templates", "templates"},
+                                {&ChunkSizes::extra_msa, "extra_msa", "extra-MSA"},
+                                {&ChunkSizes::evoformer, "evoformer", "Evoformer"},
+                                {&ChunkSizes::structure, "structure", "structure"}};
+
+const Family& family(ChunkFamily f) {
+  return kFamilies[static_cast<int>(f)];
 }
 
 std::string chunk_text(std::int64_t chunk) {
@@ -60,6 +23,22 @@ std::string chunk_text(std::int64_t chunk) {
 }
 
 }  // namespace
+
+std::int64_t& ChunkSizes::operator[](ChunkFamily f) {
+  return this->*family(f).member;
+}
+
+std::int64_t ChunkSizes::operator[](ChunkFamily f) const {
+  return this->*family(f).member;
+}
+
+bool ChunkSizes::uniform() const {
+  return templates == extra_msa && extra_msa == evoformer && evoformer == structure;
+}
+
+const char* chunk_family_key(ChunkFamily f) {
+  return family(f).key;
+}
 
 std::string describe_chunk_sizes(const ChunkSizes& chunks) {
   if (chunks.uniform()) {
@@ -69,7 +48,7 @@ std::string describe_chunk_sizes(const ChunkSizes& chunks) {
   std::string out;
   for (const ChunkFamily f : kChunkFamilies) {
     out += out.empty() ? "chunk sizes " : ", ";
-    out += std::string(family_label(f)) + " " + chunk_text(chunks[f]);
+    out += std::string(family(f).label) + " " + chunk_text(chunks[f]);
   }
   return out;
 }
