@@ -112,8 +112,12 @@ struct Linear::Impl {
   // a primitive (and its jit code) for every row count it ever saw. Shared so that a plan in
   // use survives its eviction by the plans it builds (the staged path's blocks).
   std::vector<std::shared_ptr<Plan>> plans;
+  // The staged path's scratch by row count, most recent first, at most kMaxPlans: the planner
+  // asks for the same few row counts for every candidate plan it weighs.
+  std::vector<std::pair<std::int64_t, std::size_t>> staged_sizes;
 
   std::shared_ptr<Plan> plan(const PlanKey& key);
+  std::size_t cached_staged_scratch_bytes(std::int64_t rows);
   std::shared_ptr<Plan> build_plan(const PlanKey& key);
   std::shared_ptr<Plan> remember(std::shared_ptr<Plan> p);
   // Makes p's primitive and argument map if no forward() has yet (see Plan::matmul).
@@ -180,6 +184,20 @@ std::shared_ptr<Plan> Linear::Impl::plan(const PlanKey& key) {
   const std::string what = "Linear [" + std::to_string(key.rows) + " x " + std::to_string(c_in) +
                            "] x [" + std::to_string(c_in) + " x " + std::to_string(c_out) + "]";
   return build_primitive(what, [&] { return remember(build_plan(key)); });
+}
+
+std::size_t Linear::Impl::cached_staged_scratch_bytes(std::int64_t rows) {
+  const auto hit = std::find_if(staged_sizes.begin(), staged_sizes.end(),
+                                [&](const auto& s) { return s.first == rows; });
+  if (hit != staged_sizes.end()) {
+    std::rotate(staged_sizes.begin(), hit, hit + 1);
+    return staged_sizes.front().second;
+  }
+  const std::size_t bytes =
+      build_primitive("Linear staging", [&] { return staged_scratch_bytes(rows); });
+  if (staged_sizes.size() >= kMaxPlans) staged_sizes.pop_back();
+  staged_sizes.insert(staged_sizes.begin(), {rows, bytes});
+  return bytes;
 }
 
 std::shared_ptr<Plan> Linear::Impl::remember(std::shared_ptr<Plan> p) {
@@ -482,8 +500,7 @@ std::size_t Linear::scratch_bytes(std::int64_t rows, const EpilogueKind& kind) c
   // rows, never staged.
   if (kind.bf16_in) direct -= align_up(planned->src_bytes);
   if (kind.bf16_in || kind.bf16_out) return direct;
-  return std::max(
-      direct, build_primitive("Linear staging", [&] { return impl_->staged_scratch_bytes(rows); }));
+  return std::max(direct, impl_->cached_staged_scratch_bytes(rows));
 }
 
 void Linear::forward(const Tensor& x, const Tensor& y, Arena& scratch,
