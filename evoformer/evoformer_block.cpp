@@ -57,13 +57,13 @@ void EvoformerBlock::forward(const Tensor& m, const Tensor& z, const Tensor& msa
 }
 
 std::size_t EvoformerBlock::scratch_bytes(std::int64_t n_seq, std::int64_t n_res,
-                                          std::int64_t chunk, DType m_type) const {
+                                          std::int64_t chunk, DType m_type, bool edge_apart) const {
   const std::size_t column = std::visit(
       [&](const auto& col) { return col.scratch_bytes(n_seq, n_res, chunk); }, column_attention_);
   return std::max({row_attention_.scratch_bytes(n_seq, n_res, chunk, m_type), column,
                    msa_transition_.scratch_bytes(n_seq, n_res, chunk, false, m_type),
                    outer_product_mean_.scratch_bytes(n_seq, n_res, chunk),
-                   pair_updates_.scratch_bytes(n_res, chunk)});
+                   pair_updates_.scratch_bytes(n_res, chunk, edge_apart)});
 }
 
 }  // namespace cpufold

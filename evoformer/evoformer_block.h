@@ -28,8 +28,11 @@ class EvoformerBlock {
   // in bf16 (AF2 keeps its bf16 trunk's representations in bf16); z stays f32.
   void forward(const Tensor& m, const Tensor& z, const Tensor& msa_mask, const Tensor& pair_mask,
                const RunContext& ctx) const;
+  // edge_apart: the triangle multiplications' right edges are in ctx.activations
+  // (edge_bytes), not counted here.
   std::size_t scratch_bytes(std::int64_t n_seq, std::int64_t n_res, std::int64_t chunk,
-                            DType m_type = DType::f32) const;
+                            DType m_type = DType::f32, bool edge_apart = false) const;
+  std::size_t edge_bytes(std::int64_t n_res) const { return pair_updates_.edge_bytes(n_res); }
 
  private:
   EvoformerBlock(const ParamScope& block, const ModelConfig& config, Kind kind);

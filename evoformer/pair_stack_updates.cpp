@@ -38,10 +38,16 @@ void PairStackUpdates::forward(const Tensor& z, const Tensor& pair_mask,
   transition_.forward(z, Tensor(), ctx);
 }
 
-std::size_t PairStackUpdates::scratch_bytes(std::int64_t n_res, std::int64_t chunk) const {
-  return std::max({outgoing_.scratch_bytes(n_res, chunk), incoming_.scratch_bytes(n_res, chunk),
+std::size_t PairStackUpdates::scratch_bytes(std::int64_t n_res, std::int64_t chunk,
+                                            bool edge_apart) const {
+  return std::max({outgoing_.scratch_bytes(n_res, chunk, edge_apart),
+                   incoming_.scratch_bytes(n_res, chunk, edge_apart),
                    starting_.scratch_bytes(n_res, chunk), ending_.scratch_bytes(n_res, chunk),
                    transition_.scratch_bytes(n_res, n_res, chunk, false)});
+}
+
+std::size_t PairStackUpdates::edge_bytes(std::int64_t n_res) const {
+  return std::max(outgoing_.edge_bytes(n_res), incoming_.edge_bytes(n_res));
 }
 
 }  // namespace cpufold

@@ -23,7 +23,10 @@ class PairStackUpdates {
   // z: [n_res, n_res, c_z], updated in place; pair_mask: [n_res, n_res]. The transition gets
   // no mask, as in AF2 and in OpenFold with _mask_trans off (the reference's setting).
   void forward(const Tensor& z, const Tensor& pair_mask, const RunContext& ctx) const;
-  std::size_t scratch_bytes(std::int64_t n_res, std::int64_t chunk) const;
+  // edge_apart: the triangle multiplications' right edges are in ctx.activations (their
+  // edge_bytes), not counted here.
+  std::size_t scratch_bytes(std::int64_t n_res, std::int64_t chunk, bool edge_apart = false) const;
+  std::size_t edge_bytes(std::int64_t n_res) const;
 
  private:
   Order order_;

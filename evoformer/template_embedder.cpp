@@ -66,13 +66,21 @@ std::size_t TemplateEmbedder::activation_bytes(std::int64_t n_templ, std::int64_
 }
 
 std::size_t TemplateEmbedder::transient_bytes(std::int64_t n_templ, std::int64_t n_res,
-                                              std::int64_t chunk) const {
+                                              std::int64_t chunk, bool edge_apart,
+                                              bool tracing) const {
   std::size_t stage = TemplatePairEmbedder::scratch_bytes(n_res);
-  for (const TemplatePairBlock& b : blocks_) stage = std::max(stage, b.scratch_bytes(n_res, chunk));
+  for (const TemplatePairBlock& b : blocks_)
+    stage = std::max(stage, b.scratch_bytes(n_res, chunk, edge_apart));
   // With tracing the pair embedding gets its own buffer before it is added to z.
   stage = std::max(stage, attention_.scratch_bytes(n_templ, n_res, chunk, /*accumulate=*/true) +
-                              f32_bytes(n_res * n_res * c_z_));
+                              (tracing ? f32_bytes(n_res * n_res * c_z_) : 0));
   return std::max(stage, single_.scratch_bytes(n_templ, n_res));
+}
+
+std::size_t TemplateEmbedder::edge_bytes(std::int64_t n_res) const {
+  std::size_t edge = 0;
+  for (const TemplatePairBlock& b : blocks_) edge = std::max(edge, b.edge_bytes(n_res));
+  return edge;
 }
 
 std::size_t TemplateEmbedder::scratch_bytes(std::int64_t n_templ, std::int64_t n_res,

@@ -70,7 +70,12 @@ class TemplateEmbedder {
 
   std::size_t scratch_bytes(std::int64_t n_templ, std::int64_t n_res, std::int64_t chunk) const;
   std::size_t activation_bytes(std::int64_t n_templ, std::int64_t n_res) const;
-  std::size_t transient_bytes(std::int64_t n_templ, std::int64_t n_res, std::int64_t chunk) const;
+  // edge_apart: the triangle multiplications' right edges are in ctx.activations
+  // (edge_bytes, above the template pair activations), not counted here. tracing: with a
+  // tracer the pair embedding takes a buffer of its own (N²·c_z).
+  std::size_t transient_bytes(std::int64_t n_templ, std::int64_t n_res, std::int64_t chunk,
+                              bool edge_apart = false, bool tracing = true) const;
+  std::size_t edge_bytes(std::int64_t n_res) const;
 
   std::int64_t c_t() const { return c_t_; }
 

@@ -28,8 +28,9 @@ void TemplatePairBlock::forward(const Tensor& t, const Tensor& pair_mask,
   }
 }
 
-std::size_t TemplatePairBlock::scratch_bytes(std::int64_t n_res, std::int64_t chunk) const {
-  return updates_.scratch_bytes(n_res, chunk);
+std::size_t TemplatePairBlock::scratch_bytes(std::int64_t n_res, std::int64_t chunk,
+                                             bool edge_apart) const {
+  return updates_.scratch_bytes(n_res, chunk, edge_apart);
 }
 
 }  // namespace cpufold

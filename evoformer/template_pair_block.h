@@ -38,7 +38,9 @@ class TemplatePairBlock {
   void forward(const Tensor& t, const Tensor& pair_mask, const RunContext& ctx) const;
 
   // Scratch bytes forward() takes (the largest of the five modules': they run one at a time).
-  std::size_t scratch_bytes(std::int64_t n_res, std::int64_t chunk) const;
+  // edge_apart: as PairStackUpdates::scratch_bytes.
+  std::size_t scratch_bytes(std::int64_t n_res, std::int64_t chunk, bool edge_apart = false) const;
+  std::size_t edge_bytes(std::int64_t n_res) const { return updates_.edge_bytes(n_res); }
 
  private:
   std::int64_t c_t_;

@@ -131,6 +131,9 @@ void TriangleMultiplication::forward(const Tensor& z, const Tensor& pair_mask,
   w.mask = row_view(pair_mask, "TriangleMultiplication pair_mask");
   w.z_rows = Tensor(zr.data, DType::f32, Shape{zr.rows, c_z_}, Shape{zr.ld, 1});
 
+  // A spilled plan keeps the c·n² right edge with the activations it spills.
+  Arena& edge_arena = ctx.activation_arena();
+  ArenaScope edge_scope(edge_arena);
   Arena& arena = ctx.arena();
   ArenaScope scope(arena);
   w.n = n;
@@ -142,7 +145,7 @@ void TriangleMultiplication::forward(const Tensor& z, const Tensor& pair_mask,
   // bf16 compute: the edges are stored in bf16 (half the c·n² right edge) and multiplied by
   // oneDNN's bf16 matmul with fp32 accumulation.
   const bool use_bf16 = whole_projection_.compute() == DType::bf16;
-  w.whole = Edge::allocate(arena, use_bf16, c_, w.cs);
+  w.whole = Edge::allocate(edge_arena, use_bf16, c_, w.cs);
   w.slab = Edge::allocate(arena, use_bf16, c_, w.ss);
   if (use_bf16) {
     w.slab_products = arena.allocate(DType::f32, Shape{c_, w.ss}).data_as<float>();
@@ -310,7 +313,14 @@ void TriangleMultiplication::store_pairs(const Slab& slab, std::int64_t q0, cons
   }
 }
 
-std::size_t TriangleMultiplication::scratch_bytes(std::int64_t n_res, std::int64_t chunk) const {
+std::size_t TriangleMultiplication::edge_bytes(std::int64_t n_res) const {
+  const auto size = static_cast<std::size_t>(c_ * channel_stride(n_res * n_res));
+  return whole_projection_.compute() == DType::bf16 ? align_up(size * sizeof(bf16))
+                                                    : f32_bytes(static_cast<std::int64_t>(size));
+}
+
+std::size_t TriangleMultiplication::scratch_bytes(std::int64_t n_res, std::int64_t chunk,
+                                                  bool edge_apart) const {
   const std::int64_t n2 = n_res * n_res;
   if (n2 == 0) return 0;
   const std::int64_t block = std::min(kRowBlock, n2), rows = slab_rows(n_res, chunk);
@@ -318,10 +328,9 @@ std::size_t TriangleMultiplication::scratch_bytes(std::int64_t n_res, std::int64
   // fp32: the edges and a product per thread; bf16: the edges in bf16 and the slab's products.
   const bool use_bf16 = whole_projection_.compute() == DType::bf16;
   const std::size_t edges =
-      use_bf16 ? align_up(static_cast<std::size_t>(c_ * channel_stride(n2)) * sizeof(bf16)) +
-                     align_up(static_cast<std::size_t>(c_ * ss) * sizeof(bf16)) + f32_bytes(c_ * ss)
-               : f32_bytes(c_ * channel_stride(n2)) + f32_bytes(c_ * ss) +
-                     f32_bytes(omp_get_max_threads() * ss);
+      (edge_apart ? 0 : edge_bytes(n_res)) +
+      (use_bf16 ? align_up(static_cast<std::size_t>(c_ * ss) * sizeof(bf16)) + f32_bytes(c_ * ss)
+                : f32_bytes(c_ * ss) + f32_bytes(omp_get_max_threads() * ss));
   const std::size_t fixed =
       edges + f32_bytes(block * c_z_) + f32_bytes(block * 2 * c_) + 2 * f32_bytes(block * c_z_);
   // Linear scratch depends on the row count: every block size the passes take (a full block

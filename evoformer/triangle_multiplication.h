@@ -35,7 +35,9 @@ class TriangleMultiplication {
 
   // z: [n_res, n_res, c_z] (rows of c_z must collapse to one stride, e.g. contiguous), updated
   // in place: z += TriangleMultiplication(z). pair_mask: [n_res, n_res], 1 for valid pairs.
-  // Transients come from ctx.arena() (scratch_bytes(n_res, ctx.chunk)). ctx.chunk is the slab:
+  // Transients come from ctx.arena() (scratch_bytes(n_res, ctx.chunk)), except the c·n² right
+  // edge, which a spilled plan places with its activations (ctx.activations, when set; the
+  // edge's pages are then read back slab by slab). ctx.chunk is the slab:
   // rows of the pair matrix (outgoing) or columns (incoming) whose products are formed and
   // written back at once, clamped to [16, 64] (64 when unchunked). The result does not depend on
   // the chunk; the triangle products are bitwise independent of the thread count; the projections
@@ -44,9 +46,12 @@ class TriangleMultiplication {
 
   // Scratch bytes forward() takes for n_res residues, this chunk and the current OpenMP thread
   // count: the right edge over all pairs channel-major (c_hidden·n_res² floats, the bulk, which
-  // no chunk reduces), the left edge of one slab (c_hidden·rows·n_res), one slab product per
-  // thread and fixed-size pair blocks for the projections.
-  std::size_t scratch_bytes(std::int64_t n_res, std::int64_t chunk) const;
+  // no chunk reduces; not counted when `edge_apart`, for a context with ctx.activations), the
+  // left edge of one slab (c_hidden·rows·n_res), one slab product per thread and fixed-size
+  // pair blocks for the projections.
+  std::size_t scratch_bytes(std::int64_t n_res, std::int64_t chunk, bool edge_apart = false) const;
+  // The right edge alone: what forward() takes from ctx.activations when it is set.
+  std::size_t edge_bytes(std::int64_t n_res) const;
 
   std::int64_t c_z() const { return c_z_; }
   std::int64_t c_hidden() const { return c_; }

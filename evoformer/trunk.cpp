@@ -120,31 +120,43 @@ std::size_t Trunk::extra_msa_bytes(const TrunkDims& d) const {
 // Mirrors forward()'s phases: the embedders before the masks exist; then with the masks and the
 // template rows resident the template stack, the extra-MSA stack with its activations, and with
 // the MSA representation the input embedder's MSA part and the Evoformer stack.
-TrunkBytes Trunk::forward_bytes(const TrunkDims& d, const ChunkSizes& chunks, bool apart) const {
+TrunkBytes Trunk::forward_bytes(const TrunkDims& d, const ChunkSizes& chunks, bool apart,
+                                bool tracing) const {
   const ModelConfig& c = config_;
   const std::int64_t rows = d.n_seq + d.n_templ;
   const std::size_t before_masks = std::max(
       // With tracing, the input embedder's pair goes to its own buffer first.
-      input_embedder_.scratch_bytes(d.n_seq, d.n_res) + f32_bytes({d.n_res, d.n_res, c.c_z}),
+      input_embedder_.scratch_bytes(d.n_seq, d.n_res) +
+          (tracing ? f32_bytes({d.n_res, d.n_res, c.c_z}) : 0),
       RecyclingEmbedder::scratch_bytes(d.n_res, c.c_m, c.c_z, false, chunks.evoformer));
   const std::size_t masks = f32_bytes({rows, d.n_res}) + f32_bytes({d.n_res, d.n_res}) +
                             (d.n_templ > 0 ? f32_bytes({d.n_templ, d.n_res, c.c_m}) : 0);
-  std::size_t templates = 0, template_pairs = 0;
+  // Apart (a spilled plan), the triangle multiplications' right edges go to the activations.
+  std::size_t templates = 0, template_pairs = 0, template_edge = 0;
   if (template_embedder_ && d.n_templ > 0) {
-    templates = template_embedder_->transient_bytes(d.n_templ, d.n_res, chunks.templates);
+    templates = template_embedder_->transient_bytes(d.n_templ, d.n_res, chunks.templates,
+                                                    /*edge_apart=*/apart, tracing);
     template_pairs = template_embedder_->activation_bytes(d.n_templ, d.n_res);
+    template_edge = template_embedder_->edge_bytes(d.n_res);
   }
-  std::size_t extra = ExtraMsaEmbedder::scratch_bytes(d.n_extra, d.n_res);
-  for (const EvoformerBlock& b : extra_msa_stack_)
-    extra = std::max(extra, b.scratch_bytes(d.n_extra, d.n_res, chunks.extra_msa, extra_type_));
+  std::size_t extra = ExtraMsaEmbedder::scratch_bytes(d.n_extra, d.n_res), extra_edge = 0;
+  for (const EvoformerBlock& b : extra_msa_stack_) {
+    extra =
+        std::max(extra, b.scratch_bytes(d.n_extra, d.n_res, chunks.extra_msa, extra_type_, apart));
+    extra_edge = std::max(extra_edge, b.edge_bytes(d.n_res));
+  }
   std::size_t evoformer = std::max(input_embedder_.scratch_bytes(d.n_seq, d.n_res),
                                    single_activations_.scratch_bytes(d.n_res));
-  for (const EvoformerBlock& b : evoformer_stack_)
-    evoformer = std::max(evoformer, b.scratch_bytes(rows, d.n_res, chunks.evoformer));
+  std::size_t evoformer_edge = 0;
+  for (const EvoformerBlock& b : evoformer_stack_) {
+    evoformer =
+        std::max(evoformer, b.scratch_bytes(rows, d.n_res, chunks.evoformer, DType::f32, apart));
+    evoformer_edge = std::max(evoformer_edge, b.edge_bytes(d.n_res));
+  }
   const std::size_t e = extra_msa_bytes(d), m = msa_bytes(d);
   TrunkBytes t;
   if (apart) {
-    t.activations = std::max({template_pairs, e, m});
+    t.activations = std::max({template_pairs + template_edge, e + extra_edge, m + evoformer_edge});
     t.scratch = std::max(before_masks, masks + std::max({templates, extra, evoformer}));
     t.retained = masks;
   } else {

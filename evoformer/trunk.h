@@ -57,8 +57,10 @@ class Trunk {
   // What one forward() takes for these sizes and chunks (the templates', extra-MSA and
   // Evoformer families'; the embedders take the Evoformer's), with the activations in their own
   // arena (`activations_apart`) or sharing ctx.arena().
-  TrunkBytes forward_bytes(const TrunkDims& dims, const ChunkSizes& chunks,
-                           bool activations_apart) const;
+  // `tracing`: with a tracer (ctx.tracer), which gives the embedders' pair outputs buffers of
+  // their own (N²·c_z each).
+  TrunkBytes forward_bytes(const TrunkDims& dims, const ChunkSizes& chunks, bool activations_apart,
+                           bool tracing = false) const;
   // Bytes of the MSA representation forward() leaves in the activation arena.
   std::size_t msa_bytes(const TrunkDims& dims) const;
   // Bytes of the extra-MSA representation, which lives during the extra-MSA stack.

@@ -192,7 +192,7 @@ class RecyclingRun {
     chunks_ = p_.plan.chosen.chunks;
     const SpillLevel spill = spill_level(p_.plan.chosen);
     const RunArenas a = runner_.arena_bytes(d_, features_.capacity(), o_.ensemble, chunks_,
-                                            spill != SpillLevel::none);
+                                            spill != SpillLevel::none, o_.tracer != nullptr);
     if (spill != SpillLevel::none) {
       std::string where;
       if (o_.spill_numa_node) {
@@ -445,8 +445,8 @@ Prediction ModelRunner::run(const FeatureSource& source, const RunOptions& o) co
 }
 
 RunArenas ModelRunner::arena_bytes(const TrunkDims& d, std::size_t features_bytes,
-                                   std::int64_t ensemble, const ChunkSizes& chunks,
-                                   bool apart) const {
+                                   std::int64_t ensemble, const ChunkSizes& chunks, bool apart,
+                                   bool tracing) const {
   const ModelConfig& c = trunk_.config();
   const std::int64_t n = d.n_res;
   RunArenas a;
@@ -459,7 +459,7 @@ RunArenas ModelRunner::arena_bytes(const TrunkDims& d, std::size_t features_byte
   // then what it leaves (masks, MSA representation) under the structure module's transients or
   // under the heads' outputs and transients.
   // Apart, the MSA representation and the head outputs go to the activations arena instead.
-  const TrunkBytes t = trunk_.forward_bytes(d, chunks, apart);
+  const TrunkBytes t = trunk_.forward_bytes(d, chunks, apart, tracing);
   const std::size_t head_outputs = heads_->output_bytes(d.n_seq, n);
   a.scratch =
       std::max({t.scratch, t.retained + structure_module_.scratch_bytes(n, chunks.structure),
@@ -491,7 +491,7 @@ MemoryPlan ModelRunner::plan(const TrunkDims& d, std::size_t features_bytes,
     request.spill_where = o.spill_dir->string();
   }
   return plan_run(trunk_.config(), d, request, [&](const ChunkSizes& chunks, bool apart) {
-    return arena_bytes(d, features_bytes, o.ensemble, chunks, apart);
+    return arena_bytes(d, features_bytes, o.ensemble, chunks, apart, o.tracer != nullptr);
   });
 }
 

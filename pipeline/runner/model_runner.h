@@ -118,10 +118,10 @@ class ModelRunner {
   // BudgetError when options.mem_budget is given and no plan fits it.
   Prediction run(const FeatureSource& features, const RunOptions& options) const;
 
-  // The arenas of a run with these sizes.
-  // The arenas of a run with these sizes; `apart`: the activations in their own arena.
+  // The arenas of a run with these sizes; `apart`: the activations in their own arena;
+  // `tracing`: with a tracer (RunOptions::tracer).
   RunArenas arena_bytes(const TrunkDims& dims, std::size_t features_bytes, std::int64_t ensemble,
-                        const ChunkSizes& chunks, bool apart) const;
+                        const ChunkSizes& chunks, bool apart, bool tracing) const;
   // The memory plan run() would follow for features of these sizes, without running the model.
   MemoryPlan plan(const TrunkDims& dims, std::size_t features_bytes,
                   const RunOptions& options) const;
