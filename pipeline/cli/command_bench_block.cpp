@@ -118,7 +118,8 @@ void add_bench_block_command(CLI::App& bench) {
       "One Evoformer block (block 0 of PARAMS; --stack extra-msa: the first extra-MSA block) on "
       "random m [n_seq, n_res, c_m] and z [n_res, n_res, c_z] with all-ones masks; prints wall "
       "time, GFLOP/s and memory. With --spill-dir, m and z live in a file there and are written "
-      "back after each block, as in a spilled run.";
+      "back after each block, and the triangle multiplications' right edges (c·N² each) are "
+      "placed there too, as in a spilled run.";
   CLI::App* block = bench.add_subcommand("block", help);
   block->alias("evoformer-block");  // the name earlier notes and scripts use
   add_block_options(*block, *args);

@@ -55,6 +55,7 @@ BlockBench::BlockBench(const WeightStore& store, const ModelConfig& c, Evoformer
   msa_mask_ = msa_.allocate(DType::f32, {s, n});
   z_ = pair_.allocate(DType::f32, {n, n, c.c_z});
   pair_mask_ = pair_.allocate(DType::f32, {n, n});
+  if (msa_spilled_) edges_.emplace("bench-edges", msa_tier, block_.edge_bytes(n));
   fill_normal(m_, 1);
   fill_normal(z_, 2);
   fill(msa_mask_, 1.f);
@@ -69,8 +70,8 @@ double BlockBench::run(std::int64_t chunk) {
   };
   write_back();
   Arena scratch("bench-scratch", dram_tier(),
-                block_.scratch_bytes(m_.dim(0), m_.dim(1), chunk, m_.dtype()));
-  const RunContext ctx{&scratch, chunk, nullptr, 0};
+                block_.scratch_bytes(m_.dim(0), m_.dim(1), chunk, m_.dtype(), edges_.has_value()));
+  const RunContext ctx{&scratch, chunk, nullptr, 0, edges_ ? &*edges_ : nullptr};
   const auto t0 = std::chrono::steady_clock::now();
   block_.forward(m_, z_, msa_mask_, pair_mask_, ctx);
   write_back();

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 
 #include "evoformer/evoformer_block.h"
 #include "memory/arena.h"
@@ -15,6 +16,8 @@ class BlockBench {
  public:
   // Random m [n_seq, n_res, c] (c_m, or c_e for the extra stack) on `msa_tier` and z
   // [n_res, n_res, c_z] on `pair_tier`, all-ones masks. The block is built in `precision`.
+  // With the MSA on another tier than DRAM, the triangle multiplications' right edges go there
+  // too, as in a spilled run.
   BlockBench(const WeightStore& store, const ModelConfig& config, EvoformerBlock::Kind kind,
              DType precision, std::int64_t n_seq, std::int64_t n_res, Tier& msa_tier,
              Tier& pair_tier);
@@ -23,13 +26,16 @@ class BlockBench {
   // spilled activations are written back and dropped from memory afterwards.
   double run(std::int64_t chunk);
 
-  std::size_t activation_bytes() const { return msa_.capacity() + pair_.capacity(); }
+  std::size_t activation_bytes() const {
+    return msa_.capacity() + pair_.capacity() + (edges_ ? edges_->capacity() : 0);
+  }
   std::size_t last_scratch_bytes() const { return scratch_capacity_; }
   std::size_t last_scratch_high_water() const { return scratch_high_water_; }
 
  private:
   EvoformerBlock block_;
   Arena msa_, pair_;
+  std::optional<Arena> edges_;  // on the MSA's tier when it is spilled
   Tensor m_, z_, msa_mask_, pair_mask_;
   bool msa_spilled_, pair_spilled_;
   std::size_t scratch_capacity_ = 0, scratch_high_water_ = 0;
