@@ -129,24 +129,32 @@ TimeModel builtin_because(const std::string& why) {
   return m;
 }
 
+// {"chunk": factor, ...}, each factor in [1, 1000).
+std::map<std::int64_t, double> parse_factors(const nlohmann::json& j) {
+  std::map<std::int64_t, double> factors;
+  for (const auto& [chunk, factor] : j.items()) {
+    const double f = factor.get<double>();
+    if (!(f >= 1 && f < 1000)) throw std::runtime_error("chunk factor out of range");
+    factors[std::stoll(chunk)] = f;
+  }
+  return factors;
+}
+
+nlohmann::ordered_json factors_json(const std::map<std::int64_t, double>& factors) {
+  nlohmann::ordered_json j = nlohmann::ordered_json::object();
+  for (const auto& [chunk, factor] : factors) j[std::to_string(chunk)] = factor;
+  return j;
+}
+
 TimeModel parse_time_model(const nlohmann::json& j) {
   TimeModel m;
   m.cpu = j.at("cpu").get<std::string>();
   m.isa = j.at("isa").get<std::string>();
   m.threads = j.at("threads").get<int>();
-  for (const auto& [chunk, factor] : j.at("chunk_factor").items()) {
-    const double f = factor.get<double>();
-    if (!(f >= 1 && f < 1000)) throw std::runtime_error("chunk factor out of range");
-    m.chunk_factor[std::stoll(chunk)] = f;
-  }
+  m.chunk_factor = parse_factors(j.at("chunk_factor"));
   if (m.chunk_factor.empty()) throw std::runtime_error("no chunk factors");
-  if (j.contains("extra_msa_chunk_factor")) {
-    for (const auto& [chunk, factor] : j.at("extra_msa_chunk_factor").items()) {
-      const double f = factor.get<double>();
-      if (!(f >= 1 && f < 1000)) throw std::runtime_error("chunk factor out of range");
-      m.extra_msa_chunk_factor[std::stoll(chunk)] = f;
-    }
-  }
+  if (j.contains("extra_msa_chunk_factor"))
+    m.extra_msa_chunk_factor = parse_factors(j.at("extra_msa_chunk_factor"));
   m.spill_activations = j.value("spill_activations", builtin_time_model().spill_activations);
   m.spill_outputs = j.value("spill_outputs", builtin_time_model().spill_outputs);
   return m;
@@ -186,15 +194,9 @@ void save_time_model(const TimeModel& model, const fs::path& path) {
   j["cpu"] = model.cpu;
   j["isa"] = model.isa;
   j["threads"] = model.threads;
-  nlohmann::ordered_json chunks = nlohmann::ordered_json::object();
-  for (const auto& [chunk, factor] : model.chunk_factor) chunks[std::to_string(chunk)] = factor;
-  j["chunk_factor"] = std::move(chunks);
-  if (!model.extra_msa_chunk_factor.empty()) {
-    nlohmann::ordered_json extra = nlohmann::ordered_json::object();
-    for (const auto& [chunk, factor] : model.extra_msa_chunk_factor)
-      extra[std::to_string(chunk)] = factor;
-    j["extra_msa_chunk_factor"] = std::move(extra);
-  }
+  j["chunk_factor"] = factors_json(model.chunk_factor);
+  if (!model.extra_msa_chunk_factor.empty())
+    j["extra_msa_chunk_factor"] = factors_json(model.extra_msa_chunk_factor);
   j["spill_activations"] = model.spill_activations;
   j["spill_outputs"] = model.spill_outputs;
   std::error_code ec;
