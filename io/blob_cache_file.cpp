@@ -17,6 +17,10 @@ constexpr std::array<char, 8> kMagic = {'C', 'P', 'F', 'B', 'L', 'O', 'B', '\n'}
 constexpr std::uint32_t kFormatVersion = 1;
 constexpr std::size_t kBlobAlignment = 64;
 constexpr std::size_t kDataAlignment = 4096;
+// Checked bytes after which the check's pages leave this process's memory again: reading a
+// few hundred MB to verify them must not keep them resident beside the caller's own copies
+// (a process that builds the cache holds its packed weights while it checks the file).
+constexpr std::size_t kCheckWindow = std::size_t{32} << 20;
 
 struct Header {
   std::array<char, 8> magic;
@@ -166,6 +170,7 @@ BlobCacheLoad load_blob_cache(const fs::path& path, std::string_view key) {
 
   const auto data = file.subspan(h.data_offset);
   std::size_t at = 0;
+  std::size_t checked_until = 0;  // data bytes whose pages were dropped after their check
   Checksum data_sum;
   for (std::uint32_t i = 0; i < h.blob_count; ++i) {
     IndexEntry e;
@@ -180,7 +185,13 @@ BlobCacheLoad load_blob_cache(const fs::path& path, std::string_view key) {
     at += e.meta_bytes;
     data_sum.add(b.data);
     cache.blobs.push_back(std::move(b));
+    if (e.offset + e.bytes - checked_until >= kCheckWindow) {
+      cache.mapping.drop_resident_pages(
+          data.subspan(checked_until, e.offset + e.bytes - checked_until));
+      checked_until = e.offset + e.bytes;
+    }
   }
+  cache.mapping.drop_resident_pages();
   if (at != index.size()) return refuse("index size mismatch");
   if (data_sum.value() != h.data_checksum) return refuse("data checksum mismatch");
   out.cache = std::move(cache);

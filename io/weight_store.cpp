@@ -163,9 +163,13 @@ std::span<const std::byte> WeightStore::bytes() const {
   return {impl_->npz_storage.data(), impl_->npz_storage.size()};
 }
 
+void WeightStore::drop_resident_pages() const {
+  if (impl_->format == Format::hdf5) impl_->mapping.drop_resident_pages();
+}
+
 void WeightStore::release_values() {
   if (impl_->format == Format::hdf5) {
-    impl_->mapping.drop_resident_pages();
+    drop_resident_pages();
   } else {
     impl_->npz_storage = Region();
     impl_->values_released = true;

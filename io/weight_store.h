@@ -44,6 +44,9 @@ class WeightStore {
   // cache, unchanged). npz: the arrays are freed and a later require/get throws
   // InternalError. Keys, shapes and unused_keys() stay.
   void release_values();
+  // HDF5: the mapped pages read so far leave this process's memory (reads fault them back in,
+  // unchanged). npz: nothing (its values are this process's own memory).
+  void drop_resident_pages() const;
 
   // Every value's bytes: the mapped HDF5 file, or the npz arrays' storage.
   std::span<const std::byte> bytes() const;

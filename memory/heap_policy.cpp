@@ -10,4 +10,8 @@ void limit_heap_growth() {
   mallopt(M_TRIM_THRESHOLD, static_cast<int>(kHeapTrimThreshold));
 }
 
+void return_free_heap_memory() {
+  malloc_trim(0);
+}
+
 }  // namespace cpufold

@@ -23,4 +23,10 @@ inline constexpr std::size_t kHeapTrimThreshold = 4 * kHeapMmapThreshold;
 // block at N = 256, two system calls and a TLB shootdown each. Call once, first thing in main().
 void limit_heap_growth();
 
+// Returns the heap's free pages to the system, also those between live blocks (malloc_trim).
+// For after a phase that freed many blocks under kHeapMmapThreshold at once: the weights a
+// first run packs privately (bf16: most Linears are under 1 MiB) are freed once the cache
+// file is mapped, and would otherwise stay resident beside it for the whole run.
+void return_free_heap_memory();
+
 }  // namespace cpufold

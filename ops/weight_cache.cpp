@@ -8,6 +8,7 @@
 
 #include "io/cache_location.h"
 #include "memory/error.h"
+#include "memory/heap_policy.h"
 #include "ops/dnnl_context.h"
 
 namespace cpufold {
@@ -16,6 +17,10 @@ namespace {
 namespace fs = std::filesystem;
 
 thread_local WeightCache* current_cache = nullptr;
+
+// Packed bytes between two releases of the source pages: small against the weights (a few
+// hundred MB), large enough that the releases cost nothing next to the packing.
+constexpr std::size_t kReleaseSourceEvery = std::size_t{32} << 20;
 
 void warn(const std::string& message) {
   std::cerr << "cpufold: warning: " << message << "\n";
@@ -137,11 +142,19 @@ dnnl::memory WeightCache::obtain(const dnnl::memory::desc& desc, std::uint64_t f
   dnnl::memory m(desc, engine);
   fill(m);
   entries_.push_back({m, meta_of(desc, fingerprint), false});
+  packed_since_release_ += desc.get_size();
+  if (release_source_ && packed_since_release_ >= kReleaseSourceEvery) {
+    release_source_();
+    packed_since_release_ = 0;
+  }
   return m;
 }
 
 void WeightCache::finish() {
   if (current_cache == this) current_cache = nullptr;
+  if (release_source_) release_source_();  // also what the modules copied, not packed
+  release_source_ = nullptr;
+  packed_since_release_ = 0;
   if (file_.empty() || entries_.empty()) return;
   if (loaded_ && !stale_ && entries_.size() == loaded_->blobs.size()) return;
   if (loaded_) {
@@ -182,6 +195,7 @@ void WeightCache::map_entries(BlobCache&& cache) {
     entries_[i].shared = true;
   }
   loaded_ = std::move(cache);  // the previous mapping, if any, is no longer viewed
+  return_free_heap_memory();   // the private copies just freed
 }
 
 WeightResidency WeightCache::residency() const {

@@ -53,6 +53,10 @@ class WeightCache {
   // The bytes of the parameter file the weights come from: a tensor inside them is
   // identified by its offset there (so its values are not read), others by sampled values.
   void set_source(std::span<const std::byte> bytes) { source_ = bytes; }
+  // Called after every few tens of MB of weights packed from the source, and at finish():
+  // drops the source pages read so far from this process's memory, so that building the
+  // cache does not hold the parameter file and the packed copies at once.
+  void set_release_source(std::function<void()> release) { release_source_ = std::move(release); }
   std::uint64_t identity(const Tensor& t) const;
   // The memory for a Linear's weight (or bias) of layout `desc`: the cached blob when it
   // matches, else new private memory that `fill` writes. `fingerprint` identifies the source.
@@ -84,7 +88,9 @@ class WeightCache {
   std::filesystem::path file_;
   std::string key_;
   std::span<const std::byte> source_;
-  std::optional<BlobCache> loaded_;  // the file as found (or as written by finish())
+  std::function<void()> release_source_;
+  std::size_t packed_since_release_ = 0;  // bytes
+  std::optional<BlobCache> loaded_;       // the file as found (or as written by finish())
   std::vector<Entry> entries_;
   bool stale_ = false;  // some Linear did not find its blob in loaded_
   bool wrote_ = false;

@@ -80,7 +80,7 @@ double stage_gflop(const StageFlops& f, const std::string& name, std::int64_t it
 }
 
 void run_bench_model(const BenchModelArgs& a) {
-  const WeightStore store = WeightStore::open(a.params);
+  WeightStore store = WeightStore::open(a.params);
   const ModelConfig config = ModelConfig::from_weights(store);
   const std::int64_t templates = a.sizes.templates.value_or(config.templates ? 4 : 0);
   if (templates > 0 && !config.templates) {
@@ -91,6 +91,7 @@ void run_bench_model(const BenchModelArgs& a) {
       a.common, [](const std::string& line) { std::printf("%s\n", line.c_str()); });
   const char* precision_label = precision_name(precision);
   const ModelRunner runner(store, config, precision);
+  store.release_values();  // as predict and evaluate: the runner holds or maps what it needs
   // The peak is measured before and after the model and the higher kept: on a shared machine
   // a burst from another job can pull one measurement far down, and a low peak inflates every
   // "% of peak" that follows.

@@ -28,7 +28,7 @@ LengthProfile profile_length(const ProfileRequest& r,
   p.stage_method = StageMeter::method_name(meter.method());
 
   meter.begin("load");
-  const WeightStore store = WeightStore::open(r.params);
+  WeightStore store = WeightStore::open(r.params);
   const ModelConfig config = ModelConfig::from_weights(store);
   if (z.templates > 0 && !config.templates) {
     throw InputError(store.path().filename().string() + " (" +
@@ -36,6 +36,7 @@ LengthProfile profile_length(const ProfileRequest& r,
                      ") has no template embedding: give --templates 0");
   }
   const ModelRunner runner(store, config, r.precision);
+  store.release_values();  // as predict and evaluate: the runner holds or maps what it needs
   const FeatureSource source =
       synthetic_feature_source({z.n_res, z.msa_rows, z.extra_rows, z.templates, z.recycles + 1});
 

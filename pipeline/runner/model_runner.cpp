@@ -416,6 +416,7 @@ namespace {
 std::unique_ptr<WeightCache> begin_weight_cache(const WeightStore& store, DType precision) {
   auto cache = WeightCache::for_parameters(store.path(), precision);
   cache->set_source(store.bytes());
+  cache->set_release_source([&store] { store.drop_resident_pages(); });
   cache->begin();
   return cache;
 }
