@@ -167,9 +167,9 @@ void OuterProductMean::project_masked(const Tensor& m, const Tensor& msa_mask, c
   float* mk = mask.data_as<float>();
   {
     const float* src = static_cast<const float*>(msa_mask.data());
+    const std::int64_t s0 = msa_mask.stride(0), s1 = msa_mask.stride(1);
     for (std::int64_t s = 0; s < n_seq; ++s)
-      for (std::int64_t r = 0; r < n_res; ++r)
-        mk[s * n_res + r] = src[s * msa_mask.stride(0) + r * msa_mask.stride(1)];
+      for (std::int64_t r = 0; r < n_res; ++r) mk[s * n_res + r] = src[s * s0 + r * s1];
   }
   if (n_seq > 0) {
     ArenaScope x_scope(arena);
@@ -258,12 +258,13 @@ void OuterProductMean::forward_in_slabs(const Tensor& m, const Tensor& msa_mask,
 
   // b[s - first] = mask ⊙ right(LayerNorm(m[s])) (bf16: b16) and its mask row, for sequences
   // [first, end).
+  const std::int64_t mask_s0 = msa_mask.stride(0), mask_s1 = msa_mask.stride(1);
   const auto right_rows = [&](std::int64_t first, std::int64_t end) {
     float* const mk = mb.data_as<float>();
     for (std::int64_t s = first; s < end; ++s) {
       const std::int64_t r0 = s - first;
       for (std::int64_t r = 0; r < n_res; ++r)
-        mk[r0 * n_res + r] = src_mask[s * msa_mask.stride(0) + r * msa_mask.stride(1)];
+        mk[r0 * n_res + r] = src_mask[s * mask_s0 + r * mask_s1];
     }
     for (std::int64_t s = first; s < end; s += rb_max) {
       const std::int64_t ns = std::min(rb_max, end - s), r0 = s - first;
