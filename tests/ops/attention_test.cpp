@@ -13,8 +13,10 @@ namespace {
 struct Dims {
   std::int64_t batch, query, key, head, c;
 };
+// {2, 300, 200, ...}: a full query tile of kMaxQueryTile (256) rows and a remainder.
 const Dims kShapes[] = {{1, 1, 1, 1, 1},      {3, 7, 33, 2, 8},    {2, 33, 7, 4, 32},
-                        {1, 255, 255, 1, 16}, {5, 130, 129, 3, 5}, {9, 17, 300, 8, 32}};
+                        {1, 255, 255, 1, 16}, {5, 130, 129, 3, 5}, {9, 17, 300, 8, 32},
+                        {2, 300, 200, 2, 16}};
 
 // Naive double loops over any f32 views (gathered to row-major first).
 std::vector<double> reference_attention(const Tensor& q, const Tensor& k, const Tensor& v,
@@ -288,8 +290,8 @@ TEST(Attention, FullyMaskedRowAveragesValuesLikeAf2) {
 }
 
 TEST(Attention, ScratchIsOneLogitsTilePerThread) {
-  EXPECT_EQ(attention_query_tile(128), 128);
-  EXPECT_EQ(attention_query_tile(1000), 32);
+  EXPECT_EQ(attention_query_tile(128), 256);
+  EXPECT_EQ(attention_query_tile(1000), 64);
   EXPECT_EQ(attention_query_tile(100000), 8);
   const Dims d{4, 100, 1000, 8, 32};
   const Inputs in(d);
