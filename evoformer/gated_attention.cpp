@@ -51,8 +51,9 @@ void GatedAttention::forward(const Tensor& x, const AttentionBias& bias, const T
   const Tensor o = scratch.allocate(DType::f32, Shape{n_batch, n_seq, n_head, c});
   multi_head_attention(qkv.select(2, 0), qkv.select(2, 1), qkv.select(2, 2), bias, o, scratch);
 
-  // g = sigmoid(x·Wg + bg) ⊙ o, fused into the gating projection.
-  const Tensor g = scratch.allocate(DType::f32, Shape{n_batch, n_seq, hc});
+  // g = sigmoid(x·Wg + bg) ⊙ o, fused into the gating projection; stored in bf16 when the
+  // output projection computes in bf16 (it would round g to bf16 itself, in a pass of its own).
+  const Tensor g = scratch.allocate(gate_type(), Shape{n_batch, n_seq, hc});
   LinearEpilogue gate;
   gate.activation = Activation::sigmoid;
   gate.multiply = o.reshape(Shape{n_batch, n_seq, hc});
@@ -61,6 +62,11 @@ void GatedAttention::forward(const Tensor& x, const AttentionBias& bias, const T
   LinearEpilogue out;
   out.accumulate = accumulate;
   output_.forward(g, dst, scratch, out);
+}
+
+DType GatedAttention::gate_type() const {
+  return gating_.compute() == DType::bf16 && output_.compute() == DType::bf16 ? DType::bf16
+                                                                              : DType::f32;
 }
 
 DType GatedAttention::input_type() const {
@@ -77,11 +83,13 @@ std::size_t GatedAttention::scratch_bytes(std::int64_t n_batch, std::int64_t n_s
   const DType qkv_type = qkv_.compute();
   const std::size_t fixed =
       align_up(static_cast<std::size_t>(rows * 3 * hc) * dtype_size(qkv_type)) +
-      f32_bytes(rows * hc) + f32_bytes(rows * hc);
-  const bool in16 = input_type() == DType::bf16;
+      f32_bytes(rows * hc) +
+      align_up(static_cast<std::size_t>(rows * hc) * dtype_size(gate_type()));
+  const bool in16 = input_type() == DType::bf16, g16 = gate_type() == DType::bf16;
   const EpilogueKind qkv{.bf16_out = qkv_type == DType::bf16, .bf16_in = in16};
-  const EpilogueKind gate{.activation = Activation::sigmoid, .gated = true, .bf16_in = in16};
-  const EpilogueKind out{.accumulate = accumulate, .bf16_out = dst == DType::bf16};
+  const EpilogueKind gate{
+      .activation = Activation::sigmoid, .gated = true, .bf16_out = g16, .bf16_in = in16};
+  const EpilogueKind out{.accumulate = accumulate, .bf16_out = dst == DType::bf16, .bf16_in = g16};
   const std::size_t inner = std::max(
       {qkv_.scratch_bytes(rows, qkv), attention_scratch_bytes(n_seq, dims_.c_hidden, qkv_type),
        gating_.scratch_bytes(rows, gate), output_.scratch_bytes(rows, out)});

@@ -235,9 +235,11 @@ std::shared_ptr<Plan> Linear::Impl::build_plan(const PlanKey& key) {
       if (pd && !is_reference_impl(pd)) break;
     }
   }
-  if (key.bf16_out && act && (!pd || is_reference_impl(pd) || !p->fused_activation)) {
+  if (key.bf16_out && (act || key.multiply) &&
+      (!pd || is_reference_impl(pd) || p->fused_activation != act ||
+       p->fused_multiply != key.multiply)) {
     throw InternalError(
-        "no fast oneDNN matmul with a fused activation and a bf16 output for "
+        "no fast oneDNN matmul with a fused activation (and gate) and a bf16 output for "
         "Linear [" +
         std::to_string(key.rows) + " x " + std::to_string(c_in) + "] x [" + std::to_string(c_in) +
         " x " + std::to_string(c_out) + "]");
@@ -516,10 +518,10 @@ void Linear::forward(const Tensor& x, const Tensor& y, Arena& scratch,
                              : row_view(x, "Linear input", c_in());
   const bool bf16_out = y.dtype() == DType::bf16;
   const EpilogueKind kind = epilogue.kind();
-  if (bf16_out && (!impl_->bf16_compute() || !y.is_contiguous() || kind.gated ||
-                   (kind.accumulate && kind.activation != Activation::none))) {
+  if (bf16_out && (!impl_->bf16_compute() || !y.is_contiguous() ||
+                   (kind.accumulate && (kind.activation != Activation::none || kind.gated)))) {
     throw InternalError("Linear: a bf16 output " + y.describe() +
-                        " needs bf16 compute, contiguous rows and no gate; an activation or a "
+                        " needs bf16 compute and contiguous rows; an activation (and gate) or a "
                         "residual add, not both");
   }
   // A bf16 y is contiguous rows of c_out: only its row count and base address are used.

@@ -73,11 +73,12 @@ class Linear {
   // released on return. A primitive is built on the first call for each row count and stride
   // combination and reused after; the kMaxPlans most recently used are kept, so memory stays
   // flat over a batch of many lengths. Calls on one object are serialised by a mutex.
-  // With bf16 compute, y may be bf16 contiguous rows for a plain projection, an activation or a
-  // residual add: oneDNN rounds act(x·W + b) (+ y) to bf16 as it stores (the attention's q, k,
-  // v; a transition's hidden layer; a bf16 stored MSA); plan it with EpilogueKind{.bf16_out =
-  // true} (and .activation or .accumulate). x may be bf16 contiguous rows, read in place (plan
-  // with .bf16_in = true).
+  // With bf16 compute, y may be bf16 contiguous rows for a plain projection, an activation
+  // (optionally gated) or a residual add: oneDNN rounds act(x·W + b) (· gate) (+ y) to bf16 as
+  // it stores (the attention's q, k, v and its gated output, which the output projection would
+  // round to bf16 anyway; a transition's hidden layer; a bf16 stored MSA); plan it with
+  // EpilogueKind{.bf16_out = true} (and .activation, .gated or .accumulate). x may be bf16
+  // contiguous rows, read in place (plan with .bf16_in = true).
   void forward(const Tensor& x, const Tensor& y, Arena& scratch,
                const LinearEpilogue& epilogue = {}) const;
 

@@ -153,23 +153,32 @@ TEST(Linear, Bf16OutputIsTheRoundedResult) {
   {
     const Linear linear(p.w.view, p.b.view, 1, DType::bf16);
     for (const std::int64_t rows : {1, 37, 300}) {
-      Buffer x(Shape{rows, 96}), y32(Shape{rows, 72});
+      Buffer x(Shape{rows, 96}), y32(Shape{rows, 72}), g(Shape{rows, 72});
       fill_normal(x.data, 48);
+      fill_normal(g.data, 49);
       std::vector<bf16> y16(static_cast<std::size_t>(rows * 72));
       const Tensor y(y16.data(), DType::bf16, Shape{rows, 72});
-      for (const Activation act : {Activation::none, Activation::relu}) {
-        Arena exact("exact", dram_tier(),
-                    linear.scratch_bytes(rows, {.activation = act, .bf16_out = true}));
-        linear.forward(x.view, y, exact, {act});
+      // Plain, an activation, and the attention's gate: sigmoid(x·W + b) ⊙ g.
+      for (const int e : {0, 1, 2}) {
+        const Activation act = e == 0   ? Activation::none
+                               : e == 1 ? Activation::relu
+                                        : Activation::sigmoid;
+        LinearEpilogue epilogue;
+        epilogue.activation = act;
+        if (e == 2) epilogue.multiply = g.view;
+        EpilogueKind kind = epilogue.kind();
+        kind.bf16_out = true;
+        Arena exact("exact", dram_tier(), linear.scratch_bytes(rows, kind));
+        linear.forward(x.view, y, exact, epilogue);
         Arena arena = test_arena();
-        linear.forward(x.view, y32.view, arena, {act});
+        linear.forward(x.view, y32.view, arena, epilogue);
         std::size_t zeros = 0;
         for (std::size_t i = 0; i < y16.size(); ++i) {
           // One rounding of the fp32 result: at most half a bf16 ulp (2^-8 relative at the
           // bottom of a binade), plus the fp32 tolerance for another summation order.
           const double want = y32.data[i], got = static_cast<float>(y16[i]);
           ASSERT_LE(std::abs(got - want), std::abs(want) * 0x1p-8 + 1e-5)
-              << "row count " << rows << " element " << i;
+              << "epilogue " << e << ", row count " << rows << " element " << i;
           zeros += got == 0.0;
         }
         if (act == Activation::relu && rows > 1) EXPECT_GT(zeros, y16.size() / 4) << "no relu";
@@ -179,7 +188,10 @@ TEST(Linear, Bf16OutputIsTheRoundedResult) {
     std::vector<bf16> y16(4 * 72);
     const Tensor y(y16.data(), DType::bf16, Shape{4, 72});
     Arena arena = test_arena();
-    EXPECT_THROW(linear.forward(x.view, y, arena, {Activation::none, g.view}), InternalError);
+    // A gate or an activation with a residual add into bf16 rows: refused.
+    EXPECT_THROW(linear.forward(x.view, y, arena, {Activation::none, g.view, true}), InternalError);
+    EXPECT_THROW(linear.forward(x.view, y, arena, {Activation::relu, Tensor(), true}),
+                 InternalError);
     std::vector<bf16> wide(4 * 100);
     const Tensor strided = Tensor(wide.data(), DType::bf16, Shape{4, 100}).slice(1, 0, 72);
     EXPECT_THROW(linear.forward(x.view, strided, arena), InternalError);
