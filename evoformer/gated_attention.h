@@ -43,17 +43,15 @@ class GatedAttention {
   // then writes it rounded once, and both projections read it in place), else f32.
   DType input_type() const;
 
- private:
-  // The type of the gated attention output g: bf16 when both the gating and the output
-  // projection compute in bf16, else f32.
-  DType gate_type() const;
-
- public:
   std::int64_t c_in() const { return c_in_; }
   std::int64_t c_out() const { return c_out_; }
   const AttentionDims& dims() const { return dims_; }
 
  private:
+  // The type of the gated attention output g: bf16 when both the gating and the output
+  // projection compute in bf16, else f32.
+  DType gate_type() const;
+
   std::int64_t c_in_, c_out_;
   AttentionDims dims_;
   Linear qkv_;     // [c_in] -> [3, n_head, c_hidden]
