@@ -181,7 +181,9 @@ TEST(Linear, Bf16OutputIsTheRoundedResult) {
               << "epilogue " << e << ", row count " << rows << " element " << i;
           zeros += got == 0.0;
         }
-        if (act == Activation::relu && rows > 1) EXPECT_GT(zeros, y16.size() / 4) << "no relu";
+        if (act == Activation::relu && rows > 1) {
+          EXPECT_GT(zeros, y16.size() / 4) << "no relu";
+        }
       }
     }
     Buffer x(Shape{4, 96}), g(Shape{4, 72});
