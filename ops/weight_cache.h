@@ -52,11 +52,13 @@ class WeightCache {
   void begin();
   // The bytes of the parameter file the weights come from: a tensor inside them is
   // identified by its offset there (so its values are not read), others by sampled values.
-  void set_source(std::span<const std::byte> bytes) { source_ = bytes; }
-  // Called after every few tens of MB of weights packed from the source, and at finish():
-  // drops the source pages read so far from this process's memory, so that building the
-  // cache does not hold the parameter file and the packed copies at once.
-  void set_release_source(std::function<void()> release) { release_source_ = std::move(release); }
+  // `release`, when given, is called after every few tens of MB of weights packed from them
+  // and at finish(): it drops the pages read so far from this process's memory, so that
+  // building the cache does not hold the parameter file and the packed copies at once.
+  void set_source(std::span<const std::byte> bytes, std::function<void()> release = {}) {
+    source_ = bytes;
+    release_source_ = std::move(release);
+  }
   std::uint64_t identity(const Tensor& t) const;
   // The memory for a Linear's weight (or bias) of layout `desc`: the cached blob when it
   // matches, else new private memory that `fill` writes. `fingerprint` identifies the source.

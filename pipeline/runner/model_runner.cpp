@@ -415,8 +415,7 @@ namespace {
 // The cache the members' Linears take their weights from while they are built.
 std::unique_ptr<WeightCache> begin_weight_cache(const WeightStore& store, DType precision) {
   auto cache = WeightCache::for_parameters(store.path(), precision);
-  cache->set_source(store.bytes());
-  cache->set_release_source([&store] { store.drop_resident_pages(); });
+  cache->set_source(store.bytes(), [&store] { store.drop_resident_pages(); });
   cache->begin();
   return cache;
 }

@@ -3,12 +3,11 @@
 #include <gtest/gtest.h>
 #include <malloc.h>
 
-#include <unistd.h>
-
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <vector>
+
+#include "memory/peak_tracker.h"
 
 namespace cpufold {
 namespace {
@@ -60,14 +59,6 @@ TEST(HeapPolicy, AFreedBlockUnderTheMmapThresholdIsKeptForTheNextOne) {
   std::free(next);
 }
 
-// Resident bytes of this process (/proc/self/statm).
-std::size_t resident_bytes() {
-  std::ifstream in("/proc/self/statm");
-  std::size_t pages = 0, resident = 0;
-  in >> pages >> resident;
-  return resident * static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
-}
-
 // Blocks under the mmap threshold freed below a live one stay resident (the heap can only be
 // trimmed at its top) until return_free_heap_memory() hands their pages back: what a first
 // run's private copies of the packed weights would keep for the whole run.
@@ -84,9 +75,9 @@ TEST(HeapPolicy, FreedBlocksBelowALiveOneLeaveMemoryWhenReturned) {
   void* live = std::malloc(size);  // above them (no free chunk holds it): the top is not free
   ASSERT_NE(live, nullptr);
   for (void* b : blocks) std::free(b);
-  const std::size_t kept = resident_bytes();
+  const std::size_t kept = os_current_rss_bytes();
   return_free_heap_memory();
-  const std::size_t returned = resident_bytes();
+  const std::size_t returned = os_current_rss_bytes();
   std::free(live);
   EXPECT_GE(kept, returned + kBlocks * size * 3 / 4)
       << "resident " << kept << " bytes after the frees, " << returned << " after returning";
