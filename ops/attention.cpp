@@ -7,7 +7,9 @@
 #include <cmath>
 #include <string>
 #include <type_traits>
+#include <vector>
 
+#include "ops/dot_bf16_attention.h"
 #include "ops/gemm.h"
 #include "ops/row_kernels.h"
 #include "ops/small_head_attention.h"
@@ -62,6 +64,7 @@ struct Problem {
   float scale;
   bool has_pair, has_mask;
   detail::SmallHeadKernel small_head;  // bf16 heads of few channels: their own kernel
+  detail::DotBf16Kernel dot;           // bf16 heads of 32-64 channels on AVX512-BF16
 
   const float* pair_row(const Tile& t, std::int64_t i) const {
     return has_pair ? pair.base + t.h * pair.s0 + (t.q0 + i) * pair.s1 : nullptr;
@@ -90,15 +93,36 @@ bool run_tile(const Problem<float>& p, const Tile& t, float* logits) {
   return ok;
 }
 
-// bf16: q, k and v are read in place; the unnormalised weights are rounded to bf16 as the
-// softmax writes them (`weights`), and the product lands in an f32 tile (`product`) that is
-// normalised into o.
-bool run_tile(const Problem<bf16>& p, const Tile& t, float* logits, bf16* weights, float* product) {
+// The tile as the hand-written kernels take it.
+detail::AttentionTile kernel_tile(const Problem<bf16>& p, const Tile& t) {
+  return {p.q.at(t.b, t.q0, t.h),
+          p.ld_q,
+          p.k.at(t.b, 0, t.h),
+          p.ld_k,
+          p.v.at(t.b, 0, t.h),
+          p.ld_v,
+          p.pair_row(t, 0),
+          p.pair.s1,
+          p.mask_row(t),
+          p.o.at(t.b, t.q0, t.h),
+          detail::leading_dim(p.o.s1, t.nq, p.c),
+          t.nq,
+          p.n_key,
+          p.c,
+          p.scale};
+}
+
+// bf16: the small-head or AVX512-BF16 kernel where one was chosen; otherwise oneDNN GEMM tiles
+// that read q, k and v in place, with the unnormalised weights rounded to bf16 as the softmax
+// writes them (`weights`) and the product landing in an f32 tile (`product`) normalised into o.
+bool run_tile(const Problem<bf16>& p, const Tile& t, float* logits, bf16* weights, float* product,
+              detail::DotBf16Packed& packed) {
   if (p.small_head != nullptr) {
-    p.small_head({p.q.at(t.b, t.q0, t.h), p.ld_q, p.k.at(t.b, 0, t.h), p.ld_k, p.v.at(t.b, 0, t.h),
-                  p.ld_v, p.pair_row(t, 0), p.pair.s1, p.mask_row(t), p.o.at(t.b, t.q0, t.h),
-                  detail::leading_dim(p.o.s1, t.nq, p.c), t.nq, p.n_key, p.c, p.scale},
-                 logits);
+    p.small_head(kernel_tile(p, t), logits);
+    return true;
+  }
+  if (p.dot != nullptr) {
+    p.dot(kernel_tile(p, t), reinterpret_cast<std::byte*>(logits), packed);
     return true;
   }
   const auto& kernels = detail::row_kernels();
@@ -122,10 +146,19 @@ bool run_tile(const Problem<bf16>& p, const Tile& t, float* logits, bf16* weight
 }
 
 // Floats of the per-thread logits buffer: one query tile, or the small-head kernel's work space.
+// (The GEMM tiles stay planned beside the AVX512-BF16 kernel: operands it cannot read as bf16
+// pairs fall back to them.)
 std::int64_t logits_floats(std::int64_t n_key, std::int64_t c, DType qkv_type) {
   const std::int64_t tile = attention_query_tile(n_key) * n_key;
-  if (qkv_type != DType::bf16 || detail::small_head_kernel(c) == nullptr) return tile;
-  return std::max(tile, detail::small_head_work_floats(n_key, c));
+  if (qkv_type != DType::bf16) return tile;
+  if (detail::small_head_kernel(c) != nullptr) {
+    return std::max(tile, detail::small_head_work_floats(n_key, c));
+  }
+  if (detail::dot_bf16_kernel(c) != nullptr) {
+    return std::max(
+        tile, static_cast<std::int64_t>(detail::dot_bf16_work_bytes(n_key, c) / sizeof(float)));
+  }
+  return tile;
 }
 
 }  // namespace
@@ -179,6 +212,14 @@ void multi_head_attention(const Tensor& q, const Tensor& k, const Tensor& v,
 
   const bool use_bf16 = type == DType::bf16;
   const detail::SmallHeadKernel small_head = use_bf16 ? detail::small_head_kernel(c) : nullptr;
+  detail::DotBf16Kernel dot =
+      use_bf16 && small_head == nullptr ? detail::dot_bf16_kernel(c) : nullptr;
+  if (dot != nullptr &&
+      !detail::dot_bf16_fits(q.data(), detail::leading_dim(q.stride(1), n_query, c), k.data(),
+                             detail::leading_dim(k.stride(1), n_key, c), v.data(),
+                             detail::leading_dim(v.stride(1), n_key, c), n_key)) {
+    dot = nullptr;
+  }
   const auto problem = [&]<typename T>(T*) {
     const Strided<T> sq(q), sk(k), sv(v);
     return Problem<T>{sq,
@@ -195,7 +236,8 @@ void multi_head_attention(const Tensor& q, const Tensor& k, const Tensor& v,
                       1.f / std::sqrt(static_cast<float>(c)),
                       has_pair,
                       has_mask,
-                      small_head};
+                      small_head,
+                      dot};
   };
   const std::int64_t tile = attention_query_tile(n_key);
   const std::int64_t n_tiles = (n_query + tile - 1) / tile;
@@ -204,7 +246,9 @@ void multi_head_attention(const Tensor& q, const Tensor& k, const Tensor& v,
   const std::int64_t logits_per_thread = logits_floats(n_key, c, type);
   float* const logits_all =
       scratch.allocate(DType::f32, Shape{n_threads, logits_per_thread}).data_as<float>();
-  const bool bf16_tiles = use_bf16 && small_head == nullptr;
+  const bool bf16_tiles = use_bf16 && small_head == nullptr && dot == nullptr;
+  // Which keys and values each thread's work space holds packed: none yet in this call.
+  std::vector<detail::DotBf16Packed> packed(dot != nullptr ? n_threads : 0);
   bf16* const weights_all =
       bf16_tiles ? scratch.allocate(DType::bf16, Shape{n_threads, tile, n_key}).data_as<bf16>()
                  : nullptr;
@@ -212,23 +256,28 @@ void multi_head_attention(const Tensor& q, const Tensor& k, const Tensor& v,
       bf16_tiles ? scratch.allocate(DType::f32, Shape{n_threads, tile, c}).data_as<float>()
                  : nullptr;
 
+  detail::DotBf16Packed no_packing;  // unused without the AVX512-BF16 kernel
   std::atomic<bool> failed = false;
   const std::int64_t rows_per_region = chunk <= 0 ? n_batch : std::min(chunk, n_batch);
   // Every tile of the call, on the problem of q, k and v's element type.
   const auto run_all = [&]<typename T>(const Problem<T>& p) {
     for (std::int64_t b0 = 0; b0 < n_batch; b0 += rows_per_region) {
-      const std::int64_t n_tasks = std::min(rows_per_region, n_batch - b0) * n_head * n_tiles;
+      const std::int64_t n_rows = std::min(rows_per_region, n_batch - b0);
+      const std::int64_t n_tasks = n_rows * n_head * n_tiles;
+      // Head-major: a thread's consecutive tiles share one head's pair bias (256 KiB at 256
+      // residues), which then stays in L2 instead of cycling through all heads' from L3.
 #pragma omp parallel for schedule(static) num_threads(n_threads)
       for (std::int64_t task = 0; task < n_tasks; ++task) {
         const std::int64_t q0 = task % n_tiles * tile;
-        const Tile t{b0 + task / (n_head * n_tiles), task / n_tiles % n_head, q0,
+        const Tile t{b0 + task / n_tiles % n_rows, task / (n_rows * n_tiles), q0,
                      std::min(tile, n_query - q0)};
         const int thread = omp_get_thread_num();
         float* logits = logits_all + thread * logits_per_thread;
         bool ok;
         if constexpr (std::is_same_v<T, bf16>) {
           ok = run_tile(p, t, logits, bf16_tiles ? weights_all + thread * tile * n_key : nullptr,
-                        bf16_tiles ? product_all + thread * tile * c : nullptr);
+                        bf16_tiles ? product_all + thread * tile * c : nullptr,
+                        dot != nullptr ? packed[static_cast<std::size_t>(thread)] : no_packing);
         } else {
           ok = run_tile(p, t, logits);
         }

@@ -35,7 +35,7 @@ void transpose_keys(const bf16* x, std::int64_t ld, std::int64_t n_key, std::int
 // C: the head's channels rounded up to 8 or 16, a compile-time count so the per-channel
 // accumulators stay in registers.
 template <int C>
-CPUFOLD_AVX512 void small_head_tile(const SmallHeadTile& t, float* work) {
+CPUFOLD_AVX512 void small_head_tile(const AttentionTile& t, float* work) {
   const std::int64_t nk = t.n_key, nkp = padded_keys(nk);
   // 64-byte aligned: every block of 16 keys below is one aligned load.
   float* const kt =

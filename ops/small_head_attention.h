@@ -6,29 +6,11 @@
 
 #include <cstdint>
 
-#include "memory/dtype.h"
+#include "ops/attention_tile.h"
 
 namespace cpufold::detail {
 
 inline constexpr std::int64_t kSmallHeadMaxChannels = 16;
-
-// One (batch row, head, block of queries) tile, as pointers to its first elements and leading
-// dimensions in elements.
-struct SmallHeadTile {
-  const bf16* q;  // n_query rows of c
-  std::int64_t ld_q;
-  const bf16* k;  // n_key rows of c
-  std::int64_t ld_k;
-  const bf16* v;  // n_key rows of c
-  std::int64_t ld_v;
-  const float* pair;  // n_query rows of n_key, or null
-  std::int64_t ld_pair;
-  const float* mask;  // n_key, or null
-  float* o;           // n_query rows of c
-  std::int64_t ld_o;
-  std::int64_t n_query, n_key, c;
-  float scale;
-};
 
 // Floats of work space one call needs (keys and values transposed to fp32, one logits row).
 std::int64_t small_head_work_floats(std::int64_t n_key, std::int64_t c);
@@ -36,7 +18,7 @@ std::int64_t small_head_work_floats(std::int64_t n_key, std::int64_t c);
 // o = softmax(q·kᵀ·scale + pair + mask)·v for the tile, in fp32 from the bf16 operands: the
 // weights are not rounded to bf16. Entries whose shifted logit is below -87.3 get weight 0, a NaN
 // logit makes its query's output NaN. `work` holds small_head_work_floats(n_key, c) floats.
-using SmallHeadKernel = void (*)(const SmallHeadTile& tile, float* work);
+using SmallHeadKernel = void (*)(const AttentionTile& tile, float* work);
 
 // The kernel for heads of c channels: null when c > kSmallHeadMaxChannels, the CPU lacks
 // AVX-512 (F, BW, VL), or CPUFOLD_ROW_KERNELS names a table without AVX-512.

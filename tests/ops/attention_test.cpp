@@ -4,6 +4,7 @@
 #include <omp.h>
 
 #include "ops/compute_precision.h"
+#include "ops/dot_bf16_attention.h"
 #include "ops/small_head_attention.h"
 #include "tests/support/tensor_test_util.h"
 
@@ -215,21 +216,72 @@ TEST(Attention, Bf16SmallHeadsMatchDoubleReferenceOfTheRoundedValuesToFp32Accura
   EXPECT_EQ(detail::small_head_kernel(17), nullptr) << "17 channels must take the GEMM tiles";
 }
 
-// A NaN logit (NaN activations upstream) makes its query's output NaN in the small-head kernel
-// too, where the run's finite check catches it; the other queries stay finite.
-TEST(Attention, Bf16SmallHeadKeepsANaNLogit) {
+// Heads of 32, 48 and 64 channels on the AVX512-BF16 kernel: query counts that leave every
+// remainder of its 6- and 12-row blocks, key counts off its 64-key blocks and odd ones (a pad
+// key), a single query and key; and column attention's transposed views (keys far apart).
+TEST(Attention, Bf16DotKernelMatchesDoubleReferenceOfTheRoundedValues) {
+  if (detail::dot_bf16_kernel(32) == nullptr) GTEST_SKIP() << "no AVX512-BF16 attention kernel";
+  Arena arena = test_arena();
+  for (const Dims& d : {Dims{1, 1, 1, 1, 32}, Dims{2, 37, 37, 3, 32}, Dims{1, 300, 300, 2, 32},
+                        Dims{3, 65, 65, 1, 48}, Dims{2, 23, 23, 2, 64}, Dims{1, 129, 129, 8, 32}}) {
+    const Inputs in(d, 80);
+    const Bf16Qkv qkv(in, d);
+    const Tensor& r = qkv.rounded.view;
+    for (bool pair : {false, true}) {
+      const AttentionBias bias = in.bias(pair, true);
+      Buffer o(Shape{d.batch, d.query, d.head, d.c});
+      Arena exact("exact", dram_tier(), attention_scratch_bytes(d.key, d.c, DType::bf16));
+      multi_head_attention(qkv.q, qkv.k, qkv.v, bias, o.view, exact, 1);
+      // As the GEMM tiles: the softmax weights' rounding to bf16 remains.
+      expect_close(o.data,
+                   reference_attention(r.select(2, 0), r.select(2, 1), r.select(2, 2), bias),
+                   {4e-3, 1e-2}, "bf16 dot kernel " + name(d, pair, true));
+    }
+    // Column attention: batch and sequence swapped, so consecutive keys are a whole row apart.
+    const Tensor qt = qkv.q.transpose(0, 1), kt = qkv.k.transpose(0, 1), vt = qkv.v.transpose(0, 1);
+    Buffer out(Shape{d.query, d.batch, d.head, d.c});
+    Buffer mask(Shape{d.query, d.batch});
+    fill_normal(mask.data, 81, 1.f);
+    const AttentionBias bias{Tensor(), mask.view};
+    multi_head_attention(qt, kt, vt, bias, out.view, arena);
+    expect_close(out.data,
+                 reference_attention(r.select(2, 0).transpose(0, 1), r.select(2, 1).transpose(0, 1),
+                                     r.select(2, 2).transpose(0, 1), bias),
+                 {4e-3, 1e-2}, "bf16 dot kernel, transposed " + name(d, false, true));
+  }
+  EXPECT_EQ(detail::dot_bf16_kernel(16), nullptr) << "16 channels take the small-head kernel";
+  EXPECT_EQ(detail::dot_bf16_kernel(40), nullptr) << "40 channels take the GEMM tiles";
+}
+
+// The kernel reads q, k and v as bf16 pairs: an odd leading dimension or address is refused
+// (attention then takes the GEMM tiles), as are keys beyond 32-bit gather offsets.
+TEST(Attention, Bf16DotKernelRefusesOperandsItCannotReadAsPairs) {
+  alignas(64) static const bf16 data[8] = {};
+  EXPECT_TRUE(detail::dot_bf16_fits(data, 32, data, 96, data + 2, 96, 512));
+  EXPECT_FALSE(detail::dot_bf16_fits(data + 1, 32, data, 96, data, 96, 512));
+  EXPECT_FALSE(detail::dot_bf16_fits(data, 32, data, 97, data, 96, 512));
+  EXPECT_FALSE(detail::dot_bf16_fits(data, 32, data, 96, data, 33, 512));
+  EXPECT_FALSE(detail::dot_bf16_fits(data, 32, data, 1 << 20, data, 96, 1 << 13));
+}
+
+// A NaN logit (NaN activations upstream) makes its query's output NaN in the hand-written
+// kernels too (small heads, 8 channels; AVX512-BF16, 32), where the run's finite check catches
+// it; the other queries stay finite.
+TEST(Attention, Bf16KernelsKeepANaNLogit) {
   if (!bf16_support().available || detail::small_head_kernel(8) == nullptr) {
     GTEST_SKIP() << "no AVX-512 small-head kernel";
   }
   Arena arena = test_arena();
-  const Dims d{1, 20, 20, 1, 8};
-  Inputs in(d, 71);
-  in.pair.data[3 * 20 + 17] = NAN;  // query 3, key 17
-  const Bf16Qkv qkv(in, d);
-  Buffer o(Shape{d.batch, d.query, d.head, d.c});
-  multi_head_attention(qkv.q, qkv.k, qkv.v, in.bias(true, true), o.view, arena);
-  for (std::int64_t i = 0; i < d.query; ++i) {
-    EXPECT_EQ(std::isnan(at(o.view, {0, i, 0, 0})), i == 3) << "query " << i;
+  for (std::int64_t c : {8, 32}) {
+    const Dims d{1, 20, 20, 1, c};
+    Inputs in(d, 71);
+    in.pair.data[3 * 20 + 17] = NAN;  // query 3, key 17
+    const Bf16Qkv qkv(in, d);
+    Buffer o(Shape{d.batch, d.query, d.head, d.c});
+    multi_head_attention(qkv.q, qkv.k, qkv.v, in.bias(true, true), o.view, arena);
+    for (std::int64_t i = 0; i < d.query; ++i) {
+      EXPECT_EQ(std::isnan(at(o.view, {0, i, 0, 0})), i == 3) << "query " << i << ", c " << c;
+    }
   }
 }
 
