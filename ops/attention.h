@@ -34,6 +34,8 @@ struct AttentionBias {
 // softmax weights rounded as they are written) with fp32 accumulation on oneDNN's bf16
 // matmul; logits, softmax and o stay fp32. Heads of at most 16 channels take the AVX-512
 // small-head kernel instead (small_head_attention.h): fp32 products of the bf16 operands.
+// Heads of 32-64 channels on AVX512-BF16 without AMX take cpufold's vdpbf16ps kernel
+// (dot_bf16_attention.h), with the same rounding as the matmul tiles.
 void multi_head_attention(const Tensor& q, const Tensor& k, const Tensor& v,
                           const AttentionBias& bias, const Tensor& o, Arena& scratch,
                           std::int64_t chunk = 0);
