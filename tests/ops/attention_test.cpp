@@ -15,9 +15,10 @@ struct Dims {
   std::int64_t batch, query, key, head, c;
 };
 // {2, 300, 200, ...}: a full query tile of kMaxQueryTile (256) rows and a remainder.
+// {2, 300, 300, 8, 32}: a 2.9 MB pair bias, over the size from which tiles run head-major.
 const Dims kShapes[] = {{1, 1, 1, 1, 1},      {3, 7, 33, 2, 8},    {2, 33, 7, 4, 32},
                         {1, 255, 255, 1, 16}, {5, 130, 129, 3, 5}, {9, 17, 300, 8, 32},
-                        {2, 300, 200, 2, 16}};
+                        {2, 300, 200, 2, 16}, {2, 300, 300, 8, 32}};
 
 // Naive double loops over any f32 views (gathered to row-major first).
 std::vector<double> reference_attention(const Tensor& q, const Tensor& k, const Tensor& v,
@@ -222,8 +223,10 @@ TEST(Attention, Bf16SmallHeadsMatchDoubleReferenceOfTheRoundedValuesToFp32Accura
 TEST(Attention, Bf16DotKernelMatchesDoubleReferenceOfTheRoundedValues) {
   if (detail::dot_bf16_kernel(32) == nullptr) GTEST_SKIP() << "no AVX512-BF16 attention kernel";
   Arena arena = test_arena();
+  // {2, 300, 300, 8, 32}: the tiles run head-major (a 2.9 MB pair bias).
   for (const Dims& d : {Dims{1, 1, 1, 1, 32}, Dims{2, 37, 37, 3, 32}, Dims{1, 300, 300, 2, 32},
-                        Dims{3, 65, 65, 1, 48}, Dims{2, 23, 23, 2, 64}, Dims{1, 129, 129, 8, 32}}) {
+                        Dims{3, 65, 65, 1, 48}, Dims{2, 23, 23, 2, 64}, Dims{1, 129, 129, 8, 32},
+                        Dims{2, 300, 300, 8, 32}}) {
     const Inputs in(d, 80);
     const Bf16Qkv qkv(in, d);
     const Tensor& r = qkv.rounded.view;
