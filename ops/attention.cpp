@@ -117,14 +117,15 @@ detail::AttentionTile kernel_tile(const Problem<bf16>& p, const Tile& t) {
 // bf16: the small-head or AVX512-BF16 kernel where one was chosen; otherwise oneDNN GEMM tiles
 // that read q, k and v in place, with the unnormalised weights rounded to bf16 as the softmax
 // writes them (`weights`) and the product landing in an f32 tile (`product`) normalised into o.
+// `packed`: what the thread's work space holds packed (null without the AVX512-BF16 kernel).
 bool run_tile(const Problem<bf16>& p, const Tile& t, float* logits, bf16* weights, float* product,
-              detail::DotBf16Packed& packed) {
+              detail::DotBf16Packed* packed) {
   if (p.small_head != nullptr) {
     p.small_head(kernel_tile(p, t), logits);
     return true;
   }
   if (p.dot != nullptr) {
-    p.dot(kernel_tile(p, t), reinterpret_cast<std::byte*>(logits), packed);
+    p.dot(kernel_tile(p, t), reinterpret_cast<std::byte*>(logits), *packed);
     return true;
   }
   const auto& kernels = detail::row_kernels();
@@ -270,7 +271,6 @@ void multi_head_attention(const Tensor& q, const Tensor& k, const Tensor& v,
   const std::int64_t pair_bytes =
       has_pair ? n_head * n_query * n_key * static_cast<std::int64_t>(sizeof(float)) : 0;
   const bool head_major = pair_bytes > kHeadMajorPairBytes;
-  detail::DotBf16Packed no_packing;  // unused without the AVX512-BF16 kernel
   std::atomic<bool> failed = false;
   const std::int64_t rows_per_region = chunk <= 0 ? n_batch : std::min(chunk, n_batch);
   // Every tile of the call, on the problem of q, k and v's element type.
@@ -290,7 +290,7 @@ void multi_head_attention(const Tensor& q, const Tensor& k, const Tensor& v,
         if constexpr (std::is_same_v<T, bf16>) {
           ok = run_tile(p, t, logits, bf16_tiles ? weights_all + thread * tile * n_key : nullptr,
                         bf16_tiles ? product_all + thread * tile * c : nullptr,
-                        dot != nullptr ? packed[static_cast<std::size_t>(thread)] : no_packing);
+                        dot != nullptr ? &packed[static_cast<std::size_t>(thread)] : nullptr);
         } else {
           ok = run_tile(p, t, logits);
         }

@@ -43,21 +43,24 @@ std::size_t aligned64(std::size_t bytes) {
   return (bytes + 63) / 64 * 64;
 }
 
-Work carve(std::byte* work, std::int64_t n_key, std::int64_t c) {
+// Carves the work space at `work` into w (with `work` null only measures it); returns its size.
+std::size_t carve(std::byte* work, std::int64_t n_key, std::int64_t c, Work& w) {
   const std::int64_t nk64 = round_up(n_key, kQkKeys), nk2 = round_up(n_key, 2);
-  Work w{};
+  const std::int64_t pv_rows = kPvAccumulators / std::max<std::int64_t>(c / 16, 1);
   w.ld_k = nk64;
   w.ld_logits = nk64;
   w.ld_weights = nk2;
-  std::byte* p = work;
-  w.k = reinterpret_cast<std::uint32_t*>(p);
-  p += aligned64(static_cast<std::size_t>(c / 2 * nk64) * 4);
-  w.v = reinterpret_cast<std::uint32_t*>(p);
-  p += aligned64(static_cast<std::size_t>(nk2 / 2 * c) * 4);
-  w.logits = reinterpret_cast<float*>(p);
-  p += aligned64(static_cast<std::size_t>(kQkRows * nk64) * 4);
-  w.weights = reinterpret_cast<bf16*>(p);
-  return w;
+  std::size_t size = 0;
+  const auto take = [&](std::int64_t bytes) {
+    std::byte* at = work != nullptr ? work + size : nullptr;
+    size += aligned64(static_cast<std::size_t>(bytes));
+    return at;
+  };
+  w.k = reinterpret_cast<std::uint32_t*>(take(c / 2 * nk64 * 4));
+  w.v = reinterpret_cast<std::uint32_t*>(take(nk2 / 2 * c * 4));
+  w.logits = reinterpret_cast<float*>(take(kQkRows * nk64 * 4));
+  w.weights = reinterpret_cast<bf16*>(take(pv_rows * nk2 * 2));
+  return size;
 }
 
 // A bf16 pair (elements 2i, 2i+1 of a 4-byte aligned row) as one 32-bit word.
@@ -262,7 +265,8 @@ template <int C16>
 CPUFOLD_AVX512_BF16 void dot_bf16_tile(const AttentionTile& t, std::byte* work,
                                        DotBf16Packed& packed) {
   constexpr int kPvRows = kPvAccumulators / C16;
-  const Work w = carve(work, t.n_key, t.c);
+  Work w;
+  carve(work, t.n_key, t.c, w);
   if (packed.k != t.k) {
     pack_keys(t, w);
     packed.k = t.k;
@@ -296,12 +300,8 @@ bool cpu_has_amx() {
 }  // namespace
 
 std::size_t dot_bf16_work_bytes(std::int64_t n_key, std::int64_t c) {
-  const std::int64_t nk64 = round_up(n_key, kQkKeys), nk2 = round_up(n_key, 2);
-  const std::int64_t pv_rows = kPvAccumulators / std::max<std::int64_t>(c / 16, 1);
-  return aligned64(static_cast<std::size_t>(c / 2 * nk64) * 4) +
-         aligned64(static_cast<std::size_t>(nk2 / 2 * c) * 4) +
-         aligned64(static_cast<std::size_t>(kQkRows * nk64) * 4) +
-         aligned64(static_cast<std::size_t>(pv_rows * nk2) * 2);
+  Work w;
+  return carve(nullptr, n_key, c, w);
 }
 
 DotBf16Kernel dot_bf16_kernel(std::int64_t c) {
