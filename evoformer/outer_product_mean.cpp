@@ -66,17 +66,24 @@ void outer_sums(const OuterOperands& x, const float* mask, std::int64_t i0, std:
   }
 }
 
-// rows[t] *= mask(t) over n rows of c channels and, with dst, each row rounded into dst in the
-// same pass (while it is in cache).
+// rows[t] *= mask(t) over n rows of c channels and, with dst, the rows rounded into dst in the
+// same pass (a block of rows at a time, while it is in cache). A weight of 1 (nearly every row)
+// skips its multiply: x·1 is x.
 template <typename Mask>
 void mask_rows(float* rows, std::int64_t n, std::int64_t c, const Mask& mask, bf16* dst) {
+  constexpr std::int64_t kBlock = 256;
   const auto& kernels = detail::row_kernels();
+  const std::int64_t blocks = (n + kBlock - 1) / kBlock;
 #pragma omp parallel for schedule(static) if (n * c >= (1 << 14))
-  for (std::int64_t t = 0; t < n; ++t) {
-    float* const row = rows + t * c;
-    const float w = mask(t);
-    for (std::int64_t k = 0; k < c; ++k) row[k] *= w;
-    if (dst != nullptr) kernels.to_bf16(row, dst + t * c, c);
+  for (std::int64_t b = 0; b < blocks; ++b) {
+    const std::int64_t t0 = b * kBlock, t1 = std::min(n, t0 + kBlock);
+    for (std::int64_t t = t0; t < t1; ++t) {
+      const float w = mask(t);
+      if (w == 1.f) continue;
+      float* const row = rows + t * c;
+      for (std::int64_t k = 0; k < c; ++k) row[k] *= w;
+    }
+    if (dst != nullptr) kernels.to_bf16(rows + t0 * c, dst + t0 * c, (t1 - t0) * c);
   }
 }
 
@@ -173,7 +180,7 @@ void OuterProductMean::project_masked(const Tensor& m, const Tensor& msa_mask, c
   }
   if (n_seq > 0) {
     ArenaScope x_scope(arena);
-    const Tensor x = arena.allocate(DType::f32, Shape{n_seq, n_res, c_m_});
+    const Tensor x = arena.allocate(norm_type(), Shape{n_seq, n_res, c_m_});
     norm_.forward(m, x);
     left_.forward(x, a, arena);
     right_.forward(x, b, arena);
@@ -238,7 +245,7 @@ void OuterProductMean::forward_in_slabs(const Tensor& m, const Tensor& msa_mask,
   ArenaScope scope(arena);
   const std::int64_t rb_max = std::min(right_block(n_seq, n_res), sb_max);
   const bool use_bf16 = bf16_outer();
-  const Tensor x = arena.allocate(DType::f32, Shape{rb_max, n_res, c_m_});  // LayerNorm(m[s])
+  const Tensor x = arena.allocate(norm_type(), Shape{rb_max, n_res, c_m_});  // LayerNorm(m[s])
   // The right projection: fp32 holds it for the step's sb_max sequences; bf16 holds those
   // only in bf16 (b16) and needs fp32 rows for one projection call.
   const Tensor b = arena.allocate(DType::f32, Shape{use_bf16 ? rb_max : sb_max, n_res, c});
@@ -340,19 +347,20 @@ std::int64_t OuterProductMean::sequence_block(std::int64_t n_seq, std::int64_t s
 std::size_t OuterProductMean::scratch_bytes(std::int64_t n_seq, std::int64_t n_res,
                                             std::int64_t chunk) const {
   if (n_res == 0) return 0;
+  const EpilogueKind normed{.bf16_in = bf16_norm()};
   if (chunk > 0) {
     const std::int64_t ni = detail::chunk_rows(n_res, chunk);
     const std::int64_t sb = sequence_block(n_seq, ni), xb = std::min(kSeqBlock, sb);
     const std::int64_t rb = std::min(right_block(n_seq, n_res), sb);
     const std::size_t buffers =
-        f32_bytes(rb * n_res * c_m_) + f32_bytes((bf16_outer() ? rb : sb) * n_res * c_) +
-        f32_bytes(xb * ni * c_m_) + f32_bytes(sb * ni * c_) + f32_bytes(sb * n_res) +
-        f32_bytes(ni * c_ * n_res * c_) + f32_bytes(ni * n_res) +
-        f32_bytes(std::min(ni, kProjectRows) * n_res * c_ * c_) +
+        tensor_bytes(norm_type(), rb * n_res * c_m_) +
+        f32_bytes((bf16_outer() ? rb : sb) * n_res * c_) + f32_bytes(xb * ni * c_m_) +
+        f32_bytes(sb * ni * c_) + f32_bytes(sb * n_res) + f32_bytes(ni * c_ * n_res * c_) +
+        f32_bytes(ni * n_res) + f32_bytes(std::min(ni, kProjectRows) * n_res * c_ * c_) +
         (bf16_outer() ? bf16_bytes(sb * ni * c_) + bf16_bytes(sb * n_res * c_) : 0);
     std::size_t inner = 0;
     for (std::int64_t s : {rb, sb % rb, n_seq % sb % rb}) {
-      if (s > 0) inner = std::max(inner, right_.scratch_bytes(s * n_res));
+      if (s > 0) inner = std::max(inner, right_.scratch_bytes(s * n_res, normed));
     }
     for (std::int64_t s : {xb, sb % xb, n_seq % sb % xb}) {
       for (std::int64_t i : {ni, n_res % ni}) {
@@ -378,9 +386,9 @@ std::size_t OuterProductMean::scratch_bytes(std::int64_t n_seq, std::int64_t n_r
   const std::int64_t seq_rows = detail::chunk_rows(n_seq, chunk);
   for (std::int64_t ns : {seq_rows, n_seq % seq_rows}) {
     if (ns == 0) continue;
-    step =
-        std::max(step, f32_bytes(ns * n_res * c_m_) + std::max(left_.scratch_bytes(ns * n_res),
-                                                               right_.scratch_bytes(ns * n_res)));
+    step = std::max(step, tensor_bytes(norm_type(), ns * n_res * c_m_) +
+                              std::max(left_.scratch_bytes(ns * n_res, normed),
+                                       right_.scratch_bytes(ns * n_res, normed)));
   }
   const std::int64_t res_rows = detail::chunk_rows(n_res, chunk);
   for (std::int64_t ni : {res_rows, n_res % res_rows}) {

@@ -56,6 +56,12 @@ class OuterProductMean {
   std::int64_t sequence_block(std::int64_t n_seq, std::int64_t slab_rows) const;
   // The outer products run in bf16 when the projections compute in bf16 (the trunk's stacks).
   bool bf16_outer() const { return left_.compute() == DType::bf16; }
+  // The projections read LayerNorm(m) as bf16 rows it rounded as it stored them: what the bf16
+  // Linears would round it to anyway, without an fp32 copy and a conversion pass.
+  bool bf16_norm() const {
+    return bf16_outer() && right_.compute() == DType::bf16 && c_m_ <= LayerNorm::kMaxBf16Channels;
+  }
+  DType norm_type() const { return bf16_norm() ? DType::bf16 : DType::f32; }
   // Alg. 10 lines 3-4 for residues i0..i0+ni: z[i, j] += Linear_out(outer[i, j]) / (norm[i, j] +
   // eps), outer: [ni·c, n_res·c] (overwritten), norm: [ni, n_res]; p: room for [g, n_res, c²],
   // the rows of residues reordered and projected at a time (g <= ni).

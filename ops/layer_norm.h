@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "memory/tensor.h"
+#include "ops/row_kernels.h"
 
 namespace cpufold {
 
@@ -26,6 +27,9 @@ class LayerNorm {
   std::int64_t channels() const { return static_cast<std::int64_t>(scale_.size()); }
 
  private:
+  // The row kernel table's layer_norm_rows over rows, in parallel blocks.
+  void normalise_in_blocks(const detail::NormRows& io, std::int64_t rows, std::int64_t cols) const;
+
   std::vector<float> scale_;
   std::vector<float> offset_;
   float eps_;

@@ -12,6 +12,22 @@
 
 namespace cpufold::detail {
 
+// Rows of a LayerNorm's input and output, each fp32 or bf16, ld elements apart; y may be x when
+// both are fp32.
+struct NormRows {
+  const void* x;
+  std::int64_t ld_x;
+  bool x_bf16;
+  void* y;
+  std::int64_t ld_y;
+  bool y_bf16;
+};
+// The row widths RowKernels::layer_norm_rows takes: 16 to 256 channels, powers of two (AF2's
+// c_z 128, c_m 256, c_e and c_t 64; the test models' 16 and 32).
+constexpr bool norm_rows_width(std::int64_t n) {
+  return n >= 16 && n <= 256 && (n & (n - 1)) == 0;
+}
+
 struct RowKernels {
   // x[i] = softmax(x + a + b)[i] over n elements, numerically stable (max subtracted);
   // a and b may be null. Entries whose shifted logit is below -87.3 become exactly 0.
@@ -35,6 +51,12 @@ struct RowKernels {
   // in every table.
   void (*to_bf16)(const float* x, bf16* y, std::int64_t n);
   const char* name;
+  // layer_norm over `rows` rows of n channels (norm_rows_width(n)), each row read as fp32 or
+  // bf16 (widened) and written as fp32 or bf16 (rounded as to_bf16): bit for bit what
+  // layer_norm and the table's conversions give, in one pass with the row in registers. Null
+  // where the table has none (then LayerNorm loops over layer_norm).
+  void (*layer_norm_rows)(const NormRows& io, std::int64_t rows, const float* scale,
+                          const float* offset, float eps, std::int64_t n) = nullptr;
 };
 
 // Which kernels to run: CPUFOLD_ROW_KERNELS=auto (default: the fastest the CPU supports),
@@ -52,9 +74,9 @@ const RowKernels& row_kernels();
 const RowKernels& generic_row_kernels();
 // Null when the CPU lacks AVX2 or FMA.
 const RowKernels* avx2_row_kernels();
-// The AVX2 table with AVX-512 softmax numerators and bf16 conversions (the bf16 numerator with
-// its own exp and, where the CPU has AVX512-BF16, its rounding instruction); null without
-// AVX-512 (F, BW, VL) or AVX2.
+// The AVX2 table with AVX-512 softmax numerators, bf16 conversions (where the CPU has
+// AVX512-BF16, its rounding instruction; the bf16 numerator with its own exp) and
+// layer_norm_rows; null without AVX-512 (F, BW, VL) or AVX2.
 const RowKernels* avx512_row_kernels();
 
 }  // namespace cpufold::detail

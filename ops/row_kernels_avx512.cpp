@@ -1,8 +1,12 @@
 // AVX-512 versions of the kernels attention spends its non-GEMM time in: the softmax numerator
 // (an exp per logit, the largest elementwise cost of an Evoformer block) and the bf16
-// conversions. The rest of the table is the AVX2 one. Same target-attribute scheme as
+// conversions; and LayerNorm over whole rows in registers. The rest of the table is the AVX2
+// one. Same target-attribute scheme as
 // row_kernels_avx2.cpp: the binary runs on CPUs without AVX-512 and picks another table.
 #include <cmath>
+#include <string>
+
+#include "memory/error.h"
 
 #include "ops/avx512_math.h"
 #include "ops/row_kernels.h"
@@ -49,6 +53,22 @@ CPUFOLD_AVX512 inline __m256i bf16_bits(__m512 x) {
                                                 _mm512_set1_epi32(0x7f800000));
   r = _mm512_mask_or_epi32(r, nan, _mm512_srli_epi32(u, 16), _mm512_set1_epi32(0x40));
   return _mm512_cvtepi32_epi16(r);
+}
+
+// bf16_bits in one instruction where the CPU has AVX512-BF16 (vcvtneps2bf16: the same rounding
+// to nearest even and NaN quieting), except that it reads subnormal inputs as zero: a vector
+// holding one takes bf16_bits. Inline assembly keeps this file's target attribute free of
+// avx512bf16; the table uses it only on CPUs that have the instruction.
+CPUFOLD_AVX512 inline __m256i bf16_bits_native(__m512 x) {
+  const __m512i mag = _mm512_and_si512(_mm512_castps_si512(x), _mm512_set1_epi32(0x7fffffff));
+  // Subnormal: 0 < mag < 0x00800000, i.e. mag - 1 below 0x007fffff unsigned.
+  if (_mm512_cmplt_epu32_mask(_mm512_sub_epi32(mag, _mm512_set1_epi32(1)),
+                              _mm512_set1_epi32(0x007fffff)) != 0) {
+    return bf16_bits(x);
+  }
+  __m256i r;
+  asm("vcvtneps2bf16 %1, %0" : "=v"(r) : "v"(x));
+  return r;
 }
 
 // x + a + b for 16 lanes (a, b optional); lanes outside `mask` read as 0.
@@ -146,10 +166,120 @@ CPUFOLD_AVX512 float softmax_numerator_bf16_native(float* x, const float* a, con
   return softmax_numerator_to<Exp2Shifted>(x, a, b, n, StoreBf16Native{y});
 }
 
+template <bool Native>
 CPUFOLD_AVX512 void to_bf16(const float* x, bf16* y, std::int64_t n) {
   for (std::int64_t i = 0; i < n; i += 16) {
     const __mmask16 m = tail_mask(n - i);
-    _mm256_mask_storeu_epi16(y + i, m, bf16_bits(_mm512_maskz_loadu_ps(m, x + i)));
+    const __m512 v = _mm512_maskz_loadu_ps(m, x + i);
+    _mm256_mask_storeu_epi16(y + i, m, Native ? bf16_bits_native(v) : bf16_bits(v));
+  }
+}
+
+// hsum of row_kernels_avx2.cpp, on the two 8-lane halves' sum: the same additions in the same
+// order, so the statistics below equal the AVX2 layer_norm's.
+CPUFOLD_AVX512 inline float half_sum(__m512 v) {
+  const __m256 h = _mm256_add_ps(_mm512_castps512_ps256(v),
+                                 _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1)));
+  __m128 s = _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1));
+  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+  s = _mm_add_ss(s, _mm_movehdup_ps(s));
+  return _mm_cvtss_f32(s);
+}
+
+// The AVX2 layer_norm on rows of 16·K channels held in K registers. Its two 8-lane accumulators
+// over 16-channel steps are this register's two halves, so summing the K registers in order from
+// zero repeats its additions exactly (the zero start keeps the sign of an all-zero sum).
+template <int K, bool InBf16, bool OutBf16, bool Native>
+struct NormRowKernel {
+  // R rows from row r: their dependency chains (two reductions, a division, a square root)
+  // interleave, which a row at a time leaves latency-bound.
+  template <int R>
+  CPUFOLD_AVX512 static void rows(const NormRows& io, std::int64_t r, const float* scale,
+                                  const float* offset, float eps) {
+    constexpr float n = 16.f * K;
+    __m512 v[R][K];
+    for (int i = 0; i < R; ++i) {
+      for (int k = 0; k < K; ++k) {
+        if constexpr (InBf16) {
+          const bf16* x = static_cast<const bf16*>(io.x) + (r + i) * io.ld_x + 16 * k;
+          const __m512i u =
+              _mm512_cvtepu16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(x)));
+          v[i][k] = _mm512_castsi512_ps(_mm512_slli_epi32(u, 16));
+        } else {
+          v[i][k] = _mm512_loadu_ps(static_cast<const float*>(io.x) + (r + i) * io.ld_x + 16 * k);
+        }
+      }
+    }
+    __m512 inv[R];
+    for (int i = 0; i < R; ++i) {
+      __m512 s = _mm512_setzero_ps();
+      for (int k = 0; k < K; ++k) s = _mm512_add_ps(s, v[i][k]);
+      const __m512 mean = _mm512_set1_ps(half_sum(s) / n);
+      __m512 q = _mm512_setzero_ps();
+      for (int k = 0; k < K; ++k) {
+        v[i][k] = _mm512_sub_ps(v[i][k], mean);
+        q = _mm512_fmadd_ps(v[i][k], v[i][k], q);
+      }
+      // sqrtss and divss: 1 / std::sqrt(var + eps) without the errno branch.
+      const __m128 var = _mm_set_ss(half_sum(q) / n + eps);
+      inv[i] = _mm512_broadcastss_ps(_mm_div_ss(_mm_set_ss(1.f), _mm_sqrt_ss(var)));
+    }
+    for (int i = 0; i < R; ++i) {
+      for (int k = 0; k < K; ++k) {
+        const __m512 y =
+            _mm512_fmadd_ps(_mm512_mul_ps(v[i][k], inv[i]), _mm512_loadu_ps(scale + 16 * k),
+                            _mm512_loadu_ps(offset + 16 * k));
+        if constexpr (OutBf16) {
+          bf16* out = static_cast<bf16*>(io.y) + (r + i) * io.ld_y + 16 * k;
+          _mm256_storeu_si256(reinterpret_cast<__m256i*>(out),
+                              Native ? bf16_bits_native(y) : bf16_bits(y));
+        } else {
+          _mm512_storeu_ps(static_cast<float*>(io.y) + (r + i) * io.ld_y + 16 * k, y);
+        }
+      }
+    }
+  }
+};
+
+template <int K, bool InBf16, bool OutBf16, bool Native>
+CPUFOLD_AVX512 void layer_norm_rows_k(const NormRows& io, std::int64_t rows, const float* scale,
+                                      const float* offset, float eps) {
+  using Kernel = NormRowKernel<K, InBf16, OutBf16, Native>;
+  constexpr int kRows = K <= 4 ? 4 : K <= 8 ? 2 : 1;  // R·K registers of row values
+  std::int64_t r = 0;
+  for (; r + kRows <= rows; r += kRows) Kernel::template rows<kRows>(io, r, scale, offset, eps);
+  for (; r < rows; ++r) Kernel::template rows<1>(io, r, scale, offset, eps);
+}
+
+template <int K, bool Native>
+CPUFOLD_AVX512 void layer_norm_rows_typed(const NormRows& io, std::int64_t rows, const float* scale,
+                                          const float* offset, float eps) {
+  if (io.x_bf16) {
+    io.y_bf16 ? layer_norm_rows_k<K, true, true, Native>(io, rows, scale, offset, eps)
+              : layer_norm_rows_k<K, true, false, Native>(io, rows, scale, offset, eps);
+  } else {
+    io.y_bf16 ? layer_norm_rows_k<K, false, true, Native>(io, rows, scale, offset, eps)
+              : layer_norm_rows_k<K, false, false, Native>(io, rows, scale, offset, eps);
+  }
+}
+
+// n: norm_rows_width(n).
+template <bool Native>
+CPUFOLD_AVX512 void layer_norm_rows(const NormRows& io, std::int64_t rows, const float* scale,
+                                    const float* offset, float eps, std::int64_t n) {
+  switch (n / 16) {
+    case 1:
+      return layer_norm_rows_typed<1, Native>(io, rows, scale, offset, eps);
+    case 2:
+      return layer_norm_rows_typed<2, Native>(io, rows, scale, offset, eps);
+    case 4:
+      return layer_norm_rows_typed<4, Native>(io, rows, scale, offset, eps);
+    case 8:
+      return layer_norm_rows_typed<8, Native>(io, rows, scale, offset, eps);
+    case 16:
+      return layer_norm_rows_typed<16, Native>(io, rows, scale, offset, eps);
+    default:
+      throw InternalError("layer_norm_rows: " + std::to_string(n) + " channels");
   }
 }
 
@@ -164,9 +294,10 @@ const RowKernels* avx512_row_kernels() {
     }
     static RowKernels t = *avx2;
     t.softmax_numerator = softmax_numerator;
-    t.softmax_numerator_bf16 = __builtin_cpu_supports("avx512bf16") ? softmax_numerator_bf16_native
-                                                                    : softmax_numerator_bf16;
-    t.to_bf16 = to_bf16;
+    const bool native = __builtin_cpu_supports("avx512bf16");
+    t.softmax_numerator_bf16 = native ? softmax_numerator_bf16_native : softmax_numerator_bf16;
+    t.to_bf16 = native ? to_bf16<true> : to_bf16<false>;
+    t.layer_norm_rows = native ? layer_norm_rows<true> : layer_norm_rows<false>;
     t.name = "avx512";
     return &t;
   }();

@@ -2,6 +2,12 @@
 
 #include <gtest/gtest.h>
 
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+
+#include "ops/row_kernels.h"
 #include "tests/support/tensor_test_util.h"
 
 namespace cpufold::testing {
@@ -148,6 +154,77 @@ TEST(LayerNorm, Bf16OutputIsTheFp32ResultRoundedOnce) {
              Tensor(got.data(), DType::bf16, Shape{rows, c}));
   for (std::size_t i = 0; i < got.size(); ++i)
     ASSERT_EQ(got[i].bits, bf16(want.data[i]).bits) << "element " << i;
+}
+
+// The AVX-512 table's whole-row LayerNorm gives the bits of the row loop it replaces (widen,
+// the table's layer_norm, to_bf16) for every input and output type, strided rows, in place,
+// and rows that test the sums' order: zeros and negative zeros (the sign of a zero mean),
+// constant, huge,
+// tiny enough for bf16 subnormals, and NaN.
+TEST(LayerNorm, AvxRowsKernelGivesTheBitsOfTheRowLoop) {
+  const auto* table = detail::avx512_row_kernels();
+  if (table == nullptr) GTEST_SKIP() << "no AVX-512";
+  ASSERT_NE(table->layer_norm_rows, nullptr);
+  for (std::int64_t c : {16, 32, 64, 128, 256}) {
+    ASSERT_TRUE(detail::norm_rows_width(c));
+    Params p(c);
+    const std::int64_t rows = 41, ld = c + 24;
+    std::vector<float> x(static_cast<std::size_t>(rows * ld));
+    fill_normal(x, 31, 2.f, 0.5f);
+    for (std::int64_t i = 0; i < c; ++i) {
+      x[static_cast<std::size_t>(0 * ld + i)] = i % 3 == 0 ? -0.f : 0.f;
+      x[static_cast<std::size_t>(1 * ld + i)] = 3.25f;
+      x[static_cast<std::size_t>(2 * ld + i)] *= 1e30f;
+      x[static_cast<std::size_t>(3 * ld + i)] *= 1e-36f;
+      x[static_cast<std::size_t>(5 * ld + i)] = -0.f;
+    }
+    x[static_cast<std::size_t>(4 * ld + c / 2)] = std::numeric_limits<float>::quiet_NaN();
+    std::vector<bf16> x16(x.size());
+    for (std::size_t i = 0; i < x.size(); ++i) x16[i] = bf16(x[i]);
+    std::vector<float> tiny_offset(p.offset.data.size(), 1e-39f);
+    for (const float* offset : {p.offset.data.data(), tiny_offset.data()}) {
+      for (const bool in16 : {false, true}) {
+        // The row loop's result, fp32 and rounded.
+        std::vector<float> want(static_cast<std::size_t>(rows * c));
+        std::vector<bf16> want16(want.size());
+        for (std::int64_t r = 0; r < rows; ++r) {
+          float* row = want.data() + r * c;
+          for (std::int64_t i = 0; i < c; ++i) {
+            const std::size_t at = static_cast<std::size_t>(r * ld + i);
+            row[i] = in16 ? static_cast<float>(x16[at]) : x[at];
+          }
+          table->layer_norm(row, row, p.scale.data.data(), offset, 1e-5f, c);
+          table->to_bf16(row, want16.data() + r * c, c);
+        }
+        const void* src = in16 ? static_cast<const void*>(x16.data()) : x.data();
+        std::vector<float> got(want.size(), 7.f);
+        table->layer_norm_rows({src, ld, in16, got.data(), c, false}, rows, p.scale.data.data(),
+                               offset, 1e-5f, c);
+        std::vector<bf16> got16(want.size());
+        table->layer_norm_rows({src, ld, in16, got16.data(), c, true}, rows, p.scale.data.data(),
+                               offset, 1e-5f, c);
+        for (std::size_t i = 0; i < want.size(); ++i) {
+          ASSERT_EQ(std::bit_cast<std::uint32_t>(got[i]), std::bit_cast<std::uint32_t>(want[i]))
+              << "c " << c << " bf16 in " << in16 << " element " << i;
+          ASSERT_EQ(got16[i].bits, want16[i].bits)
+              << "c " << c << " bf16 in " << in16 << " element " << i;
+        }
+        if (in16) continue;
+        // In place over the strided rows.
+        std::vector<float> inplace = x;
+        table->layer_norm_rows({inplace.data(), ld, false, inplace.data(), ld, false}, rows,
+                               p.scale.data.data(), offset, 1e-5f, c);
+        for (std::int64_t r = 0; r < rows; ++r) {
+          for (std::int64_t i = 0; i < c; ++i) {
+            ASSERT_EQ(std::bit_cast<std::uint32_t>(inplace[static_cast<std::size_t>(r * ld + i)]),
+                      std::bit_cast<std::uint32_t>(want[static_cast<std::size_t>(r * c + i)]))
+                << "in place, c " << c;
+          }
+        }
+      }
+    }
+  }
+  for (std::int64_t c : {0, 8, 48, 96, 384, 512}) EXPECT_FALSE(detail::norm_rows_width(c)) << c;
 }
 
 }  // namespace
