@@ -1,5 +1,6 @@
 #include "ops/small_head_attention.h"
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 
@@ -32,8 +33,107 @@ void transpose_keys(const bf16* x, std::int64_t ld, std::int64_t n_key, std::int
   }
 }
 
-// C: the head's channels rounded up to 8 or 16, a compile-time count so the per-channel
-// accumulators stay in registers.
+// The lane sums of eight registers, a[c] -> lane c of the low half of each 256 bits (lanes 0-3
+// and 8-11): 23 shuffles and adds instead of eight 16-lane reductions.
+CPUFOLD_AVX512 inline __m512 sum_lanes8(const __m512* a) {
+  __m512 t[4];
+  for (int p = 0; p < 4; ++p) {
+    // Per 128 bits: a0+a2, b0+b2, a1+a3, b1+b3 of a = a[2p], b = a[2p + 1].
+    t[p] = _mm512_add_ps(_mm512_unpacklo_ps(a[2 * p], a[2 * p + 1]),
+                         _mm512_unpackhi_ps(a[2 * p], a[2 * p + 1]));
+  }
+  __m512 u[2];
+  for (int p = 0; p < 2; ++p) {
+    // Per 128 bits: partial sums of four registers, in register order.
+    const __m512d x = _mm512_castps_pd(t[2 * p]), y = _mm512_castps_pd(t[2 * p + 1]);
+    u[p] = _mm512_add_ps(_mm512_castpd_ps(_mm512_unpacklo_pd(x, y)),
+                         _mm512_castpd_ps(_mm512_unpackhi_pd(x, y)));
+  }
+  // Sum the four 128-bit parts: u[0]'s into part 0, u[1]'s into part 2.
+  const __m512 x =
+      _mm512_add_ps(_mm512_shuffle_f32x4(u[0], u[1], 0x44), _mm512_shuffle_f32x4(u[0], u[1], 0xee));
+  return _mm512_add_ps(x, _mm512_shuffle_f32x4(x, x, 0xb1));
+}
+
+// Logits of R queries from row i against every key (Alg. 7 line 5: q·k, scaled, plus the
+// biases) into R rows of `logits`, and each row's max. The queries share each load of the
+// transposed keys; their scaled channels are broadcast from memory, so R is not bounded by the
+// registers q would take.
+template <int C, int R>
+CPUFOLD_AVX512 void small_head_logits(const AttentionTile& t, const float* kt, float* logits,
+                                      std::int64_t i, float* row_max) {
+  const std::int64_t nk = t.n_key, nkp = padded_keys(nk);
+  float q[R][C];
+  const float* pair[R];
+  for (int r = 0; r < R; ++r) {
+    for (int ch = 0; ch < C; ++ch) {
+      q[r][ch] = ch < t.c ? static_cast<float>(t.q[(i + r) * t.ld_q + ch]) * t.scale : 0.f;
+    }
+    pair[r] = t.pair != nullptr ? t.pair + (i + r) * t.ld_pair : nullptr;
+  }
+  __m512 vmax[R];
+  for (int r = 0; r < R; ++r) vmax[r] = _mm512_set1_ps(-INFINITY);
+  for (std::int64_t j = 0; j < nkp; j += 16) {
+    const __mmask16 m = tail_mask(nk - j);
+    __m512 k[C];
+    for (int ch = 0; ch < C; ++ch) k[ch] = _mm512_load_ps(kt + ch * nkp + j);
+    const __m512 mask = t.mask != nullptr ? _mm512_maskz_loadu_ps(m, t.mask + j) : __m512{};
+    for (int r = 0; r < R; ++r) {
+      __m512 l = _mm512_mul_ps(_mm512_set1_ps(q[r][0]), k[0]);
+      for (int ch = 1; ch < C; ++ch) l = _mm512_fmadd_ps(_mm512_set1_ps(q[r][ch]), k[ch], l);
+      if (pair[r] != nullptr) l = _mm512_add_ps(l, _mm512_maskz_loadu_ps(m, pair[r] + j));
+      if (t.mask != nullptr) l = _mm512_add_ps(l, mask);
+      _mm512_store_ps(logits + r * nkp + j, l);
+      vmax[r] = _mm512_mask_max_ps(vmax[r], m, vmax[r], l);
+    }
+  }
+  for (int r = 0; r < R; ++r) row_max[r] = _mm512_reduce_max_ps(vmax[r]);
+}
+
+// Softmax weights of R logits rows and the weighted sums of values into o rows i.. (Alg. 7
+// lines 5-6); the queries share each load of the transposed values.
+template <int C, int R>
+CPUFOLD_AVX512 void small_head_outputs(const AttentionTile& t, const float* vt, const float* logits,
+                                       std::int64_t i, const float* row_max) {
+  const std::int64_t nk = t.n_key, nkp = padded_keys(nk);
+  __m512 sum[R], acc[R][C];
+  for (int r = 0; r < R; ++r) {
+    sum[r] = _mm512_setzero_ps();
+    for (int ch = 0; ch < C; ++ch) acc[r][ch] = _mm512_setzero_ps();
+  }
+  for (std::int64_t j = 0; j < nkp; j += 16) {
+    const __mmask16 m = tail_mask(nk - j);
+    __m512 v[C];
+    for (int ch = 0; ch < C; ++ch) v[ch] = _mm512_load_ps(vt + ch * nkp + j);
+    for (int r = 0; r < R; ++r) {
+      const Exp2Shifted exp(row_max[r]);
+      const __m512 e = _mm512_maskz_mov_ps(m, exp(_mm512_load_ps(logits + r * nkp + j)));
+      sum[r] = _mm512_add_ps(sum[r], e);
+      for (int ch = 0; ch < C; ++ch) acc[r][ch] = _mm512_fmadd_ps(e, v[ch], acc[r][ch]);
+    }
+  }
+  for (int r = 0; r < R; ++r) {
+    const __m512 inv = _mm512_set1_ps(1.f / _mm512_reduce_add_ps(sum[r]));
+    float* out = t.o + (i + r) * t.ld_o;
+    for (int c0 = 0; c0 < C && c0 < t.c; c0 += 8) {
+      const __m512 o = _mm512_mul_ps(sum_lanes8(acc[r] + c0), inv);
+      const auto first = [&](std::int64_t base) {
+        const std::int64_t n = std::clamp<std::int64_t>(t.c - base, 0, 4);
+        return static_cast<__mmask8>((1u << n) - 1u);
+      };
+      _mm_mask_storeu_ps(out + c0, first(c0), _mm512_castps512_ps128(o));
+      _mm_mask_storeu_ps(out + c0 + 4, first(c0 + 4), _mm512_extractf32x4_ps(o, 2));
+    }
+  }
+}
+
+// kLogitRows queries per logits pass, kOutputRows per output pass (its accumulators, R·C
+// registers, must fit).
+template <int C>
+inline constexpr int kLogitRows = 2;
+template <int C>
+inline constexpr int kOutputRows = C <= 8 ? 2 : 1;
+
 template <int C>
 CPUFOLD_AVX512 void small_head_tile(const AttentionTile& t, float* work) {
   const std::int64_t nk = t.n_key, nkp = padded_keys(nk);
@@ -44,39 +144,18 @@ CPUFOLD_AVX512 void small_head_tile(const AttentionTile& t, float* work) {
   float* const logits = vt + C * nkp;
   transpose_keys(t.k, t.ld_k, nk, t.c, C, kt);
   transpose_keys(t.v, t.ld_v, nk, t.c, C, vt);
-  for (std::int64_t i = 0; i < t.n_query; ++i) {
-    __m512 q[C];
-    for (int ch = 0; ch < C; ++ch) {
-      q[ch] = _mm512_set1_ps(ch < t.c ? static_cast<float>(t.q[i * t.ld_q + ch]) * t.scale : 0.f);
+  constexpr int kRows = kLogitRows<C>, kOut = kOutputRows<C>;
+  float row_max[kRows];
+  std::int64_t i = 0;
+  for (; i + kRows <= t.n_query; i += kRows) {
+    small_head_logits<C, kRows>(t, kt, logits, i, row_max);
+    for (int r = 0; r < kRows; r += kOut) {
+      small_head_outputs<C, kOut>(t, vt, logits + r * nkp, i + r, row_max + r);
     }
-    const float* pair = t.pair != nullptr ? t.pair + i * t.ld_pair : nullptr;
-    // Logits of 16 keys at a time (Alg. 7 line 5: q·k, scaled, plus the biases), and their max.
-    __m512 vmax = _mm512_set1_ps(-INFINITY);
-    for (std::int64_t j = 0; j < nkp; j += 16) {
-      const __mmask16 m = tail_mask(nk - j);
-      __m512 l = _mm512_mul_ps(q[0], _mm512_load_ps(kt + j));
-      for (int ch = 1; ch < C; ++ch)
-        l = _mm512_fmadd_ps(q[ch], _mm512_load_ps(kt + ch * nkp + j), l);
-      if (pair != nullptr) l = _mm512_add_ps(l, _mm512_maskz_loadu_ps(m, pair + j));
-      if (t.mask != nullptr) l = _mm512_add_ps(l, _mm512_maskz_loadu_ps(m, t.mask + j));
-      _mm512_store_ps(logits + j, l);
-      vmax = _mm512_mask_max_ps(vmax, m, vmax, l);
-    }
-    // Softmax weights and the weighted sum of values (Alg. 7 lines 5-6).
-    const Exp2Shifted exp(_mm512_reduce_max_ps(vmax));
-    __m512 sum = _mm512_setzero_ps();
-    __m512 acc[C];
-    for (int ch = 0; ch < C; ++ch) acc[ch] = _mm512_setzero_ps();
-    for (std::int64_t j = 0; j < nkp; j += 16) {
-      const __m512 e = _mm512_maskz_mov_ps(tail_mask(nk - j), exp(_mm512_load_ps(logits + j)));
-      sum = _mm512_add_ps(sum, e);
-      for (int ch = 0; ch < C; ++ch) {
-        acc[ch] = _mm512_fmadd_ps(e, _mm512_load_ps(vt + ch * nkp + j), acc[ch]);
-      }
-    }
-    const float inv = 1.f / _mm512_reduce_add_ps(sum);
-    float* out = t.o + i * t.ld_o;
-    for (int ch = 0; ch < C && ch < t.c; ++ch) out[ch] = _mm512_reduce_add_ps(acc[ch]) * inv;
+  }
+  for (; i < t.n_query; ++i) {
+    small_head_logits<C, 1>(t, kt, logits, i, row_max);
+    small_head_outputs<C, 1>(t, vt, logits, i, row_max);
   }
 }
 
@@ -84,8 +163,9 @@ CPUFOLD_AVX512 void small_head_tile(const AttentionTile& t, float* work) {
 
 std::int64_t small_head_work_floats(std::int64_t n_key, std::int64_t c) {
   const std::int64_t C = c <= 8 ? 8 : kSmallHeadMaxChannels;
-  // + 16: room to align the buffer to 64 bytes.
-  return (2 * C + 1) * padded_keys(n_key) + 16;
+  // Keys, values and the logits rows of a pass; + 16: room to align the buffer to 64 bytes.
+  const std::int64_t rows = c <= 8 ? kLogitRows<8> : kLogitRows<kSmallHeadMaxChannels>;
+  return (2 * C + rows) * padded_keys(n_key) + 16;
 }
 
 SmallHeadKernel small_head_kernel(std::int64_t c) {
