@@ -1,13 +1,12 @@
 // AVX-512 versions of the kernels attention spends its non-GEMM time in: the softmax numerator
 // (an exp per logit, the largest elementwise cost of an Evoformer block) and the bf16
 // conversions; and LayerNorm over whole rows in registers. The rest of the table is the AVX2
-// one. Same target-attribute scheme as
-// row_kernels_avx2.cpp: the binary runs on CPUs without AVX-512 and picks another table.
+// one. Same target-attribute scheme as row_kernels_avx2.cpp: the binary runs on CPUs without
+// AVX-512 and picks another table.
 #include <cmath>
 #include <string>
 
 #include "memory/error.h"
-
 #include "ops/avx512_math.h"
 #include "ops/row_kernels.h"
 
@@ -197,6 +196,15 @@ struct NormRowKernel {
   CPUFOLD_AVX512 static void rows(const NormRows& io, std::int64_t r, const float* scale,
                                   const float* offset, float eps) {
     constexpr float n = 16.f * K;
+    // The rows two calls on: LayerNorm inputs (an MSA or pair slice) mostly stream from
+    // memory, where this measured 20% faster than the hardware prefetcher alone (128 MiB of
+    // 256-channel fp32 rows, 2 threads). A prefetch past the last row does not fault.
+    constexpr std::int64_t kRowBytes = 16 * K * (InBf16 ? 2 : 4);
+    for (int i = 0; i < R; ++i) {
+      const char* ahead =
+          static_cast<const char*>(io.x) + (r + 2 * R + i) * io.ld_x * (InBf16 ? 2 : 4);
+      for (std::int64_t b = 0; b < kRowBytes; b += 64) _mm_prefetch(ahead + b, _MM_HINT_T0);
+    }
     __m512 v[R][K];
     for (int i = 0; i < R; ++i) {
       for (int k = 0; k < K; ++k) {
@@ -263,7 +271,7 @@ CPUFOLD_AVX512 void layer_norm_rows_typed(const NormRows& io, std::int64_t rows,
   }
 }
 
-// n: norm_rows_width(n).
+// n: norm_rows_width(n), which LayerNorm checks before its parallel loop.
 template <bool Native>
 CPUFOLD_AVX512 void layer_norm_rows(const NormRows& io, std::int64_t rows, const float* scale,
                                     const float* offset, float eps, std::int64_t n) {

@@ -57,8 +57,8 @@ CPUFOLD_AVX512 inline __m512 sum_lanes8(const __m512* a) {
 
 // Logits of R queries from row i against every key (Alg. 7 line 5: q·k, scaled, plus the
 // biases) into R rows of `logits`, and each row's max. The queries share each load of the
-// transposed keys; their scaled channels are broadcast from memory, so R is not bounded by the
-// registers q would take.
+// transposed keys; their scaled channels are broadcast from memory (as registers they would
+// take R·C).
 template <int C, int R>
 CPUFOLD_AVX512 void small_head_logits(const AttentionTile& t, const float* kt, float* logits,
                                       std::int64_t i, float* row_max) {
@@ -117,22 +117,22 @@ CPUFOLD_AVX512 void small_head_outputs(const AttentionTile& t, const float* vt, 
     float* out = t.o + (i + r) * t.ld_o;
     for (int c0 = 0; c0 < C && c0 < t.c; c0 += 8) {
       const __m512 o = _mm512_mul_ps(sum_lanes8(acc[r] + c0), inv);
-      const auto first = [&](std::int64_t base) {
+      // The head's channels among base..base + 3.
+      const auto present = [&](std::int64_t base) {
         const std::int64_t n = std::clamp<std::int64_t>(t.c - base, 0, 4);
         return static_cast<__mmask8>((1u << n) - 1u);
       };
-      _mm_mask_storeu_ps(out + c0, first(c0), _mm512_castps512_ps128(o));
-      _mm_mask_storeu_ps(out + c0 + 4, first(c0 + 4), _mm512_extractf32x4_ps(o, 2));
+      _mm_mask_storeu_ps(out + c0, present(c0), _mm512_castps512_ps128(o));
+      _mm_mask_storeu_ps(out + c0 + 4, present(c0 + 4), _mm512_extractf32x4_ps(o, 2));
     }
   }
 }
 
-// kLogitRows queries per logits pass, kOutputRows per output pass (its accumulators, R·C
-// registers, must fit).
+// Queries per logits pass (four measured no faster than two), and per output pass (its
+// accumulators, R·C registers, must fit).
+constexpr int kLogitRows = 2;
 template <int C>
-inline constexpr int kLogitRows = 2;
-template <int C>
-inline constexpr int kOutputRows = C <= 8 ? 2 : 1;
+constexpr int kOutputRows = C <= 8 ? 2 : 1;
 
 template <int C>
 CPUFOLD_AVX512 void small_head_tile(const AttentionTile& t, float* work) {
@@ -144,7 +144,7 @@ CPUFOLD_AVX512 void small_head_tile(const AttentionTile& t, float* work) {
   float* const logits = vt + C * nkp;
   transpose_keys(t.k, t.ld_k, nk, t.c, C, kt);
   transpose_keys(t.v, t.ld_v, nk, t.c, C, vt);
-  constexpr int kRows = kLogitRows<C>, kOut = kOutputRows<C>;
+  constexpr int kRows = kLogitRows, kOut = kOutputRows<C>;
   float row_max[kRows];
   std::int64_t i = 0;
   for (; i + kRows <= t.n_query; i += kRows) {
@@ -164,8 +164,7 @@ CPUFOLD_AVX512 void small_head_tile(const AttentionTile& t, float* work) {
 std::int64_t small_head_work_floats(std::int64_t n_key, std::int64_t c) {
   const std::int64_t C = c <= 8 ? 8 : kSmallHeadMaxChannels;
   // Keys, values and the logits rows of a pass; + 16: room to align the buffer to 64 bytes.
-  const std::int64_t rows = c <= 8 ? kLogitRows<8> : kLogitRows<kSmallHeadMaxChannels>;
-  return (2 * C + rows) * padded_keys(n_key) + 16;
+  return (2 * C + kLogitRows) * padded_keys(n_key) + 16;
 }
 
 SmallHeadKernel small_head_kernel(std::int64_t c) {

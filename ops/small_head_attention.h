@@ -1,7 +1,8 @@
 // The attention core for heads of at most 16 channels (the extra-MSA stack's 8, the template
 // stack's 16) on bf16 q, k and v. There the per-tile GEMMs of the general path are mostly call
-// overhead (a 128x8 by 8x256 product is 0.5 MFLOP), so this kernel computes a query's logits,
-// softmax and weighted sum of values in fp32 AVX-512 registers, keys across the lanes.
+// overhead (a 128x8 by 8x256 product is 0.5 MFLOP), so this kernel computes the logits,
+// softmax and weighted sums of values of two queries at a time in fp32 AVX-512 registers, keys
+// across the lanes.
 #pragma once
 
 #include <cstdint>
@@ -12,7 +13,7 @@ namespace cpufold::detail {
 
 inline constexpr std::int64_t kSmallHeadMaxChannels = 16;
 
-// Floats of work space one call needs (keys and values transposed to fp32, one logits row).
+// Floats of work space one call needs (keys and values transposed to fp32, two logits rows).
 std::int64_t small_head_work_floats(std::int64_t n_key, std::int64_t c);
 
 // o = softmax(q·kᵀ·scale + pair + mask)·v for the tile, in fp32 from the bf16 operands: the

@@ -157,10 +157,9 @@ TEST(LayerNorm, Bf16OutputIsTheFp32ResultRoundedOnce) {
 }
 
 // The AVX-512 table's whole-row LayerNorm gives the bits of the row loop it replaces (widen,
-// the table's layer_norm, to_bf16) for every input and output type, strided rows, in place,
-// and rows that test the sums' order: zeros and negative zeros (the sign of a zero mean),
-// constant, huge,
-// tiny enough for bf16 subnormals, and NaN.
+// the table's layer_norm, to_bf16) for every input and output type, strided rows and in place.
+// Special rows: zeros and negative zeros (the sign of a zero mean), huge and tiny values, a NaN,
+// and constant rows, whose output is the offset: with a subnormal offset, a subnormal bf16.
 TEST(LayerNorm, AvxRowsKernelGivesTheBitsOfTheRowLoop) {
   const auto* table = detail::avx512_row_kernels();
   if (table == nullptr) GTEST_SKIP() << "no AVX-512";
