@@ -14,6 +14,8 @@
 #include <cstdint>
 
 #define CPUFOLD_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma")))
+// The same plus AVX512-BF16 (vdpbf16ps), for kernels chosen only where the CPU has it.
+#define CPUFOLD_AVX512_BF16 __attribute__((target("avx512f,avx512bw,avx512vl,avx512bf16,avx2,fma")))
 
 namespace cpufold::detail::avx512 {
 

@@ -11,9 +11,8 @@
 #include "ops/avx512_math.h"
 #include "ops/row_kernels.h"
 
-// This file's kernels add AVX512-BF16 to avx512_math.h's target; they run only where
-// dot_bf16_kernel found the instructions.
-#define CPUFOLD_AVX512_BF16 __attribute__((target("avx512f,avx512bw,avx512vl,avx512bf16,avx2,fma")))
+// This file's kernels take CPUFOLD_AVX512_BF16; they run only where dot_bf16_kernel found the
+// instructions.
 
 namespace cpufold::detail {
 namespace {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <cstdint>
 
 #include "ops/avx512_math.h"
 #include "ops/row_kernels.h"
@@ -90,6 +91,66 @@ CPUFOLD_AVX512 void small_head_logits(const AttentionTile& t, const float* kt, f
   for (int r = 0; r < R; ++r) row_max[r] = _mm512_reduce_max_ps(vmax[r]);
 }
 
+// Keys as bf16 channel pairs, [C/2][padded n_key] 32-bit words made from the fp32 widening kt
+// (exact: the low half of a widened bf16 is zero), zero past c and past n_key.
+template <int C>
+CPUFOLD_AVX512 void pair_keys(const float* kt, std::int64_t nkp, std::uint32_t* kp) {
+  const __m512i high = _mm512_set1_epi32(static_cast<int>(0xffff0000u));
+  for (int p = 0; p < C / 2; ++p) {
+    for (std::int64_t j = 0; j < nkp; j += 16) {
+      const __m512i lo =
+          _mm512_srli_epi32(_mm512_castps_si512(_mm512_load_ps(kt + 2 * p * nkp + j)), 16);
+      const __m512i hi =
+          _mm512_and_si512(_mm512_castps_si512(_mm512_load_ps(kt + (2 * p + 1) * nkp + j)), high);
+      _mm512_store_si512(kp + p * nkp + j, _mm512_or_si512(lo, hi));
+    }
+  }
+}
+
+// small_head_logits with q·k as AVX512-BF16 dot products of the channel pairs (exact products,
+// fp32 sums), scaled afterwards: half the multiply instructions (measured +8% for 8 channels,
+// +37% for 16, primitives_bench).
+template <int C, int R>
+CPUFOLD_AVX512_BF16 void small_head_logits_dp(const AttentionTile& t, const std::uint32_t* kp,
+                                              float* logits, std::int64_t i, float* row_max) {
+  const std::int64_t nk = t.n_key, nkp = padded_keys(nk);
+  std::uint32_t q[R][C / 2];
+  const float* pair[R];
+  for (int r = 0; r < R; ++r) {
+    const bf16* row = t.q + (i + r) * t.ld_q;
+    for (int p = 0; p < C / 2; ++p) {
+      const std::uint32_t lo = 2 * p < t.c ? row[2 * p].bits : 0;
+      const std::uint32_t hi = 2 * p + 1 < t.c ? row[2 * p + 1].bits : 0;
+      q[r][p] = lo | hi << 16;
+    }
+    pair[r] = t.pair != nullptr ? t.pair + (i + r) * t.ld_pair : nullptr;
+  }
+  const __m512 scale = _mm512_set1_ps(t.scale);
+  __m512 vmax[R];
+  for (int r = 0; r < R; ++r) vmax[r] = _mm512_set1_ps(-INFINITY);
+  for (std::int64_t j = 0; j < nkp; j += 16) {
+    const __mmask16 m = tail_mask(nk - j);
+    __m512bh k[C / 2];
+    for (int p = 0; p < C / 2; ++p)
+      k[p] = reinterpret_cast<__m512bh>(_mm512_load_si512(kp + p * nkp + j));
+    const __m512 mask = t.mask != nullptr ? _mm512_maskz_loadu_ps(m, t.mask + j) : __m512{};
+    for (int r = 0; r < R; ++r) {
+      __m512 acc = _mm512_setzero_ps();
+      for (int p = 0; p < C / 2; ++p) {
+        acc = _mm512_dpbf16_ps(
+            acc, reinterpret_cast<__m512bh>(_mm512_set1_epi32(static_cast<int>(q[r][p]))), k[p]);
+      }
+      __m512 l = pair[r] != nullptr
+                     ? _mm512_fmadd_ps(acc, scale, _mm512_maskz_loadu_ps(m, pair[r] + j))
+                     : _mm512_mul_ps(acc, scale);
+      if (t.mask != nullptr) l = _mm512_add_ps(l, mask);
+      _mm512_store_ps(logits + r * nkp + j, l);
+      vmax[r] = _mm512_mask_max_ps(vmax[r], m, vmax[r], l);
+    }
+  }
+  for (int r = 0; r < R; ++r) row_max[r] = _mm512_reduce_max_ps(vmax[r]);
+}
+
 // Softmax weights of R logits rows and the weighted sums of values into o rows i.. (Alg. 7
 // lines 5-6); the queries share each load of the transposed values.
 template <int C, int R>
@@ -134,7 +195,7 @@ constexpr int kLogitRows = 2;
 template <int C>
 constexpr int kOutputRows = C <= 8 ? 2 : 1;
 
-template <int C>
+template <int C, bool Dot>
 CPUFOLD_AVX512 void small_head_tile(const AttentionTile& t, float* work) {
   const std::int64_t nk = t.n_key, nkp = padded_keys(nk);
   // 64-byte aligned: every block of 16 keys below is one aligned load.
@@ -145,16 +206,26 @@ CPUFOLD_AVX512 void small_head_tile(const AttentionTile& t, float* work) {
   transpose_keys(t.k, t.ld_k, nk, t.c, C, kt);
   transpose_keys(t.v, t.ld_v, nk, t.c, C, vt);
   constexpr int kRows = kLogitRows, kOut = kOutputRows<C>;
+  // With dot products the keys' pairs overwrite the first half of kt, which nothing reads after.
+  auto* const kp = reinterpret_cast<std::uint32_t*>(kt);
+  if constexpr (Dot) pair_keys<C>(kt, nkp, kp);
   float row_max[kRows];
+  const auto logits_of = [&]<int R>(std::int64_t at) {
+    if constexpr (Dot) {
+      small_head_logits_dp<C, R>(t, kp, logits, at, row_max);
+    } else {
+      small_head_logits<C, R>(t, kt, logits, at, row_max);
+    }
+  };
   std::int64_t i = 0;
   for (; i + kRows <= t.n_query; i += kRows) {
-    small_head_logits<C, kRows>(t, kt, logits, i, row_max);
+    logits_of.template operator()<kRows>(i);
     for (int r = 0; r < kRows; r += kOut) {
       small_head_outputs<C, kOut>(t, vt, logits + r * nkp, i + r, row_max + r);
     }
   }
   for (; i < t.n_query; ++i) {
-    small_head_logits<C, 1>(t, kt, logits, i, row_max);
+    logits_of.template operator()<1>(i);
     small_head_outputs<C, 1>(t, vt, logits, i, row_max);
   }
 }
@@ -167,11 +238,21 @@ std::int64_t small_head_work_floats(std::int64_t n_key, std::int64_t c) {
   return (2 * C + kLogitRows) * padded_keys(n_key) + 16;
 }
 
+namespace {
+bool force_fma_for_tests = false;
+}  // namespace
+
+void force_small_head_fma(bool on) {
+  force_fma_for_tests = on;
+}
+
 SmallHeadKernel small_head_kernel(std::int64_t c) {
   // With the AVX-512 row kernels, as CPUFOLD_ROW_KERNELS and the CPU select them.
   static const bool available = &row_kernels() == avx512_row_kernels();
+  static const bool dot = __builtin_cpu_supports("avx512bf16");
   if (!available || c <= 0 || c > kSmallHeadMaxChannels) return nullptr;
-  return c <= 8 ? small_head_tile<8> : small_head_tile<16>;
+  if (dot && !force_fma_for_tests) return c <= 8 ? small_head_tile<8, true> : small_head_tile<16, true>;
+  return c <= 8 ? small_head_tile<8, false> : small_head_tile<16, false>;
 }
 
 }  // namespace cpufold::detail

@@ -23,6 +23,11 @@ using SmallHeadKernel = void (*)(const AttentionTile& tile, float* work);
 
 // The kernel for heads of c channels: null when c > kSmallHeadMaxChannels, the CPU lacks
 // AVX-512 (F, BW, VL), or CPUFOLD_ROW_KERNELS names a table without AVX-512.
+// Where the CPU has AVX512-BF16 the q·k products are its dot products of the bf16 pairs (exact
+// products, fp32 sums), elsewhere fp32 FMAs.
 SmallHeadKernel small_head_kernel(std::int64_t c);
+
+// Tests only: small_head_kernel returns the FMA version on every AVX-512 CPU.
+void force_small_head_fma(bool on);
 
 }  // namespace cpufold::detail

@@ -190,13 +190,10 @@ TEST(Attention, Bf16OperandsMatchDoubleReferenceOfTheRoundedValues) {
   }
 }
 
-// Heads of at most 16 channels run on their own kernel, which keeps the softmax weights in fp32:
-// only the operands' rounding remains, so the rounded values' double reference holds to fp32
-// matmul accuracy (the GEMM tiles above only to the weights' bf16 rounding, 4e-3).
-TEST(Attention, Bf16SmallHeadsMatchDoubleReferenceOfTheRoundedValuesToFp32Accuracy) {
-  if (!bf16_support().available) GTEST_SKIP() << "oneDNN has no bf16 matmul on this CPU";
-  if (detail::small_head_kernel(8) == nullptr) GTEST_SKIP() << "no AVX-512 small-head kernel";
-  // 1,100 keys: a logits tile (24 rows) is smaller than the kernel's work space for 16 channels.
+// The small-head kernel's results for shapes that take every remainder path: odd query counts
+// (the second query of a pass), 5 channels (partial stores), 1 and 16, 1,100 keys (a logits
+// tile smaller than the kernel's work space for 16 channels).
+void small_heads_match_reference(bool fma) {
   for (const Dims& d :
        {Dims{1, 1, 1, 1, 1}, Dims{2, 37, 37, 3, 8}, Dims{3, 130, 130, 2, 5},
         Dims{1, 255, 255, 2, 16}, Dims{2, 16, 16, 8, 8}, Dims{1, 1100, 1100, 1, 16}}) {
@@ -209,10 +206,27 @@ TEST(Attention, Bf16SmallHeadsMatchDoubleReferenceOfTheRoundedValuesToFp32Accura
       // In an arena of exactly the planned size: the kernel's work space is in the plan.
       Arena arena("exact", dram_tier(), attention_scratch_bytes(d.key, d.c, DType::bf16));
       multi_head_attention(qkv.q, qkv.k, qkv.v, bias, o.view, arena, 1);
-      expect_close(o.data,
-                   reference_attention(r.select(2, 0), r.select(2, 1), r.select(2, 2), bias),
-                   kF32Matmul, "bf16 small heads " + name(d, pair, true));
+      expect_close(
+          o.data, reference_attention(r.select(2, 0), r.select(2, 1), r.select(2, 2), bias),
+          kF32Matmul,
+          std::string(fma ? "FMA" : "default") + " bf16 small heads " + name(d, pair, true));
     }
+  }
+}
+
+// Heads of at most 16 channels run on their own kernel, which keeps the softmax weights in fp32:
+// only the operands' rounding remains, so the rounded values' double reference holds to fp32
+// matmul accuracy (the GEMM tiles above only to the weights' bf16 rounding, 4e-3). Both of its
+// q·k versions: AVX512-BF16 dot products where the CPU has them, and fp32 FMAs.
+TEST(Attention, Bf16SmallHeadsMatchDoubleReferenceOfTheRoundedValuesToFp32Accuracy) {
+  if (!bf16_support().available) GTEST_SKIP() << "oneDNN has no bf16 matmul on this CPU";
+  if (detail::small_head_kernel(8) == nullptr) GTEST_SKIP() << "no AVX-512 small-head kernel";
+  struct Restore {
+    ~Restore() { detail::force_small_head_fma(false); }
+  } restore;
+  for (const bool fma : {false, true}) {
+    detail::force_small_head_fma(fma);
+    small_heads_match_reference(fma);
   }
   EXPECT_EQ(detail::small_head_kernel(17), nullptr) << "17 channels must take the GEMM tiles";
 }
