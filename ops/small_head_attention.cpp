@@ -251,7 +251,8 @@ SmallHeadKernel small_head_kernel(std::int64_t c) {
   static const bool available = &row_kernels() == avx512_row_kernels();
   static const bool dot = __builtin_cpu_supports("avx512bf16");
   if (!available || c <= 0 || c > kSmallHeadMaxChannels) return nullptr;
-  if (dot && !force_fma_for_tests) return c <= 8 ? small_head_tile<8, true> : small_head_tile<16, true>;
+  if (dot && !force_fma_for_tests)
+    return c <= 8 ? small_head_tile<8, true> : small_head_tile<16, true>;
   return c <= 8 ? small_head_tile<8, false> : small_head_tile<16, false>;
 }
 
