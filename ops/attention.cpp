@@ -65,8 +65,9 @@ struct Problem {
   std::int64_t n_key, c, ld_q, ld_k, ld_v;
   float scale;
   bool has_pair, has_mask;
-  detail::SmallHeadKernel small_head;  // bf16 heads of few channels: their own kernel
-  detail::DotBf16Kernel dot;           // bf16 heads of 32-64 channels on AVX512-BF16
+  // Heads of few channels: their own kernel.
+  void (*small_head)(const detail::AttentionTileOf<T>&, float*);
+  detail::DotBf16Kernel dot;  // bf16 heads of 32-64 channels on AVX512-BF16
 
   const float* pair_row(const Tile& t, std::int64_t i) const {
     return has_pair ? pair.base + t.h * pair.s0 + (t.q0 + i) * pair.s1 : nullptr;
@@ -76,27 +77,9 @@ struct Problem {
   }
 };
 
-// fp32: logits and o on sgemm; the softmax weights stay unnormalised, and each output row is
-// divided by its sum after the product (c_hidden instead of n_key divisions per row).
-bool run_tile(const Problem<float>& p, const Tile& t, float* logits) {
-  const auto& kernels = detail::row_kernels();
-  const std::int64_t ld_o = detail::leading_dim(p.o.s1, t.nq, p.c);
-  bool ok = detail::sgemm(false, true, t.nq, p.n_key, p.c, p.scale, p.q.at(t.b, t.q0, t.h), p.ld_q,
-                          p.k.at(t.b, 0, t.h), p.ld_k, 0.f, logits, p.n_key);
-  float inv_sum[kMaxQueryTile];
-  for (std::int64_t i = 0; i < t.nq; ++i) {
-    inv_sum[i] = 1.f / kernels.softmax_numerator(logits + i * p.n_key, p.pair_row(t, i),
-                                                 p.mask_row(t), p.n_key);
-  }
-  float* out = p.o.at(t.b, t.q0, t.h);
-  ok = ok && detail::sgemm(false, false, t.nq, p.c, p.n_key, 1.f, logits, p.n_key,
-                           p.v.at(t.b, 0, t.h), p.ld_v, 0.f, out, ld_o);
-  for (std::int64_t i = 0; i < t.nq; ++i) kernels.scale(out + i * p.o.s1, inv_sum[i], p.c);
-  return ok;
-}
-
 // The tile as the hand-written kernels take it.
-detail::AttentionTile kernel_tile(const Problem<bf16>& p, const Tile& t) {
+template <typename T>
+detail::AttentionTileOf<T> kernel_tile(const Problem<T>& p, const Tile& t) {
   return {p.q.at(t.b, t.q0, t.h),
           p.ld_q,
           p.k.at(t.b, 0, t.h),
@@ -112,6 +95,30 @@ detail::AttentionTile kernel_tile(const Problem<bf16>& p, const Tile& t) {
           p.n_key,
           p.c,
           p.scale};
+}
+
+// fp32: the small-head kernel where one was chosen; otherwise logits and o on sgemm, the softmax
+// weights unnormalised and each output row divided by its sum after the product (c_hidden
+// instead of n_key divisions per row).
+bool run_tile(const Problem<float>& p, const Tile& t, float* logits) {
+  if (p.small_head != nullptr) {
+    p.small_head(kernel_tile(p, t), logits);
+    return true;
+  }
+  const auto& kernels = detail::row_kernels();
+  const std::int64_t ld_o = detail::leading_dim(p.o.s1, t.nq, p.c);
+  bool ok = detail::sgemm(false, true, t.nq, p.n_key, p.c, p.scale, p.q.at(t.b, t.q0, t.h), p.ld_q,
+                          p.k.at(t.b, 0, t.h), p.ld_k, 0.f, logits, p.n_key);
+  float inv_sum[kMaxQueryTile];
+  for (std::int64_t i = 0; i < t.nq; ++i) {
+    inv_sum[i] = 1.f / kernels.softmax_numerator(logits + i * p.n_key, p.pair_row(t, i),
+                                                 p.mask_row(t), p.n_key);
+  }
+  float* out = p.o.at(t.b, t.q0, t.h);
+  ok = ok && detail::sgemm(false, false, t.nq, p.c, p.n_key, 1.f, logits, p.n_key,
+                           p.v.at(t.b, 0, t.h), p.ld_v, 0.f, out, ld_o);
+  for (std::int64_t i = 0; i < t.nq; ++i) kernels.scale(out + i * p.o.s1, inv_sum[i], p.c);
+  return ok;
 }
 
 // bf16: the small-head or AVX512-BF16 kernel where one was chosen; otherwise oneDNN GEMM tiles
@@ -148,16 +155,15 @@ bool run_tile(const Problem<bf16>& p, const Tile& t, float* logits, bf16* weight
   return ok;
 }
 
-// Floats of the per-thread logits buffer: one query tile, or the small-head kernel's work space.
-// (The GEMM tiles stay planned beside the AVX512-BF16 kernel: operands it cannot read as bf16
-// pairs fall back to them.)
+// Floats of the per-thread logits buffer: one query tile, or the small-head kernel's work space
+// (either precision). (The GEMM tiles stay planned beside the AVX512-BF16 kernel: operands it
+// cannot read as bf16 pairs fall back to them.)
 std::int64_t logits_floats(std::int64_t n_key, std::int64_t c, DType qkv_type) {
   const std::int64_t tile = attention_query_tile(n_key) * n_key;
-  if (qkv_type != DType::bf16) return tile;
-  if (detail::small_head_kernel(c) != nullptr) {
-    return std::max(tile, detail::small_head_work_floats(n_key, c));
-  }
-  if (detail::dot_bf16_kernel(c) != nullptr) {
+  const bool small_head = qkv_type == DType::bf16 ? detail::small_head_kernel(c) != nullptr
+                                                  : detail::small_head_kernel_f32(c) != nullptr;
+  if (small_head) return std::max(tile, detail::small_head_work_floats(n_key, c));
+  if (qkv_type == DType::bf16 && detail::dot_bf16_kernel(c) != nullptr) {
     return std::max(
         tile, static_cast<std::int64_t>(detail::dot_bf16_work_bytes(n_key, c) / sizeof(float)));
   }
@@ -215,6 +221,8 @@ void multi_head_attention(const Tensor& q, const Tensor& k, const Tensor& v,
 
   const bool use_bf16 = type == DType::bf16;
   const detail::SmallHeadKernel small_head = use_bf16 ? detail::small_head_kernel(c) : nullptr;
+  const detail::SmallHeadKernelF32 small_head_f32 =
+      use_bf16 ? nullptr : detail::small_head_kernel_f32(c);
   detail::DotBf16Kernel dot =
       use_bf16 && small_head == nullptr ? detail::dot_bf16_kernel(c) : nullptr;
   if (dot != nullptr &&
@@ -225,6 +233,12 @@ void multi_head_attention(const Tensor& q, const Tensor& k, const Tensor& v,
   }
   const auto problem = [&]<typename T>(T*) {
     const Strided<T> sq(q), sk(k), sv(v);
+    void (*small)(const detail::AttentionTileOf<T>&, float*) = nullptr;
+    if constexpr (std::is_same_v<T, bf16>) {
+      small = small_head;
+    } else {
+      small = small_head_f32;
+    }
     return Problem<T>{sq,
                       sk,
                       sv,
@@ -239,7 +253,7 @@ void multi_head_attention(const Tensor& q, const Tensor& k, const Tensor& v,
                       1.f / std::sqrt(static_cast<float>(c)),
                       has_pair,
                       has_mask,
-                      small_head,
+                      small,
                       dot};
   };
   const std::int64_t tile = attention_query_tile(n_key);

@@ -33,7 +33,8 @@ struct AttentionBias {
 // q, k and v are all f32 or all bf16. bf16: both products take bf16 inputs (the unnormalised
 // softmax weights rounded as they are written) with fp32 accumulation on oneDNN's bf16
 // matmul; logits, softmax and o stay fp32. Heads of at most 16 channels take the AVX-512
-// small-head kernel instead (small_head_attention.h): fp32 products of the bf16 operands.
+// small-head kernel instead (small_head_attention.h): fp32 products of the bf16 operands. fp32
+// heads of at most 8 channels (the extra-MSA stack's) take its fp32 version.
 // Heads of 32-64 channels on AVX512-BF16 without AMX take cpufold's vdpbf16ps kernel
 // (dot_bf16_attention.h), with the same rounding as the matmul tiles.
 void multi_head_attention(const Tensor& q, const Tensor& k, const Tensor& v,
@@ -44,8 +45,8 @@ void multi_head_attention(const Tensor& q, const Tensor& k, const Tensor& v,
 std::int64_t attention_query_tile(std::int64_t n_key);
 
 // Scratch bytes multi_head_attention takes from the arena with the current OpenMP thread count
-// for q, k, v of `qkv_type` (bf16 adds a tile of bf16 weights and an f32 tile of c_hidden, or
-// for small heads holds the small-head kernel's work space).
+// for q, k, v of `qkv_type` (bf16 adds a tile of bf16 weights and an f32 tile of c_hidden; for
+// small heads the logits buffer holds the small-head kernel's work space).
 std::size_t attention_scratch_bytes(std::int64_t n_key, std::int64_t c_hidden = 0,
                                     DType qkv_type = DType::f32);
 

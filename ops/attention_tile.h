@@ -9,12 +9,14 @@
 
 namespace cpufold::detail {
 
-struct AttentionTile {
-  const bf16* q;  // n_query rows of c
+// T: q, k and v's element type (bf16, or float for the fp32 small-head kernel).
+template <typename T>
+struct AttentionTileOf {
+  const T* q;  // n_query rows of c
   std::int64_t ld_q;
-  const bf16* k;  // n_key rows of c
+  const T* k;  // n_key rows of c
   std::int64_t ld_k;
-  const bf16* v;  // n_key rows of c
+  const T* v;  // n_key rows of c
   std::int64_t ld_v;
   const float* pair;  // n_query rows of n_key, or null
   std::int64_t ld_pair;
@@ -24,5 +26,6 @@ struct AttentionTile {
   std::int64_t n_query, n_key, c;
   float scale;
 };
+using AttentionTile = AttentionTileOf<bf16>;
 
 }  // namespace cpufold::detail

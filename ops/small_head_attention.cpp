@@ -20,7 +20,8 @@ std::int64_t padded_keys(std::int64_t n_key) {
 
 // Rows of n_key·c bf16 (ld apart) as fp32 [C][padded n_key], zero past c and past n_key, so
 // a block of 16 keys of one channel is one aligned load.
-void transpose_keys(const bf16* x, std::int64_t ld, std::int64_t n_key, std::int64_t c, int C,
+template <typename T>
+void transpose_keys(const T* x, std::int64_t ld, std::int64_t n_key, std::int64_t c, int C,
                     float* out) {
   const std::int64_t nkp = padded_keys(n_key);
   for (int ch = 0; ch < C; ++ch) {
@@ -60,8 +61,8 @@ CPUFOLD_AVX512 inline __m512 sum_lanes8(const __m512* a) {
 // biases) into R rows of `logits`, and each row's max. The queries share each load of the
 // transposed keys; their scaled channels are broadcast from memory (as registers they would
 // take R·C).
-template <int C, int R>
-CPUFOLD_AVX512 void small_head_logits(const AttentionTile& t, const float* kt, float* logits,
+template <int C, int R, typename T>
+CPUFOLD_AVX512 void small_head_logits(const AttentionTileOf<T>& t, const float* kt, float* logits,
                                       std::int64_t i, float* row_max) {
   const std::int64_t nk = t.n_key, nkp = padded_keys(nk);
   float q[R][C];
@@ -153,9 +154,9 @@ CPUFOLD_AVX512_BF16 void small_head_logits_dp(const AttentionTile& t, const std:
 
 // Softmax weights of R logits rows and the weighted sums of values into o rows i.. (Alg. 7
 // lines 5-6); the queries share each load of the transposed values.
-template <int C, int R>
-CPUFOLD_AVX512 void small_head_outputs(const AttentionTile& t, const float* vt, const float* logits,
-                                       std::int64_t i, const float* row_max) {
+template <int C, int R, typename T>
+CPUFOLD_AVX512 void small_head_outputs(const AttentionTileOf<T>& t, const float* vt,
+                                       const float* logits, std::int64_t i, const float* row_max) {
   const std::int64_t nk = t.n_key, nkp = padded_keys(nk);
   __m512 sum[R], acc[R][C];
   for (int r = 0; r < R; ++r) {
@@ -195,8 +196,8 @@ constexpr int kLogitRows = 2;
 template <int C>
 constexpr int kOutputRows = C <= 8 ? 2 : 1;
 
-template <int C, bool Dot>
-CPUFOLD_AVX512 void small_head_tile(const AttentionTile& t, float* work) {
+template <typename T, int C, bool Dot>
+CPUFOLD_AVX512 void small_head_tile(const AttentionTileOf<T>& t, float* work) {
   const std::int64_t nk = t.n_key, nkp = padded_keys(nk);
   // 64-byte aligned: every block of 16 keys below is one aligned load.
   float* const kt =
@@ -214,19 +215,19 @@ CPUFOLD_AVX512 void small_head_tile(const AttentionTile& t, float* work) {
     if constexpr (Dot) {
       small_head_logits_dp<C, R>(t, kp, logits, at, row_max);
     } else {
-      small_head_logits<C, R>(t, kt, logits, at, row_max);
+      small_head_logits<C, R, T>(t, kt, logits, at, row_max);
     }
   };
   std::int64_t i = 0;
   for (; i + kRows <= t.n_query; i += kRows) {
     logits_of.template operator()<kRows>(i);
     for (int r = 0; r < kRows; r += kOut) {
-      small_head_outputs<C, kOut>(t, vt, logits + r * nkp, i + r, row_max + r);
+      small_head_outputs<C, kOut, T>(t, vt, logits + r * nkp, i + r, row_max + r);
     }
   }
   for (; i < t.n_query; ++i) {
     logits_of.template operator()<1>(i);
-    small_head_outputs<C, 1>(t, vt, logits, i, row_max);
+    small_head_outputs<C, 1, T>(t, vt, logits, i, row_max);
   }
 }
 
@@ -252,8 +253,15 @@ SmallHeadKernel small_head_kernel(std::int64_t c) {
   static const bool dot = __builtin_cpu_supports("avx512bf16");
   if (!available || c <= 0 || c > kSmallHeadMaxChannels) return nullptr;
   if (dot && !force_fma_for_tests)
-    return c <= 8 ? small_head_tile<8, true> : small_head_tile<16, true>;
-  return c <= 8 ? small_head_tile<8, false> : small_head_tile<16, false>;
+    return c <= 8 ? small_head_tile<bf16, 8, true> : small_head_tile<bf16, 16, true>;
+  return c <= 8 ? small_head_tile<bf16, 8, false> : small_head_tile<bf16, 16, false>;
+}
+
+SmallHeadKernelF32 small_head_kernel_f32(std::int64_t c) {
+  // 16 channels measured no faster than sgemm tiles (primitives_bench, 96-99 vs 96-106
+  // GFLOP/s); 8 channels 94-103 vs 54-63.
+  if (c > 8 || small_head_kernel(c) == nullptr) return nullptr;
+  return small_head_tile<float, 8, false>;
 }
 
 }  // namespace cpufold::detail

@@ -27,6 +27,12 @@ using SmallHeadKernel = void (*)(const AttentionTile& tile, float* work);
 // products, fp32 sums), elsewhere fp32 FMAs.
 SmallHeadKernel small_head_kernel(std::int64_t c);
 
+// The same kernel on fp32 q, k and v (FMA products) for heads of at most 8 channels (the fp32
+// extra-MSA stack's), where the sgemm tiles are mostly call overhead; null for wider heads and
+// where small_head_kernel is null.
+using SmallHeadKernelF32 = void (*)(const AttentionTileOf<float>& tile, float* work);
+SmallHeadKernelF32 small_head_kernel_f32(std::int64_t c);
+
 // Tests only: small_head_kernel returns the FMA version on every AVX-512 CPU.
 void force_small_head_fma(bool on);
 
