@@ -56,10 +56,17 @@ CPUFOLD_AVX512 inline __m256i bf16_bits(__m512 x) {
   return _mm512_cvtepi32_epi16(r);
 }
 
-// bf16_bits in one instruction where the CPU has AVX512-BF16 (vcvtneps2bf16: the same rounding
-// to nearest even and NaN quieting), except that it reads subnormal inputs as zero: a vector
-// holding one takes bf16_bits. Inline assembly keeps this file's target attribute free of
-// avx512bf16; the table uses it only on CPUs that have the instruction.
+// AVX512-BF16's rounding instruction (vcvtneps2bf16): bf16_bits' rounding to nearest even and
+// NaN quieting, but it reads subnormal inputs as zero. Inline assembly keeps this file's target
+// attribute free of avx512bf16; the table uses it only on CPUs that have the instruction.
+CPUFOLD_AVX512 inline __m256i cvtne_bf16(__m512 x) {
+  __m256i r;
+  asm("vcvtneps2bf16 %1, %0" : "=v"(r) : "v"(x));
+  return r;
+}
+
+// bf16_bits in one instruction where the CPU has it: a vector holding a subnormal takes
+// bf16_bits.
 CPUFOLD_AVX512 inline __m256i bf16_bits_native(__m512 x) {
   const __m512i mag = _mm512_and_si512(_mm512_castps_si512(x), _mm512_set1_epi32(0x7fffffff));
   // Subnormal: 0 < mag < 0x00800000, i.e. mag - 1 below 0x007fffff unsigned.
@@ -67,9 +74,7 @@ CPUFOLD_AVX512 inline __m256i bf16_bits_native(__m512 x) {
                               _mm512_set1_epi32(0x007fffff)) != 0) {
     return bf16_bits(x);
   }
-  __m256i r;
-  asm("vcvtneps2bf16 %1, %0" : "=v"(r) : "v"(x));
-  return r;
+  return cvtne_bf16(x);
 }
 
 // x + a + b for 16 lanes (a, b optional); lanes outside `mask` read as 0.
@@ -106,16 +111,13 @@ struct StoreBf16 {
     _mm256_mask_storeu_epi16(y + i, mask, bf16_bits(e));
   }
 };
-// AVX512-BF16's one-instruction rounding (vcvtneps2bf16), only for the softmax weights: it
-// treats subnormal inputs as zero, which the weights never are (Exp2Shifted gives 0 or a normal
-// number), so it gives bf16_bits' bits. Inline assembly keeps this file's target attribute
-// free of avx512bf16; the table uses it only on CPUs that have the instruction.
+// The softmax weights rounded by cvtne_bf16 without bf16_bits_native's subnormal check: the
+// weights are never subnormal (Exp2Shifted gives 0 or a normal number), so these are
+// bf16_bits' bits.
 struct StoreBf16Native {
   bf16* y;
   CPUFOLD_AVX512 void operator()(std::int64_t i, __mmask16 mask, __m512 e) const {
-    __m256i r;
-    asm("vcvtneps2bf16 %1, %0" : "=v"(r) : "v"(e));
-    _mm256_mask_storeu_epi16(y + i, mask, r);
+    _mm256_mask_storeu_epi16(y + i, mask, cvtne_bf16(e));
   }
 };
 

@@ -18,8 +18,8 @@ std::int64_t padded_keys(std::int64_t n_key) {
   return (n_key + 15) / 16 * 16;
 }
 
-// Rows of n_key·c bf16 (ld apart) as fp32 [C][padded n_key], zero past c and past n_key, so
-// a block of 16 keys of one channel is one aligned load.
+// Rows of n_key·c values (bf16 or fp32, ld apart) as fp32 [C][padded n_key], zero past c and past
+// n_key, so a block of 16 keys of one channel is one aligned load.
 template <typename T>
 void transpose_keys(const T* x, std::int64_t ld, std::int64_t n_key, std::int64_t c, int C,
                     float* out) {
@@ -92,19 +92,24 @@ CPUFOLD_AVX512 void small_head_logits(const AttentionTileOf<T>& t, const float* 
   for (int r = 0; r < R; ++r) row_max[r] = _mm512_reduce_max_ps(vmax[r]);
 }
 
-// Keys as bf16 channel pairs, [C/2][padded n_key] 32-bit words made from the fp32 widening kt
-// (exact: the low half of a widened bf16 is zero), zero past c and past n_key.
+// Channels 2p and 2p + 1 of a bf16 row as one 32-bit word (the even one low), a vdpbf16ps
+// operand; channels past c are zero.
+inline std::uint32_t pair_word(const bf16* row, int p, std::int64_t c) {
+  const std::uint32_t lo = 2 * p < c ? row[2 * p].bits : 0;
+  const std::uint32_t hi = 2 * p + 1 < c ? row[2 * p + 1].bits : 0;
+  return lo | hi << 16;
+}
+
+// Keys as channel pairs, [C/2][padded n_key] words, zero past c and past n_key: a block of 16
+// keys of one pair is one aligned vdpbf16ps operand.
 template <int C>
-CPUFOLD_AVX512 void pair_keys(const float* kt, std::int64_t nkp, std::uint32_t* kp) {
-  const __m512i high = _mm512_set1_epi32(static_cast<int>(0xffff0000u));
+void pair_keys(const bf16* k, std::int64_t ld, std::int64_t n_key, std::int64_t c,
+               std::uint32_t* kp) {
+  const std::int64_t nkp = padded_keys(n_key);
   for (int p = 0; p < C / 2; ++p) {
-    for (std::int64_t j = 0; j < nkp; j += 16) {
-      const __m512i lo =
-          _mm512_srli_epi32(_mm512_castps_si512(_mm512_load_ps(kt + 2 * p * nkp + j)), 16);
-      const __m512i hi =
-          _mm512_and_si512(_mm512_castps_si512(_mm512_load_ps(kt + (2 * p + 1) * nkp + j)), high);
-      _mm512_store_si512(kp + p * nkp + j, _mm512_or_si512(lo, hi));
-    }
+    std::uint32_t* row = kp + p * nkp;
+    for (std::int64_t j = 0; j < n_key; ++j) row[j] = pair_word(k + j * ld, p, c);
+    for (std::int64_t j = n_key; j < nkp; ++j) row[j] = 0;
   }
 }
 
@@ -118,12 +123,7 @@ CPUFOLD_AVX512_BF16 void small_head_logits_dp(const AttentionTile& t, const std:
   std::uint32_t q[R][C / 2];
   const float* pair[R];
   for (int r = 0; r < R; ++r) {
-    const bf16* row = t.q + (i + r) * t.ld_q;
-    for (int p = 0; p < C / 2; ++p) {
-      const std::uint32_t lo = 2 * p < t.c ? row[2 * p].bits : 0;
-      const std::uint32_t hi = 2 * p + 1 < t.c ? row[2 * p + 1].bits : 0;
-      q[r][p] = lo | hi << 16;
-    }
+    for (int p = 0; p < C / 2; ++p) q[r][p] = pair_word(t.q + (i + r) * t.ld_q, p, t.c);
     pair[r] = t.pair != nullptr ? t.pair + (i + r) * t.ld_pair : nullptr;
   }
   const __m512 scale = _mm512_set1_ps(t.scale);
@@ -204,12 +204,15 @@ CPUFOLD_AVX512 void small_head_tile(const AttentionTileOf<T>& t, float* work) {
       std::bit_cast<float*>((std::bit_cast<std::uintptr_t>(work) + 63) & ~std::uintptr_t{63});
   float* const vt = kt + C * nkp;
   float* const logits = vt + C * nkp;
-  transpose_keys(t.k, t.ld_k, nk, t.c, C, kt);
+  // With dot products the keys are held as channel pairs, in the first half of kt's space.
+  auto* const kp = reinterpret_cast<std::uint32_t*>(kt);
+  if constexpr (Dot) {
+    pair_keys<C>(t.k, t.ld_k, nk, t.c, kp);
+  } else {
+    transpose_keys(t.k, t.ld_k, nk, t.c, C, kt);
+  }
   transpose_keys(t.v, t.ld_v, nk, t.c, C, vt);
   constexpr int kRows = kLogitRows, kOut = kOutputRows<C>;
-  // With dot products the keys' pairs overwrite the first half of kt, which nothing reads after.
-  auto* const kp = reinterpret_cast<std::uint32_t*>(kt);
-  if constexpr (Dot) pair_keys<C>(kt, nkp, kp);
   float row_max[kRows];
   const auto logits_of = [&]<int R>(std::int64_t at) {
     if constexpr (Dot) {
