@@ -163,7 +163,7 @@ void OuterProductMean::forward(const Tensor& m, const Tensor& msa_mask, const Te
                           b.data_as<float>(), b16};
     outer_sums(x, mask.data_as<float>(), i0, ni, n_seq, n_res, c, 0.f, outer.data_as<float>(),
                norm.data_as<float>());
-    const Tensor p = arena.allocate(DType::f32, Shape{ni, n_res, c * c});
+    const Tensor p = arena.allocate(projected_type(), Shape{ni, n_res, c * c});
     add_update(outer.data_as<float>(), norm.data_as<float>(), p, vz, i0, ni, n_res, arena);
   }
 }
@@ -204,16 +204,23 @@ void OuterProductMean::add_update(float* op, const float* np, const Tensor& p, c
   // z[i0 + i, j] += (Linear_out(outer[i, j]) / (norm[i, j] + eps), Alg. 10 lines 3-4, for p's
   // rows of residues i at a time.
   const std::int64_t c = c_, cz = c_z_, group = std::min(ni, p.dim(0));
-  float* pp = p.data_as<float>();
+  const auto& kernels = detail::row_kernels();
+  const bool p16 = p.dtype() == DType::bf16;
   for (std::int64_t g0 = 0; g0 < ni; g0 += group) {
     const std::int64_t ng = std::min(group, ni - g0), pairs = ng * n_res;
-    // Reorder to [i, j, c1, c2] rows for the output projection.
+    // Reorder to [i, j, c1, c2] rows for the output projection; for a bf16 projection rounded
+    // to bf16 on the way, as the Linear would round them (a pass over the rows fewer).
 #pragma omp parallel for schedule(static) if (pairs * c * c >= (1 << 14))
     for (std::int64_t t = 0; t < pairs; ++t) {
       const std::int64_t i = g0 + t / n_res, j = t % n_res;
       for (std::int64_t c1 = 0; c1 < c; ++c1) {
-        std::memcpy(pp + (t * c + c1) * c, op + (i * c + c1) * (n_res * c) + j * c,
-                    static_cast<std::size_t>(c) * sizeof(float));
+        const float* src = op + (i * c + c1) * (n_res * c) + j * c;
+        if (p16) {
+          kernels.to_bf16(src, p.data_as<bf16>() + (t * c + c1) * c, c);
+        } else {
+          std::memcpy(p.data_as<float>() + (t * c + c1) * c, src,
+                      static_cast<std::size_t>(c) * sizeof(float));
+        }
       }
     }
     // The projection lands in the outer buffer once all of it is reordered (it is dead then).
@@ -254,7 +261,8 @@ void OuterProductMean::forward_in_slabs(const Tensor& m, const Tensor& msa_mask,
   const Tensor mb = arena.allocate(DType::f32, Shape{sb_max, n_res});
   const Tensor outer = arena.allocate(DType::f32, Shape{ni_max * c, n_res * c});
   const Tensor norm = arena.allocate(DType::f32, Shape{ni_max, n_res});
-  const Tensor p = arena.allocate(DType::f32, Shape{std::min(ni_max, kProjectRows), n_res, c * c});
+  const Tensor p =
+      arena.allocate(projected_type(), Shape{std::min(ni_max, kProjectRows), n_res, c * c});
   bf16* const a16 = use_bf16 ? arena.allocate(DType::bf16, a.shape()).data_as<bf16>() : nullptr;
   bf16* const b16 =
       use_bf16 ? arena.allocate(DType::bf16, Shape{sb_max, n_res, c}).data_as<bf16>() : nullptr;
@@ -339,8 +347,11 @@ void OuterProductMean::forward_in_slabs(const Tensor& m, const Tensor& msa_mask,
 std::int64_t OuterProductMean::sequence_block(std::int64_t n_seq, std::int64_t slab_rows) const {
   const bool keep = n_seq <= 2 * slab_rows * c_m_;
   // bf16 holds the block's right projection in bf16 only: twice the sequences in the same
-  // bytes, and a deeper sum per GEMM call (K = 512 runs about 10% faster than 256).
-  const std::int64_t block = bf16_outer() ? 2 * kSumBlock : kSumBlock;
+  // bytes, and a deeper sum per GEMM call, each of which reads and rewrites the fp32 sums:
+  // [1024 x 8192] sums (a slab of 32 residues at N = 256) with K = 512 run at 540-556 GFLOP/s,
+  // with K = 1,024 at 570-580 (oneDNN's 1024³ peak 691-709 in the same runs; 256 was 10%
+  // slower than 512).
+  const std::int64_t block = bf16_outer() ? 4 * kSumBlock : kSumBlock;
   return std::max<std::int64_t>(1, keep ? n_seq : std::min(n_seq, block));
 }
 
@@ -348,6 +359,7 @@ std::size_t OuterProductMean::scratch_bytes(std::int64_t n_seq, std::int64_t n_r
                                             std::int64_t chunk) const {
   if (n_res == 0) return 0;
   const EpilogueKind normed{.bf16_in = bf16_norm()};
+  const EpilogueKind projected{.bf16_in = projected_type() == DType::bf16};
   if (chunk > 0) {
     const std::int64_t ni = detail::chunk_rows(n_res, chunk);
     const std::int64_t sb = sequence_block(n_seq, ni), xb = std::min(kSeqBlock, sb);
@@ -356,7 +368,8 @@ std::size_t OuterProductMean::scratch_bytes(std::int64_t n_seq, std::int64_t n_r
         tensor_bytes(norm_type(), rb * n_res * c_m_) +
         f32_bytes((bf16_outer() ? rb : sb) * n_res * c_) + f32_bytes(xb * ni * c_m_) +
         f32_bytes(sb * ni * c_) + f32_bytes(sb * n_res) + f32_bytes(ni * c_ * n_res * c_) +
-        f32_bytes(ni * n_res) + f32_bytes(std::min(ni, kProjectRows) * n_res * c_ * c_) +
+        f32_bytes(ni * n_res) +
+        tensor_bytes(projected_type(), std::min(ni, kProjectRows) * n_res * c_ * c_) +
         (bf16_outer() ? bf16_bytes(sb * ni * c_) + bf16_bytes(sb * n_res * c_) : 0);
     std::size_t inner = 0;
     for (std::int64_t s : {rb, sb % rb, n_seq % sb % rb}) {
@@ -373,7 +386,7 @@ std::size_t OuterProductMean::scratch_bytes(std::int64_t n_seq, std::int64_t n_r
       const std::int64_t group = std::min(i, kProjectRows);
       for (std::int64_t g : {group, i % group}) {
         if (g == 0) continue;
-        std::size_t out = output_.scratch_bytes(g * n_res);
+        std::size_t out = output_.scratch_bytes(g * n_res, projected);
         if (g < i || c_z_ > c_ * c_) out += f32_bytes(g * n_res * c_z_);
         inner = std::max(inner, out);
       }
@@ -394,8 +407,9 @@ std::size_t OuterProductMean::scratch_bytes(std::int64_t n_seq, std::int64_t n_r
   for (std::int64_t ni : {res_rows, n_res % res_rows}) {
     if (ni == 0) continue;
     const std::int64_t pairs = ni * n_res;
-    std::size_t bytes =
-        f32_bytes(pairs * c_ * c_) * 2 + f32_bytes(pairs) + output_.scratch_bytes(pairs);
+    std::size_t bytes = f32_bytes(pairs * c_ * c_) +
+                        tensor_bytes(projected_type(), pairs * c_ * c_) + f32_bytes(pairs) +
+                        output_.scratch_bytes(pairs, projected);
     if (c_z_ > c_ * c_) bytes += f32_bytes(pairs * c_z_);
     step = std::max(step, bytes);
   }

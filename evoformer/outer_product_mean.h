@@ -62,6 +62,11 @@ class OuterProductMean {
     return bf16_outer() && right_.compute() == DType::bf16 && c_m_ <= LayerNorm::kMaxBf16Channels;
   }
   DType norm_type() const { return bf16_norm() ? DType::bf16 : DType::f32; }
+  // The reordered outer products the output projection reads: bf16 rows where it computes in
+  // bf16 (it would round fp32 rows itself, in a pass of its own).
+  DType projected_type() const {
+    return output_.compute() == DType::bf16 ? DType::bf16 : DType::f32;
+  }
   // Alg. 10 lines 3-4 for residues i0..i0+ni: z[i, j] += Linear_out(outer[i, j]) / (norm[i, j] +
   // eps), outer: [ni·c, n_res·c] (overwritten), norm: [ni, n_res]; p: room for [g, n_res, c²],
   // the rows of residues reordered and projected at a time (g <= ni).

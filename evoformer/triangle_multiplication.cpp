@@ -216,14 +216,12 @@ void TriangleMultiplication::project_edge(const Linear& projection, const Slab& 
       }
       for (std::int64_t ch0 = 0; ch0 < c; ch0 += kChannelBlock) {
         const std::int64_t nc = std::min(kChannelBlock, c - ch0);
-        const std::int64_t at = ch0 * stride + q0;
-        for (std::int64_t i = i0; i < i1; ++i) {
-          const float* src = t + i * 2 * c + ch0;
-          if (edge.b16 != nullptr) {
-            for (std::int64_t k = 0; k < nc; ++k) edge.b16[at + k * stride + i] = bf16(src[k]);
-          } else {
-            for (std::int64_t k = 0; k < nc; ++k) edge.f32[at + k * stride + i] = src[k];
-          }
+        const std::int64_t at = ch0 * stride + q0 + i0;
+        const float* src = t + i0 * 2 * c + ch0;
+        if (edge.b16 != nullptr) {
+          kern.transpose_to_bf16(src, 2 * c, i1 - i0, nc, edge.b16 + at, stride);
+        } else {
+          kern.transpose(src, 2 * c, i1 - i0, nc, edge.f32 + at, stride);
         }
       }
     }
@@ -270,6 +268,7 @@ void TriangleMultiplication::gated_output(const Slab& slab, const Workspace& w,
   // Lines 3 and 5: z += sigmoid(LayerNorm(z)·W_g + b_g) ⊙ (LayerNorm(p)·W_o + b_o), block by
   // block. A block of z is read (for the gate) before it is written, and no later slab reads it.
   const std::int64_t c = c_, n = w.n, block = w.x.dim(0), pairs = slab.pairs(n), ss = w.ss;
+  const auto& kern = detail::row_kernels();
   float* const t = w.proj.data_as<float>();
   for (std::int64_t q0 = 0; q0 < pairs; q0 += block) {
     const std::int64_t nr = std::min(block, pairs - q0);
@@ -287,11 +286,7 @@ void TriangleMultiplication::gated_output(const Slab& slab, const Workspace& w,
       const std::int64_t i0 = tile * kTileRows, i1 = std::min(nr, i0 + kTileRows);
       for (std::int64_t ch0 = 0; ch0 < c; ch0 += kChannelBlock) {
         const std::int64_t nc = std::min(kChannelBlock, c - ch0);
-        const float* src = w.slab_products + ch0 * ss + q0;
-        for (std::int64_t i = i0; i < i1; ++i) {
-          float* dst = t + i * c + ch0;
-          for (std::int64_t k = 0; k < nc; ++k) dst[k] = src[k * ss + i];
-        }
+        kern.transpose(w.slab_products + ch0 * ss + q0 + i0, ss, nc, i1 - i0, t + i0 * c + ch0, c);
       }
     }
     center_layer_norm_.forward(p, p);

@@ -28,6 +28,12 @@ constexpr bool norm_rows_width(std::int64_t n) {
   return n >= 16 && n <= 256 && (n & (n - 1)) == 0;
 }
 
+// The portable transpositions every table starts from (RowKernels::transpose, transpose_to_bf16).
+void transpose_generic(const float* x, std::int64_t ld_x, std::int64_t rows, std::int64_t cols,
+                       float* y, std::int64_t ld_y);
+void transpose_to_bf16_generic(const float* x, std::int64_t ld_x, std::int64_t rows,
+                               std::int64_t cols, bf16* y, std::int64_t ld_y);
+
 struct RowKernels {
   // x[i] = softmax(x + a + b)[i] over n elements, numerically stable (max subtracted);
   // a and b may be null. Entries whose shifted logit is below -87.3 become exactly 0.
@@ -57,6 +63,13 @@ struct RowKernels {
   // where the table has none (then LayerNorm loops over layer_norm).
   void (*layer_norm_rows)(const NormRows& io, std::int64_t rows, const float* scale,
                           const float* offset, float eps, std::int64_t n) = nullptr;
+  // y[k·ld_y + i] = x[i·ld_x + k] for i < rows, k < cols: a block of rows stored as columns
+  // (the triangle multiplication's edges go channel-major and its products come back). The
+  // bf16 version rounds as to_bf16.
+  void (*transpose)(const float* x, std::int64_t ld_x, std::int64_t rows, std::int64_t cols,
+                    float* y, std::int64_t ld_y) = transpose_generic;
+  void (*transpose_to_bf16)(const float* x, std::int64_t ld_x, std::int64_t rows, std::int64_t cols,
+                            bf16* y, std::int64_t ld_y) = transpose_to_bf16_generic;
 };
 
 // Which kernels to run: CPUFOLD_ROW_KERNELS=auto (default: the fastest the CPU supports),

@@ -3,6 +3,7 @@
 // conversions; and LayerNorm over whole rows in registers. The rest of the table is the AVX2
 // one. Same target-attribute scheme as row_kernels_avx2.cpp: the binary runs on CPUs without
 // AVX-512 and picks another table.
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstdint>
@@ -300,6 +301,75 @@ CPUFOLD_AVX512 void layer_norm_rows(const NormRows& io, std::int64_t rows, const
   }
 }
 
+// Sixteen rows of 16 floats in r transposed in place: r[k] becomes column k. In-lane pairs,
+// then quads, then the 128-bit lanes gathered across registers: 64 shuffles.
+CPUFOLD_AVX512 inline void transpose16(__m512* r) {
+  __m512 a[16], b[16];
+  for (int i = 0; i < 8; ++i) {
+    a[2 * i] = _mm512_unpacklo_ps(r[2 * i], r[2 * i + 1]);
+    a[2 * i + 1] = _mm512_unpackhi_ps(r[2 * i], r[2 * i + 1]);
+  }
+  // b[4g + j], lane L: rows 4g..4g+3 of column 4L + j.
+  for (int g = 0; g < 4; ++g) {
+    __m512d d[4];
+    for (int i = 0; i < 4; ++i) d[i] = _mm512_castps_pd(a[4 * g + i]);
+    b[4 * g] = _mm512_castpd_ps(_mm512_unpacklo_pd(d[0], d[2]));
+    b[4 * g + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(d[0], d[2]));
+    b[4 * g + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(d[1], d[3]));
+    b[4 * g + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(d[1], d[3]));
+  }
+  for (int j = 0; j < 4; ++j) {
+    // Lanes 0, 2 (u0) and 1, 3 (u1) of the groups 0-1 and 2-3, then the four groups together.
+    const __m512 u0 = _mm512_shuffle_f32x4(b[j], b[4 + j], 0x88);
+    const __m512 u1 = _mm512_shuffle_f32x4(b[j], b[4 + j], 0xdd);
+    const __m512 v0 = _mm512_shuffle_f32x4(b[8 + j], b[12 + j], 0x88);
+    const __m512 v1 = _mm512_shuffle_f32x4(b[8 + j], b[12 + j], 0xdd);
+    r[j] = _mm512_shuffle_f32x4(u0, v0, 0x88);
+    r[4 + j] = _mm512_shuffle_f32x4(u1, v1, 0x88);
+    r[8 + j] = _mm512_shuffle_f32x4(u0, v0, 0xdd);
+    r[12 + j] = _mm512_shuffle_f32x4(u1, v1, 0xdd);
+  }
+}
+
+// RowKernels::transpose in blocks of 16 x 16 held in registers; partial blocks by masks (rows
+// past the end read as zero, columns past the end are not stored).
+template <typename Store>
+CPUFOLD_AVX512 void transpose_blocks(const float* x, std::int64_t ld_x, std::int64_t rows,
+                                     std::int64_t cols, Store store) {
+  for (std::int64_t i0 = 0; i0 < rows; i0 += 16) {
+    const std::int64_t ni = std::min<std::int64_t>(16, rows - i0);
+    const __mmask16 row_mask = tail_mask(ni);
+    for (std::int64_t k0 = 0; k0 < cols; k0 += 16) {
+      const std::int64_t nk = std::min<std::int64_t>(16, cols - k0);
+      const __mmask16 col_mask = tail_mask(nk);
+      __m512 r[16];
+      for (int i = 0; i < 16; ++i) {
+        r[i] = i < ni ? _mm512_maskz_loadu_ps(col_mask, x + (i0 + i) * ld_x + k0)
+                      : _mm512_setzero_ps();
+      }
+      transpose16(r);
+      for (std::int64_t k = 0; k < nk; ++k) store(r[k], k0 + k, i0, row_mask);
+    }
+  }
+}
+
+CPUFOLD_AVX512 void transpose(const float* x, std::int64_t ld_x, std::int64_t rows,
+                              std::int64_t cols, float* y, std::int64_t ld_y) {
+  transpose_blocks(x, ld_x, rows, cols,
+                   [&](__m512 v, std::int64_t k, std::int64_t i0, __mmask16 m)
+                       CPUFOLD_AVX512 { _mm512_mask_storeu_ps(y + k * ld_y + i0, m, v); });
+}
+
+template <bool Native>
+CPUFOLD_AVX512 void transpose_to_bf16(const float* x, std::int64_t ld_x, std::int64_t rows,
+                                      std::int64_t cols, bf16* y, std::int64_t ld_y) {
+  transpose_blocks(x, ld_x, rows, cols,
+                   [&](__m512 v, std::int64_t k, std::int64_t i0, __mmask16 m) CPUFOLD_AVX512 {
+                     _mm256_mask_storeu_epi16(y + k * ld_y + i0, m,
+                                              Native ? bf16_bits_native(v) : bf16_bits(v));
+                   });
+}
+
 }  // namespace
 
 const RowKernels* avx512_row_kernels() {
@@ -315,6 +385,8 @@ const RowKernels* avx512_row_kernels() {
     t.softmax_numerator_bf16 = native ? softmax_numerator_bf16_native : softmax_numerator_bf16;
     t.to_bf16 = native ? to_bf16<true> : to_bf16<false>;
     t.layer_norm_rows = native ? layer_norm_rows<true> : layer_norm_rows<false>;
+    t.transpose = transpose;
+    t.transpose_to_bf16 = native ? transpose_to_bf16<true> : transpose_to_bf16<false>;
     t.name = "avx512";
     return &t;
   }();

@@ -79,7 +79,27 @@ void to_bf16(const float* x, bf16* y, std::int64_t n) {
   for (std::int64_t i = 0; i < n; ++i) y[i] = bf16(x[i]);
 }
 
+// Both transpositions: row by row, so each row of x is read once and the columns of y fill in
+// step (the callers' blocks are a few dozen rows and columns).
+template <typename T>
+void transpose_rows(const float* x, std::int64_t ld_x, std::int64_t rows, std::int64_t cols, T* y,
+                    std::int64_t ld_y) {
+  for (std::int64_t i = 0; i < rows; ++i) {
+    for (std::int64_t k = 0; k < cols; ++k) y[k * ld_y + i] = T(x[i * ld_x + k]);
+  }
+}
+
 }  // namespace
+
+void transpose_generic(const float* x, std::int64_t ld_x, std::int64_t rows, std::int64_t cols,
+                       float* y, std::int64_t ld_y) {
+  transpose_rows(x, ld_x, rows, cols, y, ld_y);
+}
+
+void transpose_to_bf16_generic(const float* x, std::int64_t ld_x, std::int64_t rows,
+                               std::int64_t cols, bf16* y, std::int64_t ld_y) {
+  transpose_rows(x, ld_x, rows, cols, y, ld_y);
+}
 
 const RowKernels& generic_row_kernels() {
   static const RowKernels table{softmax,

@@ -22,7 +22,8 @@ class BlockBench {
              DType precision, std::int64_t n_seq, std::int64_t n_res, Tier& msa_tier,
              Tier& pair_tier);
 
-  // Runs the block once with `chunk` (scratch sized for it) and returns the wall time; the
+  // Runs the block once with `chunk` (scratch sized for it, kept for the next run of the same
+  // size) and returns the wall time; the
   // spilled activations are written back and dropped from memory afterwards.
   double run(std::int64_t chunk);
 
@@ -35,7 +36,8 @@ class BlockBench {
  private:
   EvoformerBlock block_;
   Arena msa_, pair_;
-  std::optional<Arena> edges_;  // on the MSA's tier when it is spilled
+  std::optional<Arena> edges_;    // on the MSA's tier when it is spilled
+  std::optional<Arena> scratch_;  // kept while runs use the same chunk
   Tensor m_, z_, msa_mask_, pair_mask_;
   bool msa_spilled_, pair_spilled_;
   std::size_t scratch_capacity_ = 0, scratch_high_water_ = 0;

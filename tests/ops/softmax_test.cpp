@@ -5,6 +5,9 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <cstdint>
+#include <utility>
+#include <vector>
 
 #include "ops/row_kernels.h"
 #include "tests/support/tensor_test_util.h"
@@ -229,6 +232,46 @@ TEST(RowKernels, Bf16ConversionIsTheSameBitsInEveryTable) {
   }
   EXPECT_EQ(bf16(1.00390625f).bits, 0x3f80);  // the tie rounds to even
   EXPECT_TRUE(std::isnan(static_cast<float>(want[8])));
+}
+
+// Both transpositions in every table: each element lands in its column, the bf16 one rounded as
+// bf16(float) (ties, subnormals, NaN), and nothing outside the block is written.
+TEST(RowKernels, TransposeStoresEveryRowAsAColumnAndNothingElse) {
+  std::vector<const detail::RowKernels*> tables = {&detail::generic_row_kernels()};
+  if (const auto* avx2 = detail::avx2_row_kernels()) tables.push_back(avx2);
+  if (const auto* avx512 = detail::avx512_row_kernels()) tables.push_back(avx512);
+  const std::pair<std::int64_t, std::int64_t> shapes[] = {{1, 1},   {5, 3},   {16, 16}, {17, 33},
+                                                          {64, 16}, {37, 20}, {16, 64}, {3, 40}};
+  for (const auto& [rows, cols] : shapes) {
+    const std::int64_t ld_x = cols + 3, ld_y = rows + 5;
+    std::vector<float> x(static_cast<std::size_t>(rows * ld_x));
+    fill_normal(x, 17, 10.f);
+    const float special[] = {1.00390625f /* a tie */, 1e-40f, -3e-39f, NAN, -0.f, INFINITY};
+    for (std::size_t s = 0; s < std::size(special) && s < x.size(); ++s) {
+      x[(s * 7) % x.size()] = special[s];
+    }
+    const float sentinel = -12345.f;
+    for (const auto* t : tables) {
+      std::vector<float> y(static_cast<std::size_t>(cols * ld_y + 7), sentinel);
+      std::vector<bf16> y16(y.size(), bf16(sentinel));
+      t->transpose(x.data(), ld_x, rows, cols, y.data(), ld_y);
+      t->transpose_to_bf16(x.data(), ld_x, rows, cols, y16.data(), ld_y);
+      for (std::int64_t k = 0; k < cols; ++k) {
+        for (std::int64_t i = 0; i < ld_y; ++i) {
+          const std::size_t at = static_cast<std::size_t>(k * ld_y + i);
+          const float want = i < rows ? x[static_cast<std::size_t>(i * ld_x + k)] : sentinel;
+          ASSERT_EQ(std::bit_cast<std::uint32_t>(y[at]), std::bit_cast<std::uint32_t>(want))
+              << t->name << " " << rows << "x" << cols << " row " << i << " column " << k;
+          ASSERT_EQ(y16[at].bits, bf16(want).bits)
+              << t->name << " bf16 " << rows << "x" << cols << " row " << i << " column " << k;
+        }
+      }
+      for (std::size_t at = static_cast<std::size_t>(cols * ld_y); at < y.size(); ++at) {
+        ASSERT_EQ(y[at], sentinel) << t->name;
+        ASSERT_EQ(y16[at].bits, bf16(sentinel).bits) << t->name;
+      }
+    }
+  }
 }
 
 }  // namespace
