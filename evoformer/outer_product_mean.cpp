@@ -285,9 +285,16 @@ void OuterProductMean::forward_in_slabs(const Tensor& m, const Tensor& msa_mask,
       const std::int64_t ns = std::min(rb_max, end - s), r0 = s - first;
       const Tensor xs = x.slice(0, 0, ns);
       norm_.forward(m.slice(0, s, s + ns), xs);
+      const float* const block_mask = mk + r0 * n_res;
+      if (use_bf16 &&
+          std::all_of(block_mask, block_mask + ns * n_res, [](float w) { return w == 1.f; })) {
+        // No row to weigh (an MSA without padding): the projection rounds its fp32 result to bf16
+        // as it stores it (one rounding, as mask_rows makes), without fp32 rows and a pass.
+        right_.forward(xs, Tensor(b16 + r0 * n_res * c, DType::bf16, Shape{ns, n_res, c}), arena);
+        continue;
+      }
       const Tensor dst = use_bf16 ? b.slice(0, 0, ns) : b.slice(0, r0, r0 + ns);
       right_.forward(xs, dst, arena);
-      const float* const block_mask = mk + r0 * n_res;
       mask_rows(
           dst.data_as<float>(), ns * n_res, c, [&](std::int64_t r) { return block_mask[r]; },
           use_bf16 ? b16 + r0 * n_res * c : nullptr);
@@ -359,6 +366,7 @@ std::size_t OuterProductMean::scratch_bytes(std::int64_t n_seq, std::int64_t n_r
                                             std::int64_t chunk) const {
   if (n_res == 0) return 0;
   const EpilogueKind normed{.bf16_in = bf16_norm()};
+  const EpilogueKind normed_to_bf16{.bf16_out = true, .bf16_in = bf16_norm()};
   const EpilogueKind projected{.bf16_in = projected_type() == DType::bf16};
   if (chunk > 0) {
     const std::int64_t ni = detail::chunk_rows(n_res, chunk);
@@ -373,7 +381,9 @@ std::size_t OuterProductMean::scratch_bytes(std::int64_t n_seq, std::int64_t n_r
         (bf16_outer() ? bf16_bytes(sb * ni * c_) + bf16_bytes(sb * n_res * c_) : 0);
     std::size_t inner = 0;
     for (std::int64_t s : {rb, sb % rb, n_seq % sb % rb}) {
-      if (s > 0) inner = std::max(inner, right_.scratch_bytes(s * n_res, normed));
+      if (s == 0) continue;
+      inner = std::max(inner, right_.scratch_bytes(s * n_res, normed));
+      if (bf16_outer()) inner = std::max(inner, right_.scratch_bytes(s * n_res, normed_to_bf16));
     }
     for (std::int64_t s : {xb, sb % xb, n_seq % sb % xb}) {
       for (std::int64_t i : {ni, n_res % ni}) {
