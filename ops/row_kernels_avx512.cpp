@@ -1,8 +1,8 @@
 // AVX-512 versions of the kernels attention spends its non-GEMM time in: the softmax numerator
 // (an exp per logit, the largest elementwise cost of an Evoformer block) and the bf16
-// conversions; and LayerNorm over whole rows in registers. The rest of the table is the AVX2
-// one. Same target-attribute scheme as row_kernels_avx2.cpp: the binary runs on CPUs without
-// AVX-512 and picks another table.
+// conversions; LayerNorm over whole rows in registers; transpositions in 16 x 16 register
+// blocks. The rest of the table is the AVX2 one. Same target-attribute scheme as
+// row_kernels_avx2.cpp: the binary runs on CPUs without AVX-512 and picks another table.
 #include <algorithm>
 #include <bit>
 #include <cmath>
