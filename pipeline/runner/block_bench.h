@@ -38,6 +38,7 @@ class BlockBench {
   Arena msa_, pair_;
   std::optional<Arena> edges_;    // on the MSA's tier when it is spilled
   std::optional<Arena> scratch_;  // kept while runs use the same chunk
+  std::int64_t scratch_chunk_ = 0;
   Tensor m_, z_, msa_mask_, pair_mask_;
   bool msa_spilled_, pair_spilled_;
   std::size_t scratch_capacity_ = 0, scratch_high_water_ = 0;
