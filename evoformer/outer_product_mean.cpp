@@ -205,7 +205,8 @@ void OuterProductMean::add_update(float* op, const float* np, const Tensor& p, c
   // rows of residues i at a time.
   const std::int64_t c = c_, cz = c_z_, group = std::min(ni, p.dim(0));
   const auto& kernels = detail::row_kernels();
-  const bool p16 = p.dtype() == DType::bf16;
+  bf16* const p16 = p.dtype() == DType::bf16 ? p.data_as<bf16>() : nullptr;
+  float* const p32 = p16 == nullptr ? p.data_as<float>() : nullptr;
   for (std::int64_t g0 = 0; g0 < ni; g0 += group) {
     const std::int64_t ng = std::min(group, ni - g0), pairs = ng * n_res;
     // Reorder to [i, j, c1, c2] rows for the output projection; for a bf16 projection rounded
@@ -215,11 +216,10 @@ void OuterProductMean::add_update(float* op, const float* np, const Tensor& p, c
       const std::int64_t i = g0 + t / n_res, j = t % n_res;
       for (std::int64_t c1 = 0; c1 < c; ++c1) {
         const float* src = op + (i * c + c1) * (n_res * c) + j * c;
-        if (p16) {
-          kernels.to_bf16(src, p.data_as<bf16>() + (t * c + c1) * c, c);
+        if (p16 != nullptr) {
+          kernels.to_bf16(src, p16 + (t * c + c1) * c, c);
         } else {
-          std::memcpy(p.data_as<float>() + (t * c + c1) * c, src,
-                      static_cast<std::size_t>(c) * sizeof(float));
+          std::memcpy(p32 + (t * c + c1) * c, src, static_cast<std::size_t>(c) * sizeof(float));
         }
       }
     }

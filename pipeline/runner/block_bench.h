@@ -22,8 +22,8 @@ class BlockBench {
              DType precision, std::int64_t n_seq, std::int64_t n_res, Tier& msa_tier,
              Tier& pair_tier);
 
-  // Runs the block once with `chunk` (scratch sized for it, kept mapped for the next run of the
-  // same size) and returns the wall time; the spilled activations are written back and dropped
+  // Runs the block once with `chunk` (scratch sized for it, kept mapped for the next run with the
+  // same chunk) and returns the wall time; the spilled activations are written back and dropped
   // from memory afterwards.
   double run(std::int64_t chunk);
 
