@@ -160,14 +160,17 @@ bool run_tile(const Problem<bf16>& p, const Tile& t, float* logits, bf16* weight
 // cannot read as bf16 pairs fall back to them.)
 std::int64_t logits_floats(std::int64_t n_key, std::int64_t c, DType qkv_type) {
   const std::int64_t tile = attention_query_tile(n_key) * n_key;
+  // Room for whichever kernel the call takes: small heads fall back from the AVX512-BF16 kernel
+  // to the small-head one when their operands cannot be read as pairs.
+  std::int64_t floats = tile;
   const bool small_head = qkv_type == DType::bf16 ? detail::small_head_kernel(c) != nullptr
                                                   : detail::small_head_kernel_f32(c) != nullptr;
-  if (small_head) return std::max(tile, detail::small_head_work_floats(n_key, c));
+  if (small_head) floats = std::max(floats, detail::small_head_work_floats(n_key, c));
   if (qkv_type == DType::bf16 && detail::dot_bf16_kernel(c) != nullptr) {
-    return std::max(
-        tile, static_cast<std::int64_t>(detail::dot_bf16_work_bytes(n_key, c) / sizeof(float)));
+    floats = std::max(
+        floats, static_cast<std::int64_t>(detail::dot_bf16_work_bytes(n_key, c) / sizeof(float)));
   }
-  return tile;
+  return floats;
 }
 
 }  // namespace
@@ -220,17 +223,17 @@ void multi_head_attention(const Tensor& q, const Tensor& k, const Tensor& v,
   if (n_key == 0) throw InternalError("attention over zero keys");
 
   const bool use_bf16 = type == DType::bf16;
-  const detail::SmallHeadKernel small_head = use_bf16 ? detail::small_head_kernel(c) : nullptr;
-  const detail::SmallHeadKernelF32 small_head_f32 =
-      use_bf16 ? nullptr : detail::small_head_kernel_f32(c);
-  detail::DotBf16Kernel dot =
-      use_bf16 && small_head == nullptr ? detail::dot_bf16_kernel(c) : nullptr;
+  detail::DotBf16Kernel dot = use_bf16 ? detail::dot_bf16_kernel(c) : nullptr;
   if (dot != nullptr &&
       !detail::dot_bf16_fits(q.data(), detail::leading_dim(q.stride(1), n_query, c), k.data(),
                              detail::leading_dim(k.stride(1), n_key, c), v.data(),
                              detail::leading_dim(v.stride(1), n_key, c), n_key)) {
     dot = nullptr;
   }
+  const detail::SmallHeadKernel small_head =
+      use_bf16 && dot == nullptr ? detail::small_head_kernel(c) : nullptr;
+  const detail::SmallHeadKernelF32 small_head_f32 =
+      use_bf16 ? nullptr : detail::small_head_kernel_f32(c);
   const auto problem = [&]<typename T>(T*) {
     const Strided<T> sq(q), sk(k), sv(v);
     void (*small)(const detail::AttentionTileOf<T>&, float*) = nullptr;

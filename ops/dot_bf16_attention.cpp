@@ -28,14 +28,21 @@ std::int64_t round_up(std::int64_t n, std::int64_t m) {
   return (n + m - 1) / m * m;
 }
 
+// Channels of a value pair row: c rounded up to whole 16-lane registers (8 channels fill half
+// of one; its other lanes are zero).
+std::int64_t value_lanes(std::int64_t c) {
+  return round_up(c, 16);
+}
+
 // The work space, carved from one buffer: keys packed as [c/2][keys rounded to 64] pairs,
-// values as [keys/2][c] pairs, kQkRows rows of fp32 logits, a block of bf16 weight rows.
+// values as [keys/2][value_lanes(c)] pairs, kQkRows rows of fp32 logits, a block of bf16
+// weight rows.
 struct Work {
   std::uint32_t* k;
   std::uint32_t* v;
   float* logits;
   bf16* weights;
-  std::int64_t ld_k, ld_logits, ld_weights;  // elements
+  std::int64_t ld_k, ld_v, ld_logits, ld_weights;  // elements
 };
 
 std::size_t aligned64(std::size_t bytes) {
@@ -45,8 +52,9 @@ std::size_t aligned64(std::size_t bytes) {
 // Carves the work space at `work` into w (with `work` null only measures it); returns its size.
 std::size_t carve(std::byte* work, std::int64_t n_key, std::int64_t c, Work& w) {
   const std::int64_t nk64 = round_up(n_key, kQkKeys), nk2 = round_up(n_key, 2);
-  const std::int64_t pv_rows = kPvAccumulators / std::max<std::int64_t>(c / 16, 1);
+  const std::int64_t pv_rows = kPvAccumulators / (value_lanes(c) / 16);
   w.ld_k = nk64;
+  w.ld_v = value_lanes(c);
   w.ld_logits = nk64;
   w.ld_weights = nk2;
   std::size_t size = 0;
@@ -56,7 +64,7 @@ std::size_t carve(std::byte* work, std::int64_t n_key, std::int64_t c, Work& w) 
     return at;
   };
   w.k = reinterpret_cast<std::uint32_t*>(take(c / 2 * nk64 * 4));
-  w.v = reinterpret_cast<std::uint32_t*>(take(nk2 / 2 * c * 4));
+  w.v = reinterpret_cast<std::uint32_t*>(take(nk2 / 2 * w.ld_v * 4));
   w.logits = reinterpret_cast<float*>(take(kQkRows * nk64 * 4));
   w.weights = reinterpret_cast<bf16*>(take(pv_rows * nk2 * 2));
   return size;
@@ -100,30 +108,30 @@ CPUFOLD_AVX512_BF16 void pack_keys(const AttentionTile& t, const Work& w) {
 }
 
 // v[2m][ch], v[2m+1][ch] -> packed[m][ch]: the pair of keys a weight pair multiplies. The key
-// past an odd n_key is zero.
+// past an odd n_key, and the lanes past c of 8 channels, are zero.
 CPUFOLD_AVX512_BF16 void pack_values(const AttentionTile& t, const Work& w) {
   for (std::int64_t m = 0; 2 * m < t.n_key; ++m) {
     const bf16* even = t.v + 2 * m * t.ld_v;
     const bf16* odd = 2 * m + 1 < t.n_key ? even + t.ld_v : nullptr;
     for (std::int64_t ch = 0; ch < t.c; ch += 16) {
-      const __m512i lo =
-          _mm512_cvtepu16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(even + ch)));
-      const __m512i hi = odd != nullptr
-                             ? _mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_loadu_si256(
-                                                     reinterpret_cast<const __m256i*>(odd + ch))),
-                                                 16)
-                             : _mm512_setzero_si512();
-      _mm512_store_si512(w.v + m * t.c + ch, _mm512_or_si512(lo, hi));
+      // Masked: a row of 8 channels may end the buffer.
+      const __mmask16 in = tail_mask(t.c - ch);
+      const __m512i lo = _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(in, even + ch));
+      const __m512i hi =
+          odd != nullptr
+              ? _mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(in, odd + ch)), 16)
+              : _mm512_setzero_si512();
+      _mm512_store_si512(w.v + m * w.ld_v + ch, _mm512_or_si512(lo, hi));
     }
   }
 }
 
 // Logits of R queries (from row i0) against every key (Alg. 7 line 5: q·k scaled, plus the pair
 // and mask biases), stored in the logits rows; returns each row's max in `row_max`.
-template <int R, int C16>
+template <int R, int C>
 CPUFOLD_AVX512_BF16 void logits_rows(const AttentionTile& t, const Work& w, std::int64_t i0,
                                      float* row_max) {
-  constexpr int kPairs = C16 * 8;
+  constexpr int kPairs = C / 2;
   constexpr int kVecs = kQkKeys / 16;
   // Locals, not the tile's fields: the logits stores could alias them, so the compiler would
   // reload every field after every store.
@@ -218,10 +226,11 @@ CPUFOLD_AVX512_BF16 float weights_row(const float* logits, float max, std::int64
 }
 
 // o rows i0.. = (weights · v) / sum for R queries: the weights' key pairs broadcast, the packed
-// values' 16 channels per register.
-template <int R, int C16>
+// values' 16 channels per register (8 channels: the low half of one).
+template <int R, int C>
 CPUFOLD_AVX512_BF16 void output_rows(const AttentionTile& t, const Work& w, std::int64_t i0,
                                      const float* inv_sum) {
+  constexpr int C16 = (C + 15) / 16;
   __m512 acc[R][C16];
 #pragma GCC unroll 32
   for (int r = 0; r < R; ++r)
@@ -232,7 +241,7 @@ CPUFOLD_AVX512_BF16 void output_rows(const AttentionTile& t, const Work& w, std:
     __m512bh b[C16];
 #pragma GCC unroll 4
     for (int g = 0; g < C16; ++g) {
-      b[g] = reinterpret_cast<__m512bh>(_mm512_load_si512(w.v + m * t.c + 16 * g));
+      b[g] = reinterpret_cast<__m512bh>(_mm512_load_si512(w.v + m * w.ld_v + 16 * g));
     }
 #pragma GCC unroll 32
     for (int r = 0; r < R; ++r) {
@@ -247,7 +256,9 @@ CPUFOLD_AVX512_BF16 void output_rows(const AttentionTile& t, const Work& w, std:
     float* out = t.o + (i0 + r) * t.ld_o;
     const __m512 s = _mm512_set1_ps(inv_sum[r]);
 #pragma GCC unroll 4
-    for (int g = 0; g < C16; ++g) _mm512_storeu_ps(out + 16 * g, _mm512_mul_ps(acc[r][g], s));
+    for (int g = 0; g < C16; ++g) {
+      _mm512_mask_storeu_ps(out + 16 * g, tail_mask(C - 16 * g), _mm512_mul_ps(acc[r][g], s));
+    }
   }
 }
 
@@ -263,10 +274,10 @@ void with_rows(std::int64_t rows, F&& f) {
   }
 }
 
-template <int C16>
+template <int C>
 CPUFOLD_AVX512_BF16 void dot_bf16_tile(const AttentionTile& t, std::byte* work,
                                        DotBf16Packed& packed) {
-  constexpr int kPvRows = kPvAccumulators / C16;
+  constexpr int kPvRows = kPvAccumulators / ((C + 15) / 16);
   Work w;
   carve(work, t.n_key, t.c, w);
   if (packed.k != t.k) {
@@ -283,13 +294,13 @@ CPUFOLD_AVX512_BF16 void dot_bf16_tile(const AttentionTile& t, std::byte* work,
     const std::int64_t rows = std::min<std::int64_t>(kPvRows, t.n_query - i0);
     for (std::int64_t s = 0; s < rows; s += kQkRows) {
       const std::int64_t n = std::min<std::int64_t>(kQkRows, rows - s);
-      with_rows<kQkRows>(n, [&]<int R>() { logits_rows<R, C16>(t, w, i0 + s, row_max); });
+      with_rows<kQkRows>(n, [&]<int R>() { logits_rows<R, C>(t, w, i0 + s, row_max); });
       for (std::int64_t r = 0; r < n; ++r) {
         inv_sum[s + r] = 1.f / weights_row(w.logits + r * w.ld_logits, row_max[r], t.n_key,
                                            w.weights + (s + r) * w.ld_weights);
       }
     }
-    with_rows<kPvRows>(rows, [&]<int R>() { output_rows<R, C16>(t, w, i0, inv_sum); });
+    with_rows<kPvRows>(rows, [&]<int R>() { output_rows<R, C>(t, w, i0, inv_sum); });
   }
 }
 
@@ -306,17 +317,29 @@ std::size_t dot_bf16_work_bytes(std::int64_t n_key, std::int64_t c) {
   return carve(nullptr, n_key, c, w);
 }
 
+namespace {
+bool disabled_for_tests = false;
+}  // namespace
+
+void disable_dot_bf16_for_tests(bool on) {
+  disabled_for_tests = on;
+}
+
 DotBf16Kernel dot_bf16_kernel(std::int64_t c) {
   static const bool available = &row_kernels() == avx512_row_kernels() &&
                                 __builtin_cpu_supports("avx512bf16") && !cpu_has_amx();
-  if (!available) return nullptr;
+  if (!available || disabled_for_tests) return nullptr;
   switch (c) {
+    case 8:
+      return dot_bf16_tile<8>;
+    case 16:
+      return dot_bf16_tile<16>;
     case 32:
-      return dot_bf16_tile<2>;
+      return dot_bf16_tile<32>;
     case 48:
-      return dot_bf16_tile<3>;
+      return dot_bf16_tile<48>;
     case 64:
-      return dot_bf16_tile<4>;
+      return dot_bf16_tile<64>;
     default:
       return nullptr;
   }

@@ -33,10 +33,15 @@ std::size_t dot_bf16_work_bytes(std::int64_t n_key, std::int64_t c);
 // with even leading dimensions (dot_bf16_fits).
 using DotBf16Kernel = void (*)(const AttentionTile& tile, std::byte* work, DotBf16Packed& packed);
 
-// The kernel for heads of c channels: null unless c is 32, 48 or 64, the CPU has AVX512-BF16
-// and no AMX (oneDNN's AMX GEMMs are the faster tiles there), and CPUFOLD_ROW_KERNELS selects
-// the AVX-512 table.
+// The kernel for heads of c channels: null unless c is 8, 16, 32, 48 or 64, the CPU has
+// AVX512-BF16 and no AMX (oneDNN's AMX GEMMs are the faster tiles there), and
+// CPUFOLD_ROW_KERNELS selects the AVX-512 table. Heads of 8 and 16 channels fill one register of
+// values (8: its low half).
 DotBf16Kernel dot_bf16_kernel(std::int64_t c);
+
+// Tests only: dot_bf16_kernel returns null, so heads of at most 16 channels take the small-head
+// kernel as on CPUs without AVX512-BF16 or with AMX.
+void disable_dot_bf16_for_tests(bool on);
 
 // Whether operands at these addresses and leading dimensions (elements) can be read as bf16
 // pairs (4-byte aligned, even leading dimensions) and n_key keys addressed with 32-bit offsets.

@@ -214,16 +214,21 @@ void small_heads_match_reference(bool fma) {
   }
 }
 
-// Heads of at most 16 channels run on their own kernel, which keeps the softmax weights in fp32:
-// only the operands' rounding remains, so the rounded values' double reference holds to fp32
-// matmul accuracy (the GEMM tiles above only to the weights' bf16 rounding, 4e-3). Both of its
-// q·k versions: AVX512-BF16 dot products where the CPU has them, and fp32 FMAs.
+// Where heads of at most 16 channels run on the small-head kernel (CPUs with AMX, or AVX-512
+// without AVX512-BF16; heads of other widths than 8 and 16), it keeps the softmax weights in
+// fp32: only the operands' rounding remains, so the rounded values' double reference holds to
+// fp32 matmul accuracy (the GEMM tiles above only to the weights' bf16 rounding, 4e-3). Both of
+// its q·k versions: AVX512-BF16 dot products where the CPU has them, and fp32 FMAs.
 TEST(Attention, Bf16SmallHeadsMatchDoubleReferenceOfTheRoundedValuesToFp32Accuracy) {
   if (!bf16_support().available) GTEST_SKIP() << "oneDNN has no bf16 matmul on this CPU";
   if (detail::small_head_kernel(8) == nullptr) GTEST_SKIP() << "no AVX-512 small-head kernel";
   struct Restore {
-    ~Restore() { detail::force_small_head_fma(false); }
+    ~Restore() {
+      detail::force_small_head_fma(false);
+      detail::disable_dot_bf16_for_tests(false);
+    }
   } restore;
+  detail::disable_dot_bf16_for_tests(true);
   for (const bool fma : {false, true}) {
     detail::force_small_head_fma(fma);
     small_heads_match_reference(fma);
@@ -231,16 +236,20 @@ TEST(Attention, Bf16SmallHeadsMatchDoubleReferenceOfTheRoundedValuesToFp32Accura
   EXPECT_EQ(detail::small_head_kernel(17), nullptr) << "17 channels must take the GEMM tiles";
 }
 
-// Heads of 32, 48 and 64 channels on the AVX512-BF16 kernel: query counts that leave every
-// remainder of its 6- and 12-row blocks, key counts off its 64-key blocks and odd ones (a pad
-// key), a single query and key; and column attention's transposed views (keys far apart).
+// Heads of 8, 16, 32, 48 and 64 channels on the AVX512-BF16 kernel: query counts that leave
+// every remainder of its 6-, 12- and 24-row blocks, key counts off its 64-key blocks and odd
+// ones (a pad key), a single query and key, 4 keys (template pointwise attention's); and column
+// attention's transposed views (keys far apart). 8 channels: the last head's values end the
+// projection's rows, which the packing must not read past.
 TEST(Attention, Bf16DotKernelMatchesDoubleReferenceOfTheRoundedValues) {
   if (detail::dot_bf16_kernel(32) == nullptr) GTEST_SKIP() << "no AVX512-BF16 attention kernel";
   Arena arena = test_arena();
   // {2, 300, 300, 8, 32}: the tiles run head-major (a 2.9 MB pair bias).
   for (const Dims& d : {Dims{1, 1, 1, 1, 32}, Dims{2, 37, 37, 3, 32}, Dims{1, 300, 300, 2, 32},
                         Dims{3, 65, 65, 1, 48}, Dims{2, 23, 23, 2, 64}, Dims{1, 129, 129, 8, 32},
-                        Dims{2, 300, 300, 8, 32}}) {
+                        Dims{2, 300, 300, 8, 32}, Dims{1, 1, 1, 1, 8}, Dims{3, 53, 53, 8, 8},
+                        Dims{2, 130, 130, 2, 8}, Dims{2, 4, 4, 4, 16}, Dims{1, 255, 255, 4, 16},
+                        Dims{2, 47, 47, 3, 16}}) {
     const Inputs in(d, 80);
     const Bf16Qkv qkv(in, d);
     const Tensor& r = qkv.rounded.view;
@@ -266,7 +275,7 @@ TEST(Attention, Bf16DotKernelMatchesDoubleReferenceOfTheRoundedValues) {
                                      r.select(2, 2).transpose(0, 1), bias),
                  {4e-3, 1e-2}, "bf16 dot kernel, transposed " + name(d, false, true));
   }
-  EXPECT_EQ(detail::dot_bf16_kernel(16), nullptr) << "16 channels take the small-head kernel";
+  EXPECT_EQ(detail::dot_bf16_kernel(12), nullptr) << "12 channels take the small-head kernel";
   EXPECT_EQ(detail::dot_bf16_kernel(40), nullptr) << "40 channels take the GEMM tiles";
 }
 
@@ -282,14 +291,18 @@ TEST(Attention, Bf16DotKernelRefusesOperandsItCannotReadAsPairs) {
 }
 
 // A NaN logit (NaN activations upstream) makes its query's output NaN in the hand-written
-// kernels too (small heads, 8 channels; AVX512-BF16, 32), where the run's finite check catches
-// it; the other queries stay finite.
+// kernels too (AVX512-BF16, 8 and 32 channels; small heads, 8), where the run's finite check
+// catches it; the other queries stay finite.
 TEST(Attention, Bf16KernelsKeepANaNLogit) {
   if (!bf16_support().available || detail::small_head_kernel(8) == nullptr) {
     GTEST_SKIP() << "no AVX-512 small-head kernel";
   }
   Arena arena = test_arena();
-  for (std::int64_t c : {8, 32}) {
+  struct Restore {
+    ~Restore() { detail::disable_dot_bf16_for_tests(false); }
+  } restore;
+  for (const auto& [c, dot] : {std::pair{8, true}, std::pair{8, false}, std::pair{32, true}}) {
+    detail::disable_dot_bf16_for_tests(!dot);
     const Dims d{1, 20, 20, 1, c};
     Inputs in(d, 71);
     in.pair.data[3 * 20 + 17] = NAN;  // query 3, key 17
