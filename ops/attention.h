@@ -32,11 +32,11 @@ struct AttentionBias {
 // count.
 // q, k and v are all f32 or all bf16. bf16: both products take bf16 inputs (the unnormalised
 // softmax weights rounded as they are written) with fp32 accumulation on oneDNN's bf16
-// matmul; logits, softmax and o stay fp32. Heads of at most 16 channels take the AVX-512
-// small-head kernel instead (small_head_attention.h): fp32 products of the bf16 operands. fp32
+// matmul; logits, softmax and o stay fp32. Heads of 8, 16 and 32-64 channels on AVX512-BF16
+// without AMX take cpufold's vdpbf16ps kernel (dot_bf16_attention.h), with the same rounding as
+// the matmul tiles. Other heads of at most 16 channels take the AVX-512 small-head kernel
+// (small_head_attention.h): fp32 products of the bf16 operands, weights not rounded. fp32
 // heads of at most 8 channels (the extra-MSA stack's) take its fp32 version.
-// Heads of 32-64 channels on AVX512-BF16 without AMX take cpufold's vdpbf16ps kernel
-// (dot_bf16_attention.h), with the same rounding as the matmul tiles.
 void multi_head_attention(const Tensor& q, const Tensor& k, const Tensor& v,
                           const AttentionBias& bias, const Tensor& o, Arena& scratch,
                           std::int64_t chunk = 0);

@@ -28,15 +28,26 @@ std::int64_t round_up(std::int64_t n, std::int64_t m) {
   return (n + m - 1) / m * m;
 }
 
-// Channels of a value pair row: c rounded up to whole 16-lane registers (8 channels fill half
-// of one; its other lanes are zero).
-std::int64_t value_lanes(std::int64_t c) {
-  return round_up(c, 16);
+// Heads of 8 channels hold two key pairs per register of values: lane 2·ch + h is channel ch
+// of pair 2u + h, so one 64-bit broadcast of weights (pairs 2u, 2u + 1) feeds 16 lanes, and
+// their weights and values are padded to whole quads of keys.
+constexpr bool two_pairs(std::int64_t c) {
+  return c == 8;
+}
+
+std::int64_t key_step(std::int64_t c) {
+  return two_pairs(c) ? 4 : 2;
+}
+
+// Words per key pair of packed values: c rounded up to whole 16-lane registers, or 8 when two
+// pairs share one.
+std::int64_t value_words(std::int64_t c) {
+  return two_pairs(c) ? 8 : round_up(c, 16);
 }
 
 // The work space, carved from one buffer: keys packed as [c/2][keys rounded to 64] pairs,
-// values as [keys/2][value_lanes(c)] pairs, kQkRows rows of fp32 logits, a block of bf16
-// weight rows.
+// values as [key pairs][value_words(c)], kQkRows rows of fp32 logits, a block of bf16 weight
+// rows.
 struct Work {
   std::uint32_t* k;
   std::uint32_t* v;
@@ -51,12 +62,12 @@ std::size_t aligned64(std::size_t bytes) {
 
 // Carves the work space at `work` into w (with `work` null only measures it); returns its size.
 std::size_t carve(std::byte* work, std::int64_t n_key, std::int64_t c, Work& w) {
-  const std::int64_t nk64 = round_up(n_key, kQkKeys), nk2 = round_up(n_key, 2);
-  const std::int64_t pv_rows = kPvAccumulators / (value_lanes(c) / 16);
+  const std::int64_t nk64 = round_up(n_key, kQkKeys), nkv = round_up(n_key, key_step(c));
+  const std::int64_t pv_rows = kPvAccumulators / std::max<std::int64_t>(c / 16, 1);
   w.ld_k = nk64;
-  w.ld_v = value_lanes(c);
+  w.ld_v = value_words(c);
   w.ld_logits = nk64;
-  w.ld_weights = nk2;
+  w.ld_weights = nkv;
   std::size_t size = 0;
   const auto take = [&](std::int64_t bytes) {
     std::byte* at = work != nullptr ? work + size : nullptr;
@@ -64,9 +75,9 @@ std::size_t carve(std::byte* work, std::int64_t n_key, std::int64_t c, Work& w) 
     return at;
   };
   w.k = reinterpret_cast<std::uint32_t*>(take(c / 2 * nk64 * 4));
-  w.v = reinterpret_cast<std::uint32_t*>(take(nk2 / 2 * w.ld_v * 4));
+  w.v = reinterpret_cast<std::uint32_t*>(take(nkv / 2 * w.ld_v * 4));
   w.logits = reinterpret_cast<float*>(take(kQkRows * nk64 * 4));
-  w.weights = reinterpret_cast<bf16*>(take(pv_rows * nk2 * 2));
+  w.weights = reinterpret_cast<bf16*>(take(pv_rows * nkv * 2));
   return size;
 }
 
@@ -107,9 +118,31 @@ CPUFOLD_AVX512_BF16 void pack_keys(const AttentionTile& t, const Work& w) {
   }
 }
 
-// v[2m][ch], v[2m+1][ch] -> packed[m][ch]: the pair of keys a weight pair multiplies. The key
-// past an odd n_key, and the lanes past c of 8 channels, are zero.
+// The 8 channels of value j widened to 32 bits (zero past n_key).
+CPUFOLD_AVX512_BF16 inline __m256i value_row8(const AttentionTile& t, std::int64_t j) {
+  return j < t.n_key ? _mm256_cvtepu16_epi32(
+                           _mm_loadu_si128(reinterpret_cast<const __m128i*>(t.v + j * t.ld_v)))
+                     : _mm256_setzero_si256();
+}
+
+// The 8 channels of keys 2m and 2m + 1 as pair words.
+CPUFOLD_AVX512_BF16 inline __m256i value_pair8(const AttentionTile& t, std::int64_t m) {
+  return _mm256_or_si256(value_row8(t, 2 * m), _mm256_slli_epi32(value_row8(t, 2 * m + 1), 16));
+}
+
+// v[2m][ch], v[2m+1][ch] -> packed[m][ch]: the pair of keys a weight pair multiplies (8
+// channels: pairs 2u and 2u + 1 interleaved, see two_pairs). Keys past n_key are zero.
 CPUFOLD_AVX512_BF16 void pack_values(const AttentionTile& t, const Work& w) {
+  if (two_pairs(t.c)) {
+    const __m512i interleave =
+        _mm512_set_epi32(23, 7, 22, 6, 21, 5, 20, 4, 19, 3, 18, 2, 17, 1, 16, 0);
+    for (std::int64_t u = 0; 4 * u < t.n_key; ++u) {
+      const __m512i even = _mm512_castsi256_si512(value_pair8(t, 2 * u));
+      const __m512i odd = _mm512_castsi256_si512(value_pair8(t, 2 * u + 1));
+      _mm512_store_si512(w.v + u * 16, _mm512_permutex2var_epi32(even, interleave, odd));
+    }
+    return;
+  }
   for (std::int64_t m = 0; 2 * m < t.n_key; ++m) {
     const bf16* even = t.v + 2 * m * t.ld_v;
     const bf16* odd = 2 * m + 1 < t.n_key ? even + t.ld_v : nullptr;
@@ -198,10 +231,10 @@ CPUFOLD_AVX512_BF16 void logits_rows(const AttentionTile& t, const Work& w, std:
   for (int r = 0; r < R; ++r) row_max[r] = _mm512_reduce_max_ps(vmax[r]);
 }
 
-// exp(logit - max) of one row as bf16 weights (the pad key of an odd n_key: 0); returns the
+// exp(logit - max) of one row as bf16 weights (the pad keys up to `padded`: 0); returns the
 // fp32 sum.
 CPUFOLD_AVX512_BF16 float weights_row(const float* logits, float max, std::int64_t n_key,
-                                      bf16* out) {
+                                      std::int64_t padded, bf16* out) {
   const Exp2Shifted exp(max);
   __m512 sum0 = _mm512_setzero_ps(), sum1 = _mm512_setzero_ps();
   std::int64_t j = 0;
@@ -221,7 +254,7 @@ CPUFOLD_AVX512_BF16 float weights_row(const float* logits, float max, std::int64
     _mm256_mask_storeu_epi16(out + j, m, reinterpret_cast<__m256i>(_mm512_cvtneps_pbh(e)));
     sum0 = _mm512_add_ps(sum0, e);
   }
-  if (n_key % 2 != 0) out[n_key] = bf16{};
+  for (std::int64_t pad = n_key; pad < padded; ++pad) out[pad] = bf16{};
   return _mm512_reduce_add_ps(_mm512_add_ps(sum0, sum1));
 }
 
@@ -230,6 +263,30 @@ CPUFOLD_AVX512_BF16 float weights_row(const float* logits, float max, std::int64
 template <int R, int C>
 CPUFOLD_AVX512_BF16 void output_rows(const AttentionTile& t, const Work& w, std::int64_t i0,
                                      const float* inv_sum) {
+  if constexpr (two_pairs(C)) {
+    __m512 acc[R];
+#pragma GCC unroll 32
+    for (int r = 0; r < R; ++r) acc[r] = _mm512_setzero_ps();
+    const std::int64_t quads = w.ld_weights / 4;
+    for (std::int64_t u = 0; u < quads; ++u) {
+      const auto b = reinterpret_cast<__m512bh>(_mm512_load_si512(w.v + u * 16));
+#pragma GCC unroll 32
+      for (int r = 0; r < R; ++r) {
+        std::int64_t pairs;  // weights of keys 4u .. 4u + 3
+        std::memcpy(&pairs, w.weights + r * w.ld_weights + 4 * u, sizeof pairs);
+        acc[r] = _mm512_dpbf16_ps(acc[r], reinterpret_cast<__m512bh>(_mm512_set1_epi64(pairs)), b);
+      }
+    }
+#pragma GCC unroll 32
+    for (int r = 0; r < R; ++r) {
+      // Lanes 2·ch and 2·ch + 1 summed, the even lanes packed into the first 8.
+      const __m512 sum = _mm512_add_ps(acc[r], _mm512_permute_ps(acc[r], 0xb1));
+      const __m512 o =
+          _mm512_mul_ps(_mm512_maskz_compress_ps(0x5555, sum), _mm512_set1_ps(inv_sum[r]));
+      _mm512_mask_storeu_ps(t.o + (i0 + r) * t.ld_o, 0xff, o);
+    }
+    return;
+  }
   constexpr int C16 = (C + 15) / 16;
   __m512 acc[R][C16];
 #pragma GCC unroll 32
@@ -277,7 +334,7 @@ void with_rows(std::int64_t rows, F&& f) {
 template <int C>
 CPUFOLD_AVX512_BF16 void dot_bf16_tile(const AttentionTile& t, std::byte* work,
                                        DotBf16Packed& packed) {
-  constexpr int kPvRows = kPvAccumulators / ((C + 15) / 16);
+  constexpr int kPvRows = kPvAccumulators / std::max(C / 16, 1);
   Work w;
   carve(work, t.n_key, t.c, w);
   if (packed.k != t.k) {
@@ -297,7 +354,7 @@ CPUFOLD_AVX512_BF16 void dot_bf16_tile(const AttentionTile& t, std::byte* work,
       with_rows<kQkRows>(n, [&]<int R>() { logits_rows<R, C>(t, w, i0 + s, row_max); });
       for (std::int64_t r = 0; r < n; ++r) {
         inv_sum[s + r] = 1.f / weights_row(w.logits + r * w.ld_logits, row_max[r], t.n_key,
-                                           w.weights + (s + r) * w.ld_weights);
+                                           w.ld_weights, w.weights + (s + r) * w.ld_weights);
       }
     }
     with_rows<kPvRows>(rows, [&]<int R>() { output_rows<R, C>(t, w, i0, inv_sum); });

@@ -1,9 +1,13 @@
-// The attention core for bf16 heads of 32 to 64 channels (MSA row and column attention,
-// triangle attention: 32) on CPUs with AVX512-BF16 and no AMX. oneDNN's bf16 GEMM runs a
-// query tile's two products (K = 32 for q·kᵀ) at about half the matmul peak there, and the
-// softmax then re-reads the logits twice; this kernel computes 6 queries' logits with vdpbf16ps
-// in registers, adds the biases and takes the max as it stores them, turns them into bf16
-// weights while they are in L1, and multiplies 24/(c/16) queries' weights by v the same way.
+// The attention core for bf16 heads of 8 to 64 channels (MSA row and column attention,
+// triangle attention: 32; the template stack's triangle attention 16; the extra-MSA stack's row
+// attention 8) on CPUs with AVX512-BF16 and no AMX. oneDNN's bf16 GEMM runs a query tile's two
+// products (K = 32 for q·kᵀ) at about half the matmul peak there, and the softmax then re-reads
+// the logits twice; this kernel computes 6 queries' logits with vdpbf16ps in registers, adds the
+// biases and takes the max as it stores them, turns them into bf16 weights while they are in
+// L1, and multiplies 24/(c/16) queries' weights (24 for 8 and 16 channels) by v the same way.
+// Against the small-head kernel (small_head_attention.h, fp32 weights), one thread, 256 queries
+// with a pair bias: 1.7-1.9x as fast per tile for 16 channels (4 or 256 keys), 1.36x for 8 at
+// 256 keys and 1.14x at 512.
 #pragma once
 
 #include <cstddef>

@@ -1,8 +1,9 @@
 // The attention core for heads of at most 16 channels (the extra-MSA stack's 8, the template
-// stack's 16) on bf16 q, k and v, and for fp32 heads of at most 8. There the per-tile GEMMs of the
-// general path are mostly call overhead (a 128x8 by 8x256 product is 0.5 MFLOP), so this kernel
-// computes the logits, softmax and weighted sums of values of two queries at a time in fp32 AVX-512
-// registers, keys across the lanes.
+// stack's 16) on bf16 q, k and v where the AVX512-BF16 kernel (dot_bf16_attention.h) does not
+// run them (CPUs with AMX or without AVX512-BF16, other widths than 8 and 16), and for fp32 heads
+// of at most 8. There the per-tile GEMMs of the general path are mostly call overhead (a 128x8
+// by 8x256 product is 0.5 MFLOP), so this kernel computes the logits, softmax and weighted sums
+// of values of two queries at a time in fp32 AVX-512 registers, keys across the lanes.
 #pragma once
 
 #include <cstdint>
