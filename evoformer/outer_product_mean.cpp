@@ -56,7 +56,7 @@ void outer_sums(const OuterOperands& x, const float* mask, std::int64_t i0, std:
   bool ok =
       x.a16 != nullptr
           ? detail::gemm_bf16(true, false, m, n, n_seq, 1.f, x.a16, x.lda, x.b16, n, beta, outer, n)
-          : detail::sgemm(true, false, m, n, n_seq, 1.f, x.a, x.lda, x.b, n, beta, outer, n);
+          : detail::gemm_f32(true, false, m, n, n_seq, 1.f, x.a, x.lda, x.b, n, beta, outer, n);
   ok = ok && detail::sgemm(true, false, ni, n_res, n_seq, 1.f, mask + i0, n_res, mask, n_res, beta,
                            norm, n_res);
   if (!ok) {

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <oneapi/dnnl/dnnl.hpp>
+#include <type_traits>
 #include <unordered_map>
 #include <vector>
 
@@ -27,7 +28,7 @@ bool scale_only(std::int64_t m, std::int64_t n, float beta, float* c, std::int64
 }
 
 struct GemmKey {
-  bool trans_a, trans_b, in_parallel;
+  bool bf16_inputs, trans_a, trans_b, in_parallel;
   int threads;
   std::int64_t m, n, k, lda, ldb, ldc;
   float alpha, beta;
@@ -52,8 +53,9 @@ memory::desc matrix_desc(std::int64_t rows, std::int64_t cols, std::int64_t ld, 
 
 GemmPlan build_plan(const GemmKey& key, const dnnl::engine& engine) {
   using dt = memory::data_type;
-  const auto src = matrix_desc(key.m, key.k, key.lda, key.trans_a, dt::bf16);
-  const auto wei = matrix_desc(key.k, key.n, key.ldb, key.trans_b, dt::bf16);
+  const dt in = key.bf16_inputs ? dt::bf16 : dt::f32;
+  const auto src = matrix_desc(key.m, key.k, key.lda, key.trans_a, in);
+  const auto wei = matrix_desc(key.k, key.n, key.ldb, key.trans_b, in);
   const auto dst = matrix_desc(key.m, key.n, key.ldc, false, dt::f32);
   dnnl::primitive_attr attr;
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
@@ -95,7 +97,7 @@ struct GemmCache {
         return plan;
       }
     }
-    require_address_space(kPrimitiveHeadroom, "building a bf16 matmul kernel");
+    require_address_space(kPrimitiveHeadroom, "building a matmul kernel");
     GemmPlan plan = build_plan(key, engine);
     plan.last_use = clock;
     if (plans.size() < kGemmBf16CacheCapacity) return plans.emplace_back(std::move(plan));
@@ -107,6 +109,12 @@ struct GemmCache {
   }
 };
 
+// One cache per thread for both input types, so kGemmBf16CacheCapacity bounds them together.
+GemmCache& thread_cache() {
+  thread_local GemmCache cache;
+  return cache;
+}
+
 }  // namespace
 
 bool sgemm(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64_t k, float alpha,
@@ -117,20 +125,34 @@ bool sgemm(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int6
                     c, ldc) == dnnl_success;
 }
 
-bool gemm_bf16(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64_t k,
-               float alpha, const bf16* a, std::int64_t lda, const bf16* b, std::int64_t ldb,
-               float beta, float* c, std::int64_t ldc) noexcept {
+namespace {
+
+// gemm_bf16 and gemm_f32: T is bf16 or float.
+template <typename T>
+bool cached_matmul(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64_t k,
+                   float alpha, const T* a, std::int64_t lda, const T* b, std::int64_t ldb,
+                   float beta, float* c, std::int64_t ldc) noexcept {
   if (m == 0 || n == 0) return m >= 0 && n >= 0;
   if (k == 0) return scale_only(m, n, beta, c, ldc);
   try {
-    thread_local GemmCache cache;
+    GemmCache& cache = thread_cache();
     const bool in_parallel = omp_in_parallel() != 0;
-    const GemmKey key{trans_a, trans_b, in_parallel, in_parallel ? 1 : omp_get_max_threads(),
-                      m,       n,       k,           lda,
-                      ldb,     ldc,     alpha,       beta};
+    const GemmKey key{std::is_same_v<T, bf16>,
+                      trans_a,
+                      trans_b,
+                      in_parallel,
+                      in_parallel ? 1 : omp_get_max_threads(),
+                      m,
+                      n,
+                      k,
+                      lda,
+                      ldb,
+                      ldc,
+                      alpha,
+                      beta};
     GemmPlan& plan = cache.find(key);
-    plan.src.set_data_handle(const_cast<bf16*>(a));
-    plan.wei.set_data_handle(const_cast<bf16*>(b));
+    plan.src.set_data_handle(const_cast<T*>(a));
+    plan.wei.set_data_handle(const_cast<T*>(b));
     plan.dst.set_data_handle(c);
     plan.matmul.execute(cache.stream, plan.args);
     cache.stream.wait();
@@ -138,6 +160,20 @@ bool gemm_bf16(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::
   } catch (...) {
     return false;
   }
+}
+
+}  // namespace
+
+bool gemm_bf16(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64_t k,
+               float alpha, const bf16* a, std::int64_t lda, const bf16* b, std::int64_t ldb,
+               float beta, float* c, std::int64_t ldc) noexcept {
+  return cached_matmul(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+}
+
+bool gemm_f32(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64_t k,
+              float alpha, const float* a, std::int64_t lda, const float* b, std::int64_t ldb,
+              float beta, float* c, std::int64_t ldc) noexcept {
+  return cached_matmul(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 
 }  // namespace cpufold::detail

@@ -28,7 +28,16 @@ namespace cpufold::detail {
                              const bf16* b, std::int64_t ldb, float beta, float* c,
                              std::int64_t ldc) noexcept;
 
-// Primitives a thread's gemm_bf16 cache holds at most.
+// The same product on fp32 A and B through a cached oneDNN matmul primitive (brgemm), for
+// large products called many times: dnnl_sgemm packs B into a buffer it mallocs on every call,
+// which the 1 MiB mmap threshold (memory/heap_policy.h) maps afresh each time, so a call over
+// [256 x 8192] operands paid 2,048 page faults; a plan keeps its scratchpad.
+[[nodiscard]] bool gemm_f32(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n,
+                            std::int64_t k, float alpha, const float* a, std::int64_t lda,
+                            const float* b, std::int64_t ldb, float beta, float* c,
+                            std::int64_t ldc) noexcept;
+
+// Primitives a thread's cache of gemm_bf16 and gemm_f32 plans holds at most.
 inline constexpr std::size_t kGemmBf16CacheCapacity = 16;
 
 // A leading dimension for a matrix whose rows are `stride` apart: any value >= `cols` is

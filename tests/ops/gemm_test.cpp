@@ -121,6 +121,33 @@ TEST(GemmBf16, ManyShapesStayCorrectBeyondTheCacheCapacity) {
   }
 }
 
+bool run_f32(const Product& p, Operands& o) {
+  // The bf16 operands' values as floats: the same double product is the reference.
+  const std::vector<float> a(o.a.begin(), o.a.end()), b(o.b.begin(), o.b.end());
+  return detail::gemm_f32(p.trans_a, p.trans_b, p.m, p.n, p.k, p.alpha, a.data(), o.lda, b.data(),
+                          o.ldb, p.beta, o.c.data(), o.ldc);
+}
+
+// The fp32 version, right after the bf16 product of each shape: the two share one plan cache,
+// so a plan keyed on the shape alone would run the bf16 primitive on fp32 operands.
+TEST(GemmF32, MatchesDoubleProductBesideBf16PlansOfTheSameShape) {
+  for (const Product& p : kProducts) {
+    const std::string what = "m " + std::to_string(p.m) + " n " + std::to_string(p.n);
+    if (bf16_support().available) {
+      Operands o = make_operands(p, 11);
+      ASSERT_TRUE(run(p, o));
+      expect_product(p, o, "bf16 " + what);
+    }
+    Operands o = make_operands(p, 12);
+    ASSERT_TRUE(run_f32(p, o));
+    expect_product(p, o, "fp32 " + what);
+  }
+  std::vector<float> c = {1.f, 2.f};
+  ASSERT_TRUE(
+      detail::gemm_f32(false, false, 1, 2, 0, 1.f, nullptr, 1, nullptr, 2, 2.f, c.data(), 2));
+  EXPECT_EQ(c, (std::vector<float>{2.f, 4.f})) << "an empty inner dimension scales C";
+}
+
 TEST(GemmBf16, EmptyInnerDimensionScalesC) {
   std::vector<float> c = {1.f, 2.f, 3.f, 4.f};
   ASSERT_TRUE(
