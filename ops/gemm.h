@@ -1,6 +1,7 @@
 // Row-major GEMMs for small per-tile products inside our own parallel loops: oneDNN's jit
-// sgemm (fp32), and bf16 inputs with fp32 accumulation through cached matmul primitives. Called
-// inside an OpenMP region, both run on the calling thread.
+// sgemm (fp32), and bf16 inputs with fp32 accumulation through cached matmul primitives; and
+// the same cached primitives for fp32 products repeated with one shape (the outer product
+// mean's). Called inside an OpenMP region, each runs on the calling thread.
 #pragma once
 
 #include <cstdint>
