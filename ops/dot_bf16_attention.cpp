@@ -39,10 +39,10 @@ std::int64_t key_step(std::int64_t c) {
   return two_pairs(c) ? 4 : 2;
 }
 
-// Words per key pair of packed values: c rounded up to whole 16-lane registers, or 8 when two
-// pairs share one.
+// Words per key pair of packed values: c (a multiple of 16), or 8 when two pairs share a
+// register.
 std::int64_t value_words(std::int64_t c) {
-  return two_pairs(c) ? 8 : round_up(c, 16);
+  return two_pairs(c) ? 8 : c;
 }
 
 // The work space, carved from one buffer: keys packed as [c/2][keys rounded to 64] pairs,
@@ -147,13 +147,13 @@ CPUFOLD_AVX512_BF16 void pack_values(const AttentionTile& t, const Work& w) {
     const bf16* even = t.v + 2 * m * t.ld_v;
     const bf16* odd = 2 * m + 1 < t.n_key ? even + t.ld_v : nullptr;
     for (std::int64_t ch = 0; ch < t.c; ch += 16) {
-      // Masked: a row of 8 channels may end the buffer.
-      const __mmask16 in = tail_mask(t.c - ch);
-      const __m512i lo = _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(in, even + ch));
-      const __m512i hi =
-          odd != nullptr
-              ? _mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(in, odd + ch)), 16)
-              : _mm512_setzero_si512();
+      const __m512i lo =
+          _mm512_cvtepu16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(even + ch)));
+      const __m512i hi = odd != nullptr
+                             ? _mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_loadu_si256(
+                                                     reinterpret_cast<const __m256i*>(odd + ch))),
+                                                 16)
+                             : _mm512_setzero_si512();
       _mm512_store_si512(w.v + m * w.ld_v + ch, _mm512_or_si512(lo, hi));
     }
   }
@@ -259,7 +259,7 @@ CPUFOLD_AVX512_BF16 float weights_row(const float* logits, float max, std::int64
 }
 
 // o rows i0.. = (weights · v) / sum for R queries: the weights' key pairs broadcast, the packed
-// values' 16 channels per register (8 channels: the low half of one).
+// values' 16 channels per register (8 channels: two key pairs per register, see two_pairs).
 template <int R, int C>
 CPUFOLD_AVX512_BF16 void output_rows(const AttentionTile& t, const Work& w, std::int64_t i0,
                                      const float* inv_sum) {
@@ -287,7 +287,7 @@ CPUFOLD_AVX512_BF16 void output_rows(const AttentionTile& t, const Work& w, std:
     }
     return;
   }
-  constexpr int C16 = (C + 15) / 16;
+  constexpr int C16 = C / 16;
   __m512 acc[R][C16];
 #pragma GCC unroll 32
   for (int r = 0; r < R; ++r)
@@ -313,9 +313,7 @@ CPUFOLD_AVX512_BF16 void output_rows(const AttentionTile& t, const Work& w, std:
     float* out = t.o + (i0 + r) * t.ld_o;
     const __m512 s = _mm512_set1_ps(inv_sum[r]);
 #pragma GCC unroll 4
-    for (int g = 0; g < C16; ++g) {
-      _mm512_mask_storeu_ps(out + 16 * g, tail_mask(C - 16 * g), _mm512_mul_ps(acc[r][g], s));
-    }
+    for (int g = 0; g < C16; ++g) _mm512_storeu_ps(out + 16 * g, _mm512_mul_ps(acc[r][g], s));
   }
 }
 

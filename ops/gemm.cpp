@@ -81,7 +81,7 @@ GemmPlan build_plan(const GemmKey& key, const dnnl::engine& engine) {
   return plan;
 }
 
-// A thread's primitives, least recently used evicted beyond kGemmBf16CacheCapacity.
+// A thread's primitives, least recently used evicted beyond kGemmCacheCapacity.
 struct GemmCache {
   std::vector<GemmPlan> plans;
   std::uint64_t clock = 0;
@@ -100,7 +100,7 @@ struct GemmCache {
     require_address_space(kPrimitiveHeadroom, "building a matmul kernel");
     GemmPlan plan = build_plan(key, engine);
     plan.last_use = clock;
-    if (plans.size() < kGemmBf16CacheCapacity) return plans.emplace_back(std::move(plan));
+    if (plans.size() < kGemmCacheCapacity) return plans.emplace_back(std::move(plan));
     auto oldest = std::min_element(plans.begin(), plans.end(), [](const auto& x, const auto& y) {
       return x.last_use < y.last_use;
     });
@@ -109,7 +109,7 @@ struct GemmCache {
   }
 };
 
-// One cache per thread for both input types, so kGemmBf16CacheCapacity bounds them together.
+// One cache per thread for both input types, so kGemmCacheCapacity bounds them together.
 GemmCache& thread_cache() {
   thread_local GemmCache cache;
   return cache;

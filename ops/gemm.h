@@ -39,7 +39,7 @@ namespace cpufold::detail {
                             std::int64_t ldc) noexcept;
 
 // Primitives a thread's cache of gemm_bf16 and gemm_f32 plans holds at most.
-inline constexpr std::size_t kGemmBf16CacheCapacity = 16;
+inline constexpr std::size_t kGemmCacheCapacity = 16;
 
 // A leading dimension for a matrix whose rows are `stride` apart: any value >= `cols` is
 // accepted when there is a single row, whose stride is meaningless.

@@ -111,8 +111,7 @@ TEST(GemmBf16, EveryThreadOfARegionGetsItsWholeProduct) {
 TEST(GemmBf16, ManyShapesStayCorrectBeyondTheCacheCapacity) {
   if (!bf16_support().available) GTEST_SKIP() << "oneDNN has no bf16 matmul on this CPU";
   for (int round = 0; round < 2; ++round) {
-    for (std::int64_t m = 1; m <= static_cast<std::int64_t>(detail::kGemmBf16CacheCapacity) + 4;
-         ++m) {
+    for (std::int64_t m = 1; m <= static_cast<std::int64_t>(detail::kGemmCacheCapacity) + 4; ++m) {
       const Product p{false, false, m, 24, 16, 1.f, 0.f};
       Operands o = make_operands(p, static_cast<std::uint32_t>(m));
       ASSERT_TRUE(run(p, o));
