@@ -49,7 +49,13 @@ function(level_of path out_level out_folder)
 endfunction()
 
 set(errors "")
-set(roots memory io ops evoformer structure pipeline)
+# The folders to read: the build passes its own list (CPUFOLD_LIBRARY_DIRS, comma-separated), so
+# a new library is checked from the day it is added; run by hand, every folder of the order.
+if(LIBRARY_DIRS)
+  string(REPLACE "," ";" roots "${LIBRARY_DIRS}")
+else()
+  set(roots memory io ops evoformer structure pipeline)
+endif()
 foreach(root IN LISTS roots)
   file(GLOB_RECURSE files RELATIVE "${ROOT}" "${ROOT}/${root}/*.h" "${ROOT}/${root}/*.cpp")
   foreach(file IN LISTS files)

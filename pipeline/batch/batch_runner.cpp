@@ -224,8 +224,8 @@ class BatchRunner {
     load_seconds = loading ? loaded.load_seconds : 0;
     if (loading) {
       const WeightResidency weights = loaded.runner->weight_residency();
-      log_.say(model_loaded_line({"model_" + std::to_string(model_number), loaded.store.path(),
-                                  loaded.config.parameter_count, load_seconds, weights.shared_bytes,
+      log_.say(model_loaded_line({"model_" + std::to_string(model_number), loaded.path(),
+                                  loaded.config().parameter_count, load_seconds, weights.shared_bytes,
                                   weights.private_bytes}));
     }
     return loaded;

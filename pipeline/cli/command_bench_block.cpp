@@ -8,7 +8,6 @@
 #include <memory>
 #include <optional>
 
-#include "io/model_config.h"
 #include "memory/file_tier.h"
 #include "memory/peak_tracker.h"
 #include "ops/compute_precision.h"
@@ -17,6 +16,7 @@
 #include "pipeline/cli/option_checks.h"
 #include "pipeline/runner/block_bench.h"
 #include "pipeline/runner/model_flops.h"
+#include "pipeline/runner/model_loader.h"
 
 namespace cpufold {
 namespace {
@@ -36,8 +36,9 @@ struct BlockArgs {
 void run_block_bench(const BlockArgs& args) {
   apply_common_options(args.common);
   const std::int64_t chunk = args.common.chunk_size.value_or(0);  // a benchmark: unsliced
-  const WeightStore store = WeightStore::open(args.params);
-  const ModelConfig c = ModelConfig::from_weights(store);
+  const ModelWeights weights = open_model_weights(args.params);
+  const WeightStore& store = weights.store;
+  const ModelConfig& c = weights.config;
   const bool extra = args.stack == "extra-msa";
   const DType precision = common_precision(args.common);
   const std::int64_t s = args.n_seq.value_or(extra ? 5120 : 512), n = args.n_res;

@@ -10,12 +10,12 @@
 #include <map>
 #include <memory>
 
-#include "io/model_config.h"
 #include "memory/file_tier.h"
 #include "pipeline/cli/cli.h"
 #include "pipeline/cli/common_options.h"
 #include "pipeline/cli/option_checks.h"
 #include "pipeline/runner/block_bench.h"
+#include "pipeline/runner/model_loader.h"
 #include "pipeline/runner/run_plan.h"
 #include "pipeline/runner/time_model.h"
 
@@ -56,8 +56,9 @@ std::map<std::int64_t, double> chunk_factors(BlockBench& bench,
 
 void calibrate(const CalibrateArgs& args) {
   apply_common_options(args.common);
-  const WeightStore store = WeightStore::open(args.params);
-  const ModelConfig c = ModelConfig::from_weights(store);
+  const ModelWeights weights = open_model_weights(args.params);
+  const WeightStore& store = weights.store;
+  const ModelConfig& c = weights.config;
   const auto kind = EvoformerBlock::Kind::evoformer;
   TimeModel model = builtin_time_model();
   model.cpu = this_cpu();

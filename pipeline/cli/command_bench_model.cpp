@@ -14,8 +14,6 @@
 #include <string_view>
 
 #include "io/atomic_file.h"
-#include "io/model_config.h"
-#include "io/weight_store.h"
 #include "memory/error.h"
 #include "memory/peak_tracker.h"
 #include "ops/compute_precision.h"
@@ -25,7 +23,7 @@
 #include "pipeline/cli/common_options.h"
 #include "pipeline/cli/option_checks.h"
 #include "pipeline/runner/model_flops.h"
-#include "pipeline/runner/model_runner.h"
+#include "pipeline/runner/model_loader.h"
 #include "pipeline/runner/synthetic_features.h"
 
 namespace cpufold {
@@ -80,18 +78,15 @@ double stage_gflop(const StageFlops& f, const std::string& name, std::int64_t it
 }
 
 void run_bench_model(const BenchModelArgs& a) {
-  WeightStore store = WeightStore::open(a.params);
-  const ModelConfig config = ModelConfig::from_weights(store);
-  const std::int64_t templates = a.sizes.templates.value_or(config.templates ? 4 : 0);
-  if (templates > 0 && !config.templates) {
-    throw InputError(store.path().filename().string() +
-                     " has no template embedding: give --templates 0");
-  }
   const DType precision = common_precision(
       a.common, [](const std::string& line) { std::printf("%s\n", line.c_str()); });
   const char* precision_label = precision_name(precision);
-  const ModelRunner runner(store, config, precision);
-  store.release_values();  // as predict and evaluate: the runner holds or maps what it needs
+  std::int64_t templates = a.sizes.templates.value_or(-1);
+  const LoadedModel model = load_model(
+      a.params, {.precision = precision, .templates = std::max<std::int64_t>(templates, 0)});
+  if (templates < 0) templates = model.config().templates ? 4 : 0;
+  const ModelConfig& config = model.config();
+  const ModelRunner& runner = *model.runner;
   // The peak is measured before and after the model and the higher kept: on a shared machine
   // a burst from another job can pull one measurement far down, and a low peak inflates every
   // "% of peak" that follows.

@@ -4,10 +4,9 @@
 #include <memory>
 
 #include "io/convert_params.h"
-#include "io/model_config.h"
-#include "io/weight_store.h"
 #include "memory/error.h"
 #include "pipeline/cli/cli.h"
+#include "pipeline/runner/model_loader.h"
 
 namespace cpufold {
 
@@ -24,17 +23,17 @@ void add_convert_params_command(CLI::App& app) {
   cmd->add_option("OUT", args->out, "HDF5 file to write (replaced atomically)")->required();
   cmd->callback([args] {
     const auto start = std::chrono::steady_clock::now();
-    const WeightStore store = WeightStore::open(args->in);
-    if (store.format() != WeightStore::Format::npz) {
+    // Deriving the config checks the file really is an AF2 model before we write anything.
+    const ModelWeights weights = open_model_weights(args->in);
+    if (weights.store.format() != WeightStore::Format::npz) {
       throw InputError(args->in + " is already a cpufold HDF5 file; convert-params reads .npz");
     }
-    // Deriving the config checks the file really is an AF2 model before we write anything.
-    const ModelConfig config = ModelConfig::from_weights(store);
-    const std::string preset = config.preset_for_file(store.path().filename().string());
+    const ModelConfig& config = weights.config;
+    const std::string& preset = weights.preset;
     convert_params(args->in, args->out, preset);
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    std::cout << "wrote " << args->out << ": " << store.keys().size() << " arrays, "
+    std::cout << "wrote " << args->out << ": " << weights.store.keys().size() << " arrays, "
               << config.parameter_count << " parameters, preset " << preset << " (" << seconds
               << " s)\n";
   });

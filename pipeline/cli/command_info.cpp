@@ -3,9 +3,8 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
-#include "io/model_config.h"
-#include "io/weight_store.h"
 #include "pipeline/cli/cli.h"
+#include "pipeline/runner/model_loader.h"
 
 namespace cpufold {
 namespace {
@@ -57,12 +56,13 @@ void add_info_command(CLI::App& app) {
       ->required();
   cmd->add_flag("--json", args->json, "Print the configuration as JSON");
   cmd->callback([args] {
-    const WeightStore store = WeightStore::open(args->params);
-    const ModelConfig config = ModelConfig::from_weights(store);
+    const ModelWeights weights = open_model_weights(args->params);
+    const WeightStore& store = weights.store;
+    const ModelConfig& config = weights.config;
+    const std::string& preset = weights.preset;
     const auto& attrs = store.attributes();
     const std::string source =
         attrs.contains("source_file") ? attrs.at("source_file") : store.path().filename().string();
-    const std::string preset = config.preset_for_file(source);
     if (args->json) {
       std::cout << config_json(config, preset).dump(2) << "\n";
       return;

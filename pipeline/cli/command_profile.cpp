@@ -6,8 +6,6 @@
 #include <iostream>
 #include <memory>
 
-#include "io/model_config.h"
-#include "io/weight_store.h"
 #include "memory/byte_size.h"
 #include "memory/error.h"
 #include "ops/compute_precision.h"
@@ -17,6 +15,7 @@
 #include "pipeline/cli/cli.h"
 #include "pipeline/cli/common_options.h"
 #include "pipeline/cli/option_checks.h"
+#include "pipeline/runner/model_loader.h"
 
 namespace cpufold {
 namespace {
@@ -153,15 +152,10 @@ void run_profile(ProfileArgs& a) {
       common_precision(a.common, [](const std::string& line) { std::cerr << line << "\n"; });
   std::string model;
   {  // the parent only needs the configuration; the children load the weights
-    const WeightStore store = WeightStore::open(a.params);
-    const ModelConfig config = ModelConfig::from_weights(store);
-    model = config.preset_for_file(store.path().filename().string());
-    if (!a.sizes.templates) a.sizes.templates = config.templates ? 4 : 0;
-    if (*a.sizes.templates > 0 && !config.templates) {
-      throw InputError("--templates " + std::to_string(*a.sizes.templates) + ": " + model + " (" +
-                       store.path().filename().string() +
-                       ") has no template embedding; give --templates 0");
-    }
+    const ModelWeights weights = open_model_weights(a.params);
+    model = weights.preset;
+    if (!a.sizes.templates) a.sizes.templates = weights.config.templates ? 4 : 0;
+    require_templates(weights, *a.sizes.templates);
   }
   const ProfileSizes sizes{0, a.sizes.msa_rows, a.sizes.extra_rows, *a.sizes.templates,
                            a.sizes.recycles};

@@ -8,12 +8,11 @@
 
 #include "io/feature_file.h"
 #include "io/hdf5_tensor_file.h"
-#include "io/model_config.h"
 #include "memory/peak_tracker.h"
 #include "pipeline/features/reference_features.h"
 #include "pipeline/runner/finite_outputs.h"
 #include "pipeline/runner/hdf5_tracer.h"
-#include "pipeline/runner/model_runner.h"
+#include "pipeline/runner/model_loader.h"
 #include "pipeline/runner/prediction_h5.h"
 
 namespace cpufold {
@@ -25,28 +24,6 @@ std::string mib(std::size_t bytes) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.1f MiB", static_cast<double>(bytes) / (1 << 20));
   return buf;
-}
-
-// The model of PARAMS; WeightsError when the file holds parameters the model does not use.
-struct LoadedModel {
-  WeightStore store;
-  ModelConfig config;
-  std::string preset;
-};
-
-LoadedModel load_model(const std::filesystem::path& params) {
-  WeightStore store = WeightStore::open(params);
-  ModelConfig config = ModelConfig::from_weights(store);
-  std::string preset = config.preset_for_file(store.path().filename().string());
-  return {std::move(store), std::move(config), std::move(preset)};
-}
-
-void refuse_unused_parameters(const WeightStore& store) {
-  const auto unused = store.unused_keys();
-  if (!unused.empty()) {
-    throw WeightsError(std::to_string(unused.size()) + " parameters in " + store.path().string() +
-                       " are not used by the model, e.g. " + unused.front());
-  }
 }
 
 // Every iteration of the file's inputs/ group, read as the runner asks for it.
@@ -128,10 +105,10 @@ EvaluateReport report_of(const Prediction& p) {
 }  // namespace
 
 EvaluatePlan plan_evaluate(const EvaluateOptions& o) {
-  const LoadedModel model = load_model(o.params);
+  const LoadedModel model = load_model(o.params, {.precision = o.precision});
+  const ModelRunner& runner = *model.runner;
   const Hdf5TensorReader features(o.features);
-  const ModelRunner runner(model.store, model.config, o.precision);
-  const FeatureSource source = file_source(features, model.config);
+  const FeatureSource source = file_source(features, model.config());
   const RunOptions run = run_options(o, source.iterations, nullptr);
   EvaluatePlan plan;
   plan.dims = runner.dims_of(source);
@@ -145,26 +122,25 @@ EvaluateReport evaluate(const EvaluateOptions& o) {
     if (o.progress) o.progress(msg);
   };
 
-  LoadedModel model = load_model(o.params);
   const Hdf5TensorReader features(o.features);
-  say("loading " + model.preset + " (" + std::to_string(model.config.parameter_count) +
+  say("loading " + o.params.filename().string());
+  const LoadedModel model = load_model(o.params, {.precision = o.precision});
+  const ModelRunner& runner = *model.runner;
+  say("loaded " + model.weights.preset + " (" + std::to_string(model.config().parameter_count) +
       " parameters)");
-  const ModelRunner runner(model.store, model.config, o.precision);
-  refuse_unused_parameters(model.store);
-  model.store.release_values();
   const WeightResidency weights = runner.weight_residency();
   say("weights: " + mib(weights.shared_bytes) + " mapped shared" +
       (runner.weight_cache_file().empty() ? "" : " from " + runner.weight_cache_file().string()) +
       ", " + mib(weights.private_bytes) + " private");
 
-  const FeatureSource source = file_source(features, model.config);
+  const FeatureSource source = file_source(features, model.config());
   std::optional<Hdf5Tracer> tracer;
   if (!o.trace.empty()) tracer.emplace(o.trace);
   const Prediction p =
       runner.run(source, run_options(o, source.iterations, tracer ? &*tracer : nullptr));
 
   refuse_non_finite(p, o.out, tracer);
-  write_outputs(o, p, model.preset);
+  write_outputs(o, p, model.weights.preset);
   if (tracer) tracer->commit();
 
   EvaluateReport report = report_of(p);

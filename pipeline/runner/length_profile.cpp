@@ -1,8 +1,6 @@
 #include "pipeline/runner/length_profile.h"
 
-#include "io/model_config.h"
-#include "io/weight_store.h"
-#include "pipeline/runner/model_runner.h"
+#include "pipeline/runner/model_loader.h"
 #include "pipeline/runner/synthetic_features.h"
 
 namespace cpufold {
@@ -28,15 +26,9 @@ LengthProfile profile_length(const ProfileRequest& r,
   p.stage_method = StageMeter::method_name(meter.method());
 
   meter.begin("load");
-  WeightStore store = WeightStore::open(r.params);
-  const ModelConfig config = ModelConfig::from_weights(store);
-  if (z.templates > 0 && !config.templates) {
-    throw InputError(store.path().filename().string() + " (" +
-                     config.preset_for_file(store.path().filename().string()) +
-                     ") has no template embedding: give --templates 0");
-  }
-  const ModelRunner runner(store, config, r.precision);
-  store.release_values();  // as predict and evaluate: the runner holds or maps what it needs
+  const LoadedModel model =
+      load_model(r.params, {.precision = r.precision, .templates = z.templates});
+  const ModelRunner& runner = *model.runner;
   const FeatureSource source =
       synthetic_feature_source({z.n_res, z.msa_rows, z.extra_rows, z.templates, z.recycles + 1});
 

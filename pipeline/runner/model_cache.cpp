@@ -1,9 +1,7 @@
 #include "pipeline/runner/model_cache.h"
 
-#include <chrono>
 #include <string>
 
-#include "memory/error.h"
 #include "memory/system_memory.h"
 
 namespace cpufold {
@@ -31,24 +29,8 @@ ModelCache::ModelCache(std::map<int, fs::path> files, ModelType type,
 const LoadedModel& ModelCache::get(int model_number) {
   if (auto it = models_.find(model_number); it != models_.end()) return *it->second;
   if (!keep_all_) models_.clear();
-  const auto start = std::chrono::steady_clock::now();
-  const fs::path& path = files_.at(model_number);
-  auto model = std::make_unique<LoadedModel>(LoadedModel{WeightStore::open(path), {}, nullptr, 0});
-  model->config = ModelConfig::from_weights(model->store);
-  if (type_ == ModelType::alphafold2_ptm && !model->config.ptm_head) {
-    throw WeightsError(path.string() +
-                       " has no predicted-aligned-error head: it is not an alphafold2_ptm "
-                       "(params_model_N_ptm) file; use --model-type alphafold2 for it");
-  }
-  model->runner = std::make_unique<ModelRunner>(model->store, model->config, precision_);
-  const auto unused = model->store.unused_keys();
-  if (!unused.empty()) {
-    throw WeightsError(std::to_string(unused.size()) + " parameters in " + path.string() +
-                       " are not used by the model, e.g. " + unused.front());
-  }
-  model->store.release_values();
-  model->load_seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  auto model = std::make_unique<LoadedModel>(
+      load_model(files_.at(model_number), {.precision = precision_, .type = type_}));
   return *models_.emplace(model_number, std::move(model)).first->second;
 }
 

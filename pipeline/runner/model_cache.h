@@ -7,19 +7,9 @@
 #include <memory>
 #include <optional>
 
-#include "io/model_config.h"
-#include "io/weight_store.h"
-#include "pipeline/runner/model_runner.h"
-#include "pipeline/runner/params_directory.h"
+#include "pipeline/runner/model_loader.h"
 
 namespace cpufold {
-
-struct LoadedModel {
-  WeightStore store;  // keys and shapes; its values are released once the runner is built
-  ModelConfig config;
-  std::unique_ptr<ModelRunner> runner;
-  double load_seconds = 0;
-};
 
 class ModelCache {
  public:
@@ -33,9 +23,8 @@ class ModelCache {
   bool keeps_all() const { return keep_all_; }
   bool is_loaded(int model_number) const { return models_.count(model_number) > 0; }
 
-  // The model, loading it on first use (and first dropping the others when they do not all
-  // fit). WeightsError when the file cannot be read, is not of `type` (no PAE head for
-  // alphafold2_ptm) or holds parameters the model does not use.
+  // The model, loading it on first use (load_model; first dropping the others when they do
+  // not all fit).
   const LoadedModel& get(int model_number);
 
   // Weight bytes resident for the loaded models other than `model_number` (what a run of that

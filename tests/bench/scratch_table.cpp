@@ -21,8 +21,7 @@
 #include "evoformer/triangle_attention.h"
 #include "evoformer/triangle_multiplication.h"
 #include "evoformer/trunk.h"
-#include "io/model_config.h"
-#include "io/weight_store.h"
+#include "pipeline/runner/model_loader.h"
 #include "pipeline/runner/prediction_heads.h"
 #include "structure/structure_module.h"
 
@@ -54,8 +53,9 @@ int main(int argc, char** argv) {
   if (ns.empty()) ns = {256, 1000};
   if (chunks.empty()) chunks = {0, 4};
 
-  const WeightStore store = WeightStore::open(argv[1]);
-  const ModelConfig c = ModelConfig::from_weights(store);
+  const ModelWeights weights = open_model_weights(argv[1]);
+  const WeightStore& store = weights.store;
+  const ModelConfig& c = weights.config;
   const ParamScope evo(store, "evoformer/evoformer_iteration", 0, c.n_evoformer_blocks);
   const ParamScope ext(store, "evoformer/extra_msa_stack", 0, c.n_extra_msa_blocks);
   using Dir = TriangleMultiplication::Direction;
