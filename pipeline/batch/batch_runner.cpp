@@ -225,8 +225,8 @@ class BatchRunner {
     if (loading) {
       const WeightResidency weights = loaded.runner->weight_residency();
       log_.say(model_loaded_line({"model_" + std::to_string(model_number), loaded.path(),
-                                  loaded.config().parameter_count, load_seconds, weights.shared_bytes,
-                                  weights.private_bytes}));
+                                  loaded.config().parameter_count, load_seconds,
+                                  weights.shared_bytes, weights.private_bytes}));
     }
     return loaded;
   }
@@ -248,22 +248,19 @@ class BatchRunner {
     const std::string tag = model_type_name(o_.model_type) + "_model_" +
                             std::to_string(model_number) + "_seed_" + seed_tag(seed);
 
-    std::vector<std::string> recycle_pdbs;
     RunOptions options = batch_run_options(o_, rank_);
     options.other_weight_bytes = models_.other_weight_bytes(model_number);
     options.progress = [&](const std::string& message) {
       log_.say(where + ": " + message + " | " + eta(run_units, seconds_since(run_start)));
     };
-    options.after_iteration = recycle_checks(o_, rank_, [&](const Prediction& now) {
-      recycle_pdbs.push_back(render_pdb(view_of(now, raw), job.name, tag));
-    });
     const Prediction p = loaded.runner->run(pipeline.source(feature_samples(o_)), options);
     const double run_seconds = seconds_since(run_start);
     estimate_.finished(run_units, run_seconds);
     require_finite_prediction(p, run.model + " seed " + seed_tag(seed));
 
     RenderedPrediction r = render(job, raw, p, model_number, seed);
-    r.recycle_pdbs = std::move(recycle_pdbs);
+    for (const IterationStructure& s : p.kept_iterations)
+      r.recycle_pdbs.push_back(render_pdb(view_of(s, raw), job.name, tag));
     write_unranked_files(
         o_.output_dir, job.name, tag, p,
         {o_.save_all, o_.save_single_representations, o_.save_pair_representations}, r);

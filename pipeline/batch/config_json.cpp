@@ -4,6 +4,7 @@
 
 #include "io/text_safety.h"
 #include "ops/compute_precision.h"
+#include "pipeline/batch/chunk_sizes_json.h"
 
 namespace cpufold {
 
@@ -39,7 +40,13 @@ std::string config_json(const PredictOptions& o, RankBy rank, std::size_t num_qu
   j["save_single_representations"] = o.save_single_representations;
   j["save_pair_representations"] = o.save_pair_representations;
   j["zip"] = o.zip;
-  j["chunk_size"] = o.chunk_size ? Json(*o.chunk_size) : Json("auto");
+  if (!o.chunks) {
+    j["chunk_size"] = "auto";
+  } else if (const auto uniform = o.uniform_chunk()) {
+    j["chunk_size"] = *uniform;  // --chunk-size
+  } else {
+    j["chunk_size"] = *o.chunks;
+  }
   j["mem_budget"] = o.mem_budget ? Json(*o.mem_budget) : Json(nullptr);
   j["threads"] = o.threads;
   j["precision"] = precision_name(o.precision);  // as resolved from --precision

@@ -37,7 +37,9 @@ void check_options(const PredictOptions& o) {
   require_in_range(kNumEnsembleRange, o.num_ensemble);
   if (o.max_seq) require_in_range(kMaxSeqRange, *o.max_seq);
   if (o.max_extra_seq) require_in_range(kMaxExtraSeqRange, *o.max_extra_seq);
-  if (o.chunk_size) require_in_range(kChunkSizeRange, *o.chunk_size);
+  if (o.chunks) {
+    for (const ChunkFamily f : kChunkFamilies) require_in_range(kChunkSizeRange, (*o.chunks)[f]);
+  }
   if (!o.msa_dir.empty() && !fs::is_directory(o.msa_dir)) {
     throw InputError("--msa-dir " + o.msa_dir.string() + ": not a directory");
   }

@@ -15,10 +15,12 @@
 #include "pipeline/batch/predict_jobs.h"
 #include "pipeline/batch/ranking.h"
 #include "pipeline/runner/params_directory.h"
+#include "pipeline/runner/shared_run_options.h"
 
 namespace cpufold {
 
-struct PredictOptions {
+// The shared options (chunks, budget, spill, precision, threads) and predict's own.
+struct PredictOptions : SharedRunOptions {
   std::filesystem::path input;       // FASTA / A3M / CSV / TSV file or a directory of them
   std::filesystem::path output_dir;  // created when missing
   std::filesystem::path msa_dir;     // empty: only MSAs given with the input
@@ -33,12 +35,6 @@ struct PredictOptions {
   std::uint64_t random_seed = 0;  // seeds random_seed .. random_seed + num_seeds - 1
   RankBy rank = RankBy::automatic;
   std::optional<std::int64_t> max_seq, max_extra_seq;  // default: AF2's per-model values
-  std::optional<std::int64_t> chunk_size;              // 0: no slicing; empty: the planner chooses
-  std::optional<std::size_t> mem_budget;               // every job must fit it (exit 4 otherwise)
-  std::optional<std::filesystem::path> spill_dir;      // spill tier and checkpoints; empty: none
-  std::optional<int> spill_numa_node;                  // the spill tier on this node instead
-  int threads = 0;               // recorded in config.json (the caller sets OpenMP)
-  DType precision = DType::f32;  // the trunk stacks' compute precision (--precision)
   bool overwrite_existing_results = false;
   QueryOrder sort_queries_by = QueryOrder::length;
   // colabfold_batch output options (pipeline/colabfold_options.h).

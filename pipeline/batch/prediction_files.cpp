@@ -23,6 +23,16 @@ PredictionView view_of(const Prediction& p, const RawFeatures& raw) {
   return v;
 }
 
+PredictionView view_of(const IterationStructure& s, const RawFeatures& raw) {
+  PredictionView v;
+  v.aatype = raw.aatype;
+  v.residue_index = raw.residue_index;
+  v.atom_positions = s.atom_positions;
+  v.atom_mask = s.atom_mask;
+  v.plddt = s.plddt;
+  return v;
+}
+
 void write_unranked_files(const std::filesystem::path& dir, const std::string& job,
                           const std::string& tag, const Prediction& p, const UnrankedFiles& which,
                           RenderedPrediction& r) {

@@ -15,6 +15,8 @@ namespace cpufold {
 
 // Views into `p` and `raw`: valid while both live.
 PredictionView view_of(const Prediction& p, const RawFeatures& raw);
+// One kept iteration's structure (--save-recycles): atoms and pLDDT, no PAE.
+PredictionView view_of(const IterationStructure& s, const RawFeatures& raw);
 
 struct UnrankedFiles {
   bool all = false;          // {job}_all_{tag}.h5: every model output

@@ -16,18 +16,17 @@ FeatureConfig model_feature_config(const PredictOptions& o, const std::string& m
 
 RunOptions model_run_options(const PredictOptions& o) {
   RunOptions run;
+  static_cast<SharedRunOptions&>(run) = o;
   run.recycles = o.num_recycle;
   run.ensemble = o.num_ensemble;
   run.early_stop_tolerance = o.recycle_early_stop_tolerance;
-  run.chunks = ChunkSizes::all(o.chunk_size);
-  run.mem_budget = o.mem_budget;
-  run.spill_dir = o.spill_dir;
-  run.spill_numa_node = o.spill_numa_node;
   return run;
 }
 
 RunOptions batch_run_options(const PredictOptions& o, RankBy rank) {
   RunOptions run = model_run_options(o);
+  run.stop_when = stop_at_score(o, rank);
+  run.keep_iterations = o.save_recycles;
   run.checkpoints = !o.save_recycles;
   char context[64];
   std::snprintf(context, sizeof context, "stop_at_score %a rank %d", o.stop_at_score,
@@ -36,12 +35,9 @@ RunOptions batch_run_options(const PredictOptions& o, RankBy rank) {
   return run;
 }
 
-AfterIteration recycle_checks(const PredictOptions& o, RankBy rank,
-                              std::function<void(const Prediction&)> save_recycle) {
-  if (!o.save_recycles && o.stop_at_score >= 100) return {};
-  return [save = o.save_recycles, stop = o.stop_at_score, rank,
-          save_recycle = std::move(save_recycle)](const Prediction& now, std::int64_t) {
-    if (save) save_recycle(now);
+std::function<bool(const Prediction&)> stop_at_score(const PredictOptions& o, RankBy rank) {
+  if (o.stop_at_score >= 100) return {};
+  return [stop = o.stop_at_score, rank](const Prediction& now) {
     return ranking_score(now, rank) > stop;
   };
 }

@@ -16,20 +16,18 @@ namespace cpufold {
 FeatureConfig model_feature_config(const PredictOptions& o, const std::string& model,
                                    std::uint64_t seed);
 
-// Recycles, ensemble, early stop, chunk size and spill dir; the caller adds progress and callbacks.
+// The shared options, recycles, ensemble and early stop; the caller adds progress and callbacks.
 RunOptions model_run_options(const PredictOptions& o);
 
-// The same for a batch run: checkpoints keyed also by the options that decide when a run
-// stops (--stop-at-score, the ranking), and none with --save-recycles (a resumed run would
-// miss the structures of the iterations before its checkpoint).
+// The same for a batch run: ColabFold's check of the ranking score after every recycle
+// (--stop-at-score, stop_when), every iteration's structure kept with --save-recycles (and then
+// no checkpoints: a resumed run would miss the structures of the iterations before its
+// checkpoint), checkpoints keyed also by the options that decide when a run stops.
 RunOptions batch_run_options(const PredictOptions& o, RankBy rank);
 
-// The after_iteration callback of a batch run: ColabFold checks its ranking score after every
-// recycle (--stop-at-score) and, with --save-recycles, hands each iteration's prediction to
-// `save_recycle`. Empty when neither option is set.
-using AfterIteration = std::function<bool(const Prediction&, std::int64_t iteration)>;
-AfterIteration recycle_checks(const PredictOptions& o, RankBy rank,
-                              std::function<void(const Prediction&)> save_recycle);
+// RunOptions::stop_when for --stop-at-score: the ranking score above it. Empty when the score
+// cannot be exceeded (100, the default).
+std::function<bool(const Prediction&)> stop_at_score(const PredictOptions& o, RankBy rank);
 
 // Feature samples one run reads: every iteration's ensemble.
 std::int64_t feature_samples(const PredictOptions& o);

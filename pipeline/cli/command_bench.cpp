@@ -55,7 +55,7 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 
 void add_bench_features(CLI::App& bench) {
   struct Args {
-    std::int64_t n_res = 1000, n_msa = 10000;
+    std::int64_t n_res = 1000, msa_rows = 10000;
     std::string model = "model_1";
     int repeat = 2;
     CommonOptions common;
@@ -67,15 +67,16 @@ void add_bench_features(CLI::App& bench) {
       "one recycling iteration's sampling, masking, clustering and msa_feat per repetition.");
   cmd->add_option("--n-res", args->n_res, "residues (default 1000)")
       ->transform(integer_in(1, kMaxRows));
-  cmd->add_option("--n-msa", args->n_msa, "MSA rows, query included (default 10000)")
+  cmd->add_option("--msa-rows", args->msa_rows, "MSA rows, query included (default 10000)")
       ->transform(integer_in(1, kMaxRows));
+  add_hidden_alias(*cmd, "--n-msa", "--msa-rows");
   cmd->add_option("--model", args->model, "AF2 model whose sizes are used (default model_1)");
   cmd->add_option("--repeat", args->repeat, "iterations timed (default 2)")
       ->transform(integer_in(1, kMaxRepeat));
-  add_common_options(*cmd, args->common, {CommonOption::threads});
+  add_common_options(*cmd, args->common, Command::bench_features);
   cmd->callback([args] {
-    apply_common_options(args->common);
-    const std::vector<Msa> msas{random_msa(args->n_msa, args->n_res, 7)};
+    resolve_common_options(args->common);
+    const std::vector<Msa> msas{random_msa(args->msa_rows, args->n_res, 7)};
     const std::vector<std::string> names{"random"};
     auto t0 = std::chrono::steady_clock::now();
     const RawFeatures raw = make_raw_features(msas[0].sequences[0], msas, names);
@@ -97,7 +98,7 @@ void add_bench_features(CLI::App& bench) {
         "order, profile) %.3f s; one iteration %.3f s\n"
         "  arena per iteration %.1f MiB, peak RSS %.1f MiB\n",
         args->model.c_str(), static_cast<long long>(args->n_res),
-        static_cast<long long>(args->n_msa), static_cast<long long>(pipeline.n_seq()),
+        static_cast<long long>(args->msa_rows), static_cast<long long>(pipeline.n_seq()),
         static_cast<long long>(pipeline.n_extra()), omp_get_max_threads(), raw_secs, setup_secs,
         iter_secs, static_cast<double>(pipeline.bytes_per_iteration()) / (1 << 20),
         static_cast<double>(os_peak_rss_bytes()) / (1 << 20));

@@ -26,27 +26,28 @@ double mib(std::size_t bytes) {
 }
 
 struct BlockArgs {
-  std::string params, stack = "evoformer";
+  std::string stack = "evoformer";
   std::int64_t n_res = 128;
-  std::optional<std::int64_t> n_seq;  // empty: 512 (Evoformer) or 5120 (extra MSA)
+  std::optional<std::int64_t> msa_rows;  // empty: 512 (Evoformer) or 5120 (extra MSA)
   int repeat = 1, warmups = 1;
   CommonOptions common;
 };
 
-void run_block_bench(const BlockArgs& args) {
-  apply_common_options(args.common);
-  const std::int64_t chunk = args.common.chunk_size.value_or(0);  // a benchmark: unsliced
-  const ModelWeights weights = open_model_weights(args.params);
+void run_block_bench(BlockArgs& args) {
+  resolve_common_options(args.common);
+  // A benchmark: unsliced unless told.
+  const std::int64_t chunk = args.common.run.uniform_chunk().value_or(0);
+  const ModelWeights weights = open_model_weights(args.common.params);
   const WeightStore& store = weights.store;
   const ModelConfig& c = weights.config;
   const bool extra = args.stack == "extra-msa";
-  const DType precision = common_precision(args.common);
-  const std::int64_t s = args.n_seq.value_or(extra ? 5120 : 512), n = args.n_res;
+  const DType precision = args.common.run.precision;
+  const std::int64_t s = args.msa_rows.value_or(extra ? 5120 : 512), n = args.n_res;
 
   // With a spill directory the block's input and output activations live there, as in a
   // spilled run: each block reads them back from the file slab by slab.
   std::unique_ptr<FileTier> spill;
-  if (!args.common.spill_dir.empty()) spill = std::make_unique<FileTier>(args.common.spill_dir);
+  if (args.common.run.spill_dir) spill = std::make_unique<FileTier>(*args.common.run.spill_dir);
   Tier& state_tier = spill ? static_cast<Tier&>(*spill) : dram_tier();
   BlockBench bench(store, c,
                    extra ? EvoformerBlock::Kind::extra_msa : EvoformerBlock::Kind::evoformer,
@@ -84,14 +85,13 @@ void run_block_bench(const BlockArgs& args) {
 }
 
 void add_block_options(CLI::App& cmd, BlockArgs& args) {
-  cmd.add_option("--params", args.params, "AF2 parameters (.npz / .h5)")->required();
   cmd.add_option("--stack", args.stack,
                  "which block: evoformer (block 0 of the Evoformer stack, Alg. 6) or extra-msa "
                  "(block 0 of the extra-MSA stack, Alg. 18) (default evoformer)")
       ->check(CLI::IsMember({"evoformer", "extra-msa"}));
   cmd.add_option("--n-res", args.n_res, "residues (default 128)")
       ->transform(integer_in(1, kMaxRows));
-  cmd.add_option("--n-seq", args.n_seq,
+  cmd.add_option("--msa-rows", args.msa_rows,
                  "MSA rows (default 512; 5120 extra rows with --stack extra-msa)")
       ->transform(integer_in(1, kMaxRows));
   cmd.add_option("--repeat", args.repeat, "timed repetitions after the warm-up (default 1)")
@@ -100,9 +100,8 @@ void add_block_options(CLI::App& cmd, BlockArgs& args) {
                  "untimed runs first, where oneDNN creates its primitives (default 1; 0 for "
                  "blocks of many minutes, where that set-up is negligible)")
       ->transform(integer_in(0, kMaxRepeat));
-  add_common_options(cmd, args.common,
-                     {CommonOption::threads, CommonOption::chunk_size, CommonOption::precision,
-                      CommonOption::spill_dir});
+  add_hidden_alias(cmd, "--n-seq", "--msa-rows");
+  add_common_options(cmd, args.common, Command::bench_block);
   // A block benchmark has no planner: unsliced unless told (large blocks need a chunk).
   cmd.get_option("--chunk-size")
       ->description(

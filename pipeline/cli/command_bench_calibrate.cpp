@@ -23,8 +23,8 @@ namespace cpufold {
 namespace {
 
 struct CalibrateArgs {
-  std::string params, out;
-  std::int64_t n_res = 256, n_seq = 516, n_extra = 5120;
+  std::string out;
+  std::int64_t n_res = 256, msa_rows = 516, extra_rows = 5120;
   int rounds = 2;
   CommonOptions common;
 };
@@ -54,62 +54,48 @@ std::map<std::int64_t, double> chunk_factors(BlockBench& bench,
   return factors;
 }
 
-void calibrate(const CalibrateArgs& args) {
-  apply_common_options(args.common);
-  const ModelWeights weights = open_model_weights(args.params);
-  const WeightStore& store = weights.store;
-  const ModelConfig& c = weights.config;
-  const auto kind = EvoformerBlock::Kind::evoformer;
-  TimeModel model = builtin_time_model();
-  model.cpu = this_cpu();
-  model.isa = this_isa();
-  model.threads = omp_get_max_threads();
-  std::printf(
-      "calibrating on %s (oneDNN ISA %s), %d threads, n_res %lld, fastest of %d run(s) per "
-      "setting\none Evoformer block, %lld MSA rows:\n",
-      model.cpu.c_str(), model.isa.c_str(), model.threads, static_cast<long long>(args.n_res),
-      args.rounds, static_cast<long long>(args.n_seq));
-  std::fflush(stdout);
-
-  const TrunkDims dims{args.n_res, args.n_seq, args.n_extra, 0};
-  BlockBench dram(store, c, kind, DType::f32, args.n_seq, args.n_res, dram_tier(), dram_tier());
+// The Evoformer and extra-MSA blocks' relative time per chunk, into `model`.
+void measure_chunk_factors(const CalibrateArgs& args, const ModelWeights& w, BlockBench& dram,
+                           TimeModel& model) {
+  const TrunkDims dims{args.n_res, args.msa_rows, args.extra_rows, 0};
   model.chunk_factor =
       chunk_factors(dram, family_chunks(ChunkFamily::evoformer, dims), args.rounds);
-  std::printf("one extra-MSA block, %lld extra rows:\n", static_cast<long long>(args.n_extra));
+  std::printf("one extra-MSA block, %lld extra rows:\n", static_cast<long long>(args.extra_rows));
   std::fflush(stdout);
-  {
-    BlockBench extra(store, c, EvoformerBlock::Kind::extra_msa, DType::f32, args.n_extra,
-                     args.n_res, dram_tier(), dram_tier());
-    model.extra_msa_chunk_factor =
-        chunk_factors(extra, family_chunks(ChunkFamily::extra_msa, dims), args.rounds);
-  }
+  BlockBench extra(w.store, w.config, EvoformerBlock::Kind::extra_msa, DType::f32, args.extra_rows,
+                   args.n_res, dram_tier(), dram_tier());
+  model.extra_msa_chunk_factor =
+      chunk_factors(extra, family_chunks(ChunkFamily::extra_msa, dims), args.rounds);
+}
 
-  if (!args.common.spill_dir.empty()) {
-    // At the chunk a default plan of this size takes: the leanest within the time slack.
-    std::int64_t chunk = 0;
-    for (const auto& [c_, f] : model.chunk_factor) {
-      if (c_ > 0 && f <= 1 + kPlanTimeSlack && (chunk == 0 || c_ < chunk)) chunk = c_;
-    }
-    FileTier tier(args.common.spill_dir);
-    BlockBench msa_spilled(store, c, kind, DType::f32, args.n_seq, args.n_res, tier, dram_tier());
-    BlockBench both_spilled(store, c, kind, DType::f32, args.n_seq, args.n_res, tier, tier);
-    const double in_dram = best_of(dram, chunk, args.rounds);
-    const double msa = best_of(msa_spilled, chunk, args.rounds);
-    const double both = best_of(both_spilled, chunk, args.rounds);
-    model.spill_activations = std::max(1.0, msa / in_dram);
-    model.spill_outputs = std::max(model.spill_activations, both / in_dram);
-    std::printf(
-        "  chunk %lld in %s: activations in DRAM %.3f s, MSA activations spilled %.3f s "
-        "(%.2fx), MSA and pair spilled %.3f s (%.2fx)\n",
-        static_cast<long long>(chunk), tier.name().c_str(), in_dram, msa, model.spill_activations,
-        both, model.spill_outputs);
-  } else {
-    std::printf(
-        "  spill factors: the built-in estimates (%.2fx, %.2fx); give --spill-dir to "
-        "measure them\n",
-        model.spill_activations, model.spill_outputs);
+// The Evoformer block with its activations, then also its outputs, in the spill tier under
+// `dir`, against `dram`, at the chunk a default plan of this size takes (the leanest within
+// the time slack): the spill factors of `model`.
+void measure_spill_factors(const CalibrateArgs& args, const ModelWeights& w, BlockBench& dram,
+                           const std::filesystem::path& dir, TimeModel& model) {
+  std::int64_t chunk = 0;
+  for (const auto& [c, f] : model.chunk_factor) {
+    if (c > 0 && f <= 1 + kPlanTimeSlack && (chunk == 0 || c < chunk)) chunk = c;
   }
+  const auto kind = EvoformerBlock::Kind::evoformer;
+  FileTier tier(dir);
+  BlockBench msa_spilled(w.store, w.config, kind, DType::f32, args.msa_rows, args.n_res, tier,
+                         dram_tier());
+  BlockBench both_spilled(w.store, w.config, kind, DType::f32, args.msa_rows, args.n_res, tier,
+                          tier);
+  const double in_dram = best_of(dram, chunk, args.rounds);
+  const double msa = best_of(msa_spilled, chunk, args.rounds);
+  const double both = best_of(both_spilled, chunk, args.rounds);
+  model.spill_activations = std::max(1.0, msa / in_dram);
+  model.spill_outputs = std::max(model.spill_activations, both / in_dram);
+  std::printf(
+      "  chunk %lld in %s: activations in DRAM %.3f s, MSA activations spilled %.3f s "
+      "(%.2fx), MSA and pair spilled %.3f s (%.2fx)\n",
+      static_cast<long long>(chunk), tier.name().c_str(), in_dram, msa, model.spill_activations,
+      both, model.spill_outputs);
+}
 
+void save_and_report(const CalibrateArgs& args, const TimeModel& model) {
   const std::filesystem::path path =
       args.out.empty() ? time_model_path() : std::filesystem::path(args.out);
   if (path.empty()) {
@@ -129,6 +115,34 @@ void calibrate(const CalibrateArgs& args) {
                                         : "plans use it when CPUFOLD_TIME_MODEL names that file");
 }
 
+void calibrate(CalibrateArgs& args) {
+  resolve_common_options(args.common);
+  const ModelWeights weights = open_model_weights(args.common.params);
+  TimeModel model = builtin_time_model();
+  model.cpu = this_cpu();
+  model.isa = this_isa();
+  model.threads = omp_get_max_threads();
+  std::printf(
+      "calibrating on %s (oneDNN ISA %s), %d threads, n_res %lld, fastest of %d run(s) per "
+      "setting\none Evoformer block, %lld MSA rows:\n",
+      model.cpu.c_str(), model.isa.c_str(), model.threads, static_cast<long long>(args.n_res),
+      args.rounds, static_cast<long long>(args.msa_rows));
+  std::fflush(stdout);
+
+  BlockBench dram(weights.store, weights.config, EvoformerBlock::Kind::evoformer, DType::f32,
+                  args.msa_rows, args.n_res, dram_tier(), dram_tier());
+  measure_chunk_factors(args, weights, dram, model);
+  if (args.common.run.spill_dir) {
+    measure_spill_factors(args, weights, dram, *args.common.run.spill_dir, model);
+  } else {
+    std::printf(
+        "  spill factors: the built-in estimates (%.2fx, %.2fx); give --spill-dir to "
+        "measure them\n",
+        model.spill_activations, model.spill_outputs);
+  }
+  save_and_report(args, model);
+}
+
 }  // namespace
 
 void add_bench_calibrate_command(CLI::App& bench) {
@@ -142,13 +156,12 @@ void add_bench_calibrate_command(CLI::App& bench) {
       "time_model.json in $CPUFOLD_CACHE_DIR, $XDG_CACHE_HOME/cpufold or ~/.cache/cpufold; "
       "$CPUFOLD_TIME_MODEL names the file). Takes about 7 minutes at the default size on 2 "
       "cores.");
-  cmd->add_option("--params", args->params, "AF2 parameters (.npz / .h5)")->required();
   cmd->add_option("--n-res", args->n_res, "residues of the timed block (default 256)")
       ->transform(integer_in(1, kMaxRows));
-  cmd->add_option("--n-seq", args->n_seq,
+  cmd->add_option("--msa-rows", args->msa_rows,
                   "MSA rows of the timed block (default 516: 512 clusters and 4 templates)")
       ->transform(integer_in(1, kMaxRows));
-  cmd->add_option("--n-extra", args->n_extra,
+  cmd->add_option("--extra-rows", args->extra_rows,
                   "extra MSA rows of the timed extra-MSA block (default 5120, as AF2 models 1, 3, "
                   "4)")
       ->transform(integer_in(1, kMaxRows));
@@ -156,7 +169,9 @@ void add_bench_calibrate_command(CLI::App& bench) {
                   "runs per setting, the fastest kept (default 2; more on a busy machine)")
       ->transform(integer_in(1, kMaxRepeat));
   cmd->add_option("--out", args->out, "file to write (default: where plans look, see above)");
-  add_common_options(*cmd, args->common, {CommonOption::threads, CommonOption::spill_dir});
+  add_hidden_alias(*cmd, "--n-seq", "--msa-rows");
+  add_hidden_alias(*cmd, "--n-extra", "--extra-rows");
+  add_common_options(*cmd, args->common, Command::bench_calibrate);
   cmd->callback([args] { calibrate(*args); });
 }
 

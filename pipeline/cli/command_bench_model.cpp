@@ -59,7 +59,7 @@ class StageClock {
 };
 
 struct BenchModelArgs {
-  std::string params, json;
+  std::string json;
   std::int64_t n_res = 0;
   RandomRunSizes sizes;
   std::int64_t peak_size = 1024;
@@ -77,108 +77,135 @@ double stage_gflop(const StageFlops& f, const std::string& name, std::int64_t it
   return 0;
 }
 
-void run_bench_model(const BenchModelArgs& a) {
-  const DType precision = common_precision(
-      a.common, [](const std::string& line) { std::printf("%s\n", line.c_str()); });
-  const char* precision_label = precision_name(precision);
-  std::int64_t templates = a.sizes.templates.value_or(-1);
-  const LoadedModel model = load_model(
-      a.params, {.precision = precision, .templates = std::max<std::int64_t>(templates, 0)});
-  if (templates < 0) templates = model.config().templates ? 4 : 0;
-  const ModelConfig& config = model.config();
-  const ModelRunner& runner = *model.runner;
-  // The peak is measured before and after the model and the higher kept: on a shared machine
-  // a burst from another job can pull one measurement far down, and a low peak inflates every
-  // "% of peak" that follows.
-  MatmulPeak peak = measure_matmul_peak(a.peak_size, 5, precision);
-  const std::int64_t iterations = a.sizes.recycles + 1;
-  const FeatureSource source = synthetic_feature_source(
-      {a.n_res, a.sizes.msa_rows, a.sizes.extra_rows, templates, iterations});
-
+// What one benchmark run measured: the model's stages and the matmul peak around them.
+struct ModelMeasurement {
+  ModelSizes sizes;
+  std::int64_t recycles = 0, iterations = 0;
   StageClock clock;
+  MatmulPeak peak;  // the higher of before and after
+  double peak_before = 0, peak_after = 0;
+  std::size_t peak_rss = 0, predicted_peak = 0;
+  ChunkSizes chunks;
+};
+
+// The model on random inputs, the stage clock following the run, with the matmul peak measured
+// before and after and the higher kept: on a shared machine a burst from another job can pull
+// one measurement far down, and a low peak inflates every "% of peak" that follows.
+ModelMeasurement measure_model(const BenchModelArgs& a, const LoadedModel& model) {
+  ModelMeasurement m;
+  m.sizes = {a.n_res, a.sizes.msa_rows, a.sizes.extra_rows,
+             a.sizes.templates.value_or(model.config().templates ? 4 : 0)};
+  m.recycles = a.sizes.recycles;
+  const DType precision = a.common.run.precision;
+  m.peak = measure_matmul_peak(a.peak_size, 5, precision);
+  const FeatureSource source = synthetic_feature_source(
+      {m.sizes.n_res, m.sizes.msa_rows, m.sizes.extra_rows, m.sizes.templates, m.recycles + 1});
   RunOptions options;
-  options.recycles = a.sizes.recycles;
-  options.chunks = ChunkSizes::all(a.common.chunk_size);
-  options.mem_budget = a.common.memory_budget_bytes;
-  options.on_stage = [&clock](std::string_view stage) {
+  static_cast<SharedRunOptions&>(options) = a.common.run;
+  options.recycles = m.recycles;
+  options.on_stage = [&m](std::string_view stage) {
     if (stage == "done") {
-      clock.end();
+      m.clock.end();
     } else if (stage != "trunk") {  // the trunk's own phases follow at once
-      clock.begin(stage);
+      m.clock.begin(stage);
     }
   };
-  options.on_trunk_phase = [&clock](std::string_view phase) { clock.begin(phase); };
-  const Prediction prediction = runner.run(source, options);
-  const double peak_before = peak.gflops_per_s;
+  options.on_trunk_phase = [&m](std::string_view phase) { m.clock.begin(phase); };
+  const Prediction prediction = model.runner->run(source, options);
+  m.iterations = prediction.iterations;
+  m.predicted_peak = prediction.plan.dram_peak_bytes;
+  m.chunks = prediction.plan.chosen.chunks;
+  m.peak_rss = os_peak_rss_bytes();
+  m.peak_before = m.peak.gflops_per_s;
   const MatmulPeak after = measure_matmul_peak(a.peak_size, 5, precision);
-  if (after.gflops_per_s > peak.gflops_per_s) peak = after;
+  m.peak_after = after.gflops_per_s;
+  if (after.gflops_per_s > m.peak.gflops_per_s) m.peak = after;
+  return m;
+}
 
-  const ModelSizes sizes{a.n_res, a.sizes.msa_rows, a.sizes.extra_rows, templates};
-  const StageFlops flops = stage_flops(config, sizes);
-  const double model_gflop = model_flops(config, sizes, prediction.iterations) / 1e9;
+// The per-stage table on stdout; the stages as JSON, and the forward seconds.
+nlohmann::json print_stages(const ModelMeasurement& m, const StageFlops& flops,
+                            double& forward_seconds) {
   nlohmann::json stages = nlohmann::json::array();
-  double forward_seconds = 0;
-  std::printf(
-      "bench model: n_res %lld, MSA rows %lld, extra rows %lld, templates %lld, "
-      "recycles %lld, threads %d, %s, ISA %s\n",
-      static_cast<long long>(a.n_res), static_cast<long long>(a.sizes.msa_rows),
-      static_cast<long long>(a.sizes.extra_rows), static_cast<long long>(templates),
-      static_cast<long long>(a.sizes.recycles), omp_get_max_threads(), precision_label,
-      bf16_support().isa.c_str());
+  forward_seconds = 0;
   std::printf("  %-10s %9s %10s %9s %8s\n", "stage", "seconds", "GFLOP", "GFLOP/s", "% peak");
   for (const char* name : kStages) {
-    const double secs = clock.seconds(name);
-    const double gflop = stage_gflop(flops, name, prediction.iterations);
+    const double secs = m.clock.seconds(name);
+    const double gflop = stage_gflop(flops, name, m.iterations);
     const double rate = secs > 0 ? gflop / secs : 0;
     if (std::string_view(name) != "features") forward_seconds += secs;
     stages.push_back({{"name", name}, {"seconds", secs}, {"gflop", gflop}, {"gflops_per_s", rate}});
     std::printf("  %-10s %9.3f %10.1f %9.1f %7.1f%%\n", name, secs, gflop, rate,
-                100 * rate / peak.gflops_per_s);
+                100 * rate / m.peak.gflops_per_s);
   }
+  return stages;
+}
+
+void write_bench_json(const BenchModelArgs& a, const ModelMeasurement& m, nlohmann::json stages,
+                      double forward_seconds, double model_gflop) {
   const double rate = forward_seconds > 0 ? model_gflop / forward_seconds : 0;
-  const std::size_t rss = os_peak_rss_bytes();
-  std::printf(
-      "  forward %.3f s, %.1f GFLOP, %.1f GFLOP/s = %.1f%% of the %s matmul peak "
-      "(%lld^3: %.1f GFLOP/s, %s); peak RSS %.1f MiB; %s\n",
-      forward_seconds, model_gflop, rate, 100 * rate / peak.gflops_per_s, precision_label,
-      static_cast<long long>(peak.size), peak.gflops_per_s, peak.impl.c_str(),
-      static_cast<double>(rss) / (1 << 20),
-      describe_chunk_sizes(prediction.plan.chosen.chunks).c_str());
-  if (rate > peak.gflops_per_s) {
-    std::printf(
-        "  note: the model ran faster than the measured matmul peak (%.1f before, %.1f after): "
-        "another job slowed both peak measurements; rerun on a quiet machine\n",
-        peak_before, after.gflops_per_s);
-  }
-  if (a.json.empty()) return;
   const nlohmann::json out = {
       {"seconds", forward_seconds},
-      {"features_seconds", clock.seconds("features")},
+      {"features_seconds", m.clock.seconds("features")},
       {"model_gflop", model_gflop},
       {"model_gflops_per_s", rate},
-      {"matmul_peak_gflops_per_s", peak.gflops_per_s},
-      {"matmul_peak_before_after_gflops_per_s", {peak_before, after.gflops_per_s}},
-      {"matmul_peak_size", peak.size},
-      {"matmul_impl", peak.impl},
-      {"percent_of_peak", 100 * rate / peak.gflops_per_s},
-      {"peak_rss_bytes", rss},
-      {"predicted_peak_bytes", prediction.plan.dram_peak_bytes},
-      {"chunk_sizes", prediction.plan.chosen.chunks},
-      {"precision", precision_label},
+      {"matmul_peak_gflops_per_s", m.peak.gflops_per_s},
+      {"matmul_peak_before_after_gflops_per_s", {m.peak_before, m.peak_after}},
+      {"matmul_peak_size", m.peak.size},
+      {"matmul_impl", m.peak.impl},
+      {"percent_of_peak", 100 * rate / m.peak.gflops_per_s},
+      {"peak_rss_bytes", m.peak_rss},
+      {"predicted_peak_bytes", m.predicted_peak},
+      {"chunk_sizes", m.chunks},
+      {"precision", precision_name(a.common.run.precision)},
       {"isa", bf16_support().isa},
       {"threads", omp_get_max_threads()},
-      {"iterations", prediction.iterations},
+      {"iterations", m.iterations},
       {"sizes",
-       {{"n_res", a.n_res},
-        {"msa_rows", a.sizes.msa_rows},
-        {"extra_rows", a.sizes.extra_rows},
-        {"templates", templates},
-        {"recycles", a.sizes.recycles}}},
+       {{"n_res", m.sizes.n_res},
+        {"msa_rows", m.sizes.msa_rows},
+        {"extra_rows", m.sizes.extra_rows},
+        {"templates", m.sizes.templates},
+        {"recycles", m.recycles}}},
       {"flop_count",
        "2 x multiply-adds of every Linear and of the attention, outer-product and "
        "triangle products; elementwise work not counted"},
-      {"stages", stages}};
+      {"stages", std::move(stages)}};
   write_file_atomically(a.json, out.dump(2) + "\n");
+}
+
+void run_bench_model(BenchModelArgs& a) {
+  resolve_common_options(a.common,
+                         [](const std::string& line) { std::printf("%s\n", line.c_str()); });
+  const LoadedModel model =
+      load_model(a.common.params,
+                 {.precision = a.common.run.precision, .templates = a.sizes.templates.value_or(0)});
+  const ModelMeasurement m = measure_model(a, model);
+  const char* precision_label = precision_name(a.common.run.precision);
+  std::printf(
+      "bench model: n_res %lld, MSA rows %lld, extra rows %lld, templates %lld, "
+      "recycles %lld, threads %d, %s, ISA %s\n",
+      static_cast<long long>(m.sizes.n_res), static_cast<long long>(m.sizes.msa_rows),
+      static_cast<long long>(m.sizes.extra_rows), static_cast<long long>(m.sizes.templates),
+      static_cast<long long>(m.recycles), omp_get_max_threads(), precision_label,
+      bf16_support().isa.c_str());
+  double forward_seconds = 0;
+  nlohmann::json stages = print_stages(m, stage_flops(model.config(), m.sizes), forward_seconds);
+  const double model_gflop = model_flops(model.config(), m.sizes, m.iterations) / 1e9;
+  const double rate = forward_seconds > 0 ? model_gflop / forward_seconds : 0;
+  std::printf(
+      "  forward %.3f s, %.1f GFLOP, %.1f GFLOP/s = %.1f%% of the %s matmul peak "
+      "(%lld^3: %.1f GFLOP/s, %s); peak RSS %.1f MiB; %s\n",
+      forward_seconds, model_gflop, rate, 100 * rate / m.peak.gflops_per_s, precision_label,
+      static_cast<long long>(m.peak.size), m.peak.gflops_per_s, m.peak.impl.c_str(),
+      static_cast<double>(m.peak_rss) / (1 << 20), describe_chunk_sizes(m.chunks).c_str());
+  if (rate > m.peak.gflops_per_s) {
+    std::printf(
+        "  note: the model ran faster than the measured matmul peak (%.1f before, %.1f after): "
+        "another job slowed both peak measurements; rerun on a quiet machine\n",
+        m.peak_before, m.peak_after);
+  }
+  if (!a.json.empty()) write_bench_json(a, m, std::move(stages), forward_seconds, model_gflop);
 }
 
 }  // namespace
@@ -191,7 +218,6 @@ void add_bench_model_command(CLI::App& bench) {
       "sizes: wall time, FLOPs and GFLOP/s per stage, and the oneDNN matmul rate of the same "
       "precision measured in the same run, so the model's speed is also given as a fraction "
       "of it.");
-  cmd->add_option("--params", args->params, "AF2 parameters (.npz / .h5)")->required();
   cmd->add_option("--n-res", args->n_res, "residues")
       ->required()
       ->transform(integer_in(1, kMaxRows));
@@ -200,13 +226,8 @@ void add_bench_model_command(CLI::App& bench) {
                   "m = n = k of the matmul whose rate is the peak (default 1024)")
       ->transform(integer_in(64, 8192));
   cmd->add_option("--json", args->json, "also write the results to this JSON file");
-  add_common_options(*cmd, args->common,
-                     {CommonOption::threads, CommonOption::chunk_size, CommonOption::mem_budget,
-                      CommonOption::precision});
-  cmd->callback([args] {
-    apply_common_options(args->common);
-    run_bench_model(*args);
-  });
+  add_common_options(*cmd, args->common, Command::bench_model);
+  cmd->callback([args] { run_bench_model(*args); });
 }
 
 }  // namespace cpufold

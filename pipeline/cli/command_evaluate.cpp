@@ -25,8 +25,7 @@ void add_evaluate_command(CLI::App& app) {
       "last, as in the reference files) and write the outputs/ datasets under the reference's "
       "names. Compare with ../shared/tools/h5diff.py. Outputs holding NaN or Inf are not written "
       "(exit 5; the --trace file still is).");
-  cmd->add_option("--params", args->options.params, "AF2 parameters (.npz) or cpufold .h5")
-      ->required();
+  add_common_options(*cmd, args->common, Command::evaluate);
   cmd->add_option("--features", args->options.features, "processed features (.h5)")->required();
   cmd->add_option("--out", args->options.out, "output file (.h5), written atomically")->required();
   cmd->add_option("--recycles", args->recycles,
@@ -37,24 +36,17 @@ void add_evaluate_command(CLI::App& app) {
                   "stop recycling once the CA-CA distance matrix changes by less than this "
                   "(RMS, Å) between iterations (default 0: off, as AF2 monomer)")
       ->transform(real_in(0, kMaxEarlyStopTolerance));
-  add_common_options(
-      *cmd, args->common,
-      {CommonOption::threads, CommonOption::chunk_size, CommonOption::mem_budget,
-       CommonOption::spill_dir, CommonOption::spill_numa_node, CommonOption::precision});
   cmd->add_option("--trace", args->options.trace,
                   "also write named intermediates (the reference's trace/ names) to this .h5");
   cmd->add_flag("--quiet", args->quiet, "no progress messages on stderr");
   cmd->callback([args] {
-    apply_common_options(args->common);
-    args->options.chunks = ChunkSizes::all(args->common.chunk_size);
-    args->options.mem_budget = args->common.memory_budget_bytes;
-    if (!args->common.spill_dir.empty()) args->options.spill_dir = args->common.spill_dir;
-    args->options.spill_numa_node = args->common.spill_numa_node;
     if (args->recycles >= 0) args->options.recycles = args->recycles;
     if (!args->quiet) {
       args->options.progress = [](const std::string& msg) { std::cerr << msg << "\n"; };
     }
-    args->options.precision = common_precision(args->common, args->options.progress);
+    resolve_common_options(args->common, args->options.progress);
+    static_cast<SharedRunOptions&>(args->options) = args->common.run;
+    args->options.params = args->common.params;
     const EvaluateReport r = evaluate(args->options);
     std::printf(
         "%s: %lld residues, %lld iteration(s), mean pLDDT %.2f%s, %.2f s, peak RSS %.1f MiB\n",

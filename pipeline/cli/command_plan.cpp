@@ -40,22 +40,18 @@ EXAMPLES
 
 struct PlanArgs {
   PredictArguments predict;
-  std::string features, params, format = "text";
+  std::string features, format = "text";
 };
 
 std::vector<JobPlan> plan_features(PlanArgs& a) {
   EvaluateOptions o;
-  o.params = a.params;
+  static_cast<SharedRunOptions&>(o) = a.predict.options;
+  o.params = a.predict.common.params;
   o.features = a.features;
-  o.chunks = ChunkSizes::all(a.predict.common.chunk_size);
-  o.mem_budget = a.predict.common.memory_budget_bytes;
-  if (!a.predict.common.spill_dir.empty()) o.spill_dir = a.predict.common.spill_dir;
-  o.spill_numa_node = a.predict.common.spill_numa_node;
-  o.precision = a.predict.options.precision;
   const EvaluatePlan e = plan_evaluate(o);
   JobPlan j;
   j.name = std::filesystem::path(a.features).filename().string();
-  j.model = std::filesystem::path(a.params).stem().string();
+  j.model = o.params.stem().string();
   j.n_res = e.dims.n_res;
   j.n_seq = e.dims.n_seq;
   j.n_extra = e.dims.n_extra;
@@ -75,10 +71,9 @@ void add_plan_command(CLI::App& app) {
       "arguments (INPUT with --msa-dir, --data and model options; OUTPUT_DIR not needed) or "
       "evaluate's (--features F.h5 --params P).");
   cmd->footer(std::string(kPlanManual) + kExitStatusHelp);
-  add_predict_arguments(*cmd, args->predict, /*output_dir_required=*/false);
+  add_predict_arguments(*cmd, args->predict, Command::plan);
   cmd->add_option("--features", args->features,
                   "plan `cpufold evaluate` on these processed features (.h5) instead of INPUT");
-  cmd->add_option("--params", args->params, "with --features: AF2 parameters (.npz or .h5)");
   cmd->add_option("--format", args->format, "text (default), json or slurm")
       ->check(CLI::IsMember({"text", "json", "slurm"}));
   cmd->callback([args] {
@@ -90,8 +85,9 @@ void add_plan_command(CLI::App& app) {
           "plan needs INPUT (as predict) or --features with --params (as evaluate), "
           "one of the two");
     }
-    if (by_features && a.params.empty()) throw InputError("--features needs --params");
-    if (!by_features && !a.params.empty()) {
+    const bool has_params = !a.predict.common.params.empty();
+    if (by_features && !has_params) throw InputError("--features needs --params");
+    if (!by_features && has_params) {
       throw InputError("--params goes with --features; for INPUT give --data (as predict)");
     }
     if (!a.predict.quiet && !by_features) {

@@ -121,7 +121,7 @@ void add_predict_command(CLI::App& app) {
       "to OUTPUT_DIR, following colabfold_batch's conventions (same arguments, defaults and "
       "file names).");
   cmd->footer(std::string(kPredictManual) + kExitStatusHelp + kPredictManualEnd);
-  add_predict_arguments(*cmd, *args, /*output_dir_required=*/true);
+  add_predict_arguments(*cmd, *args, Command::predict);
   cmd->callback([args] {
     resolve_predict_arguments(*args);
     PredictOptions& o = args->options;

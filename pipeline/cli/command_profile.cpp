@@ -49,10 +49,11 @@ EXAMPLES
 )";
 
 struct ProfileArgs {
-  std::string params, lengths, out = "profile";
+  std::string lengths, out = "profile";
   RandomRunSizes sizes;
   bool child = false;
   CommonOptions common;
+  const CLI::App* command = nullptr;  // what was parsed, for the children's command lines
 };
 
 // "64,128,256": distinct lengths, at least one, returned in ascending order.
@@ -83,8 +84,6 @@ std::vector<std::int64_t> parse_lengths(const std::string& text) {
 std::vector<std::string> child_args(const ProfileArgs& a, std::int64_t templates,
                                     std::int64_t n_res) {
   std::vector<std::string> args = {"profile",
-                                   "--params",
-                                   a.params,
                                    "--lengths",
                                    std::to_string(n_res),
                                    "--msa-rows",
@@ -96,25 +95,18 @@ std::vector<std::string> child_args(const ProfileArgs& a, std::int64_t templates
                                    "--recycles",
                                    std::to_string(a.sizes.recycles),
                                    "--child"};
-  if (a.common.threads > 0)
-    args.insert(args.end(), {"--threads", std::to_string(a.common.threads)});
-  if (a.common.chunk_size)
-    args.insert(args.end(), {"--chunk-size", std::to_string(*a.common.chunk_size)});
-  if (a.common.memory_budget_bytes)
-    args.insert(args.end(), {"--mem-budget", std::to_string(*a.common.memory_budget_bytes)});
-  args.insert(args.end(), {"--precision", a.common.precision});
+  const std::vector<std::string> shared = common_option_args(*a.command);
+  args.insert(args.end(), shared.begin(), shared.end());
   return args;
 }
 
 // In the child: one length, its plan and then its result on stdout.
 void run_child(const ProfileArgs& a, std::int64_t n_res) {
   ProfileRequest r;
-  r.params = a.params;
+  static_cast<SharedRunOptions&>(r) = a.common.run;
+  r.params = a.common.params;
   r.sizes = {n_res, a.sizes.msa_rows, a.sizes.extra_rows, a.sizes.templates.value_or(0),
              a.sizes.recycles};
-  r.chunk = a.common.chunk_size;
-  r.mem_budget = a.common.memory_budget_bytes;
-  r.precision = common_precision(a.common);
   const LengthProfile p = profile_length(r, [](const LengthProfile& planned) {
     std::cout << profile_record(kProfilePlanTag, planned) << std::flush;
   });
@@ -140,36 +132,35 @@ void run_child(const ProfileArgs& a, std::int64_t n_res) {
 }
 
 void run_profile(ProfileArgs& a) {
-  apply_common_options(a.common);
   const std::vector<std::int64_t> lengths = parse_lengths(a.lengths);
   if (a.child) {
+    resolve_common_options(a.common);
     if (lengths.size() != 1) throw InputError("--child measures one length");
     run_child(a, lengths.front());
     return;
   }
-  // Resolved here too, so bf16 on a CPU without it is refused before any child runs.
-  const DType precision =
-      common_precision(a.common, [](const std::string& line) { std::cerr << line << "\n"; });
+  // Resolved in the parent too, so bf16 on a CPU without it is refused before any child runs.
+  resolve_common_options(a.common, [](const std::string& line) { std::cerr << line << "\n"; });
+  const DType precision = a.common.run.precision;
   std::string model;
   {  // the parent only needs the configuration; the children load the weights
-    const ModelWeights weights = open_model_weights(a.params);
+    const ModelWeights weights = open_model_weights(a.common.params);
     model = weights.preset;
     if (!a.sizes.templates) a.sizes.templates = weights.config.templates ? 4 : 0;
     require_templates(weights, *a.sizes.templates);
   }
   const ProfileSizes sizes{0, a.sizes.msa_rows, a.sizes.extra_rows, *a.sizes.templates,
                            a.sizes.recycles};
-  const std::string title = "Peak memory per run: " + model + " (" +
-                            std::filesystem::path(a.params).filename().string() + ")";
+  const std::string title =
+      "Peak memory per run: " + model + " (" + a.common.params.filename().string() + ")";
   std::string subtitle = std::to_string(a.sizes.msa_rows) + " MSA rows, " +
                          std::to_string(a.sizes.extra_rows) + " extra MSA rows, " +
                          std::to_string(*a.sizes.templates) + " templates, " +
                          std::to_string(a.sizes.recycles) + " recycle(s); chunk " +
-                         (a.common.chunk_size ? std::to_string(*a.common.chunk_size)
+                         (a.common.run.chunks ? chunk_sizes_token(*a.common.run.chunks)
                                               : std::string("chosen by the planner")) +
                          "; " + precision_name(precision) + "; random inputs at real sizes";
-  if (a.common.memory_budget_bytes)
-    subtitle += "; budget " + format_bytes(*a.common.memory_budget_bytes);
+  if (a.common.run.mem_budget) subtitle += "; budget " + format_bytes(*a.common.run.mem_budget);
   // An output directory that cannot be made fails now, not after hours of runs.
   std::filesystem::create_directories(a.out);
   std::cerr << "profile: " << model << ", " << lengths.size() << " length(s), " << a.sizes.msa_rows
@@ -203,7 +194,6 @@ void add_profile_command(CLI::App& app) {
       "own process) and writes profile.csv and profile.png (peak memory against length, "
       "predicted and measured, per stage).");
   cmd->footer(std::string(kProfileManual) + kExitStatusHelp);
-  cmd->add_option("--params", args->params, "AF2 parameters (.npz or .h5)")->required();
   cmd->add_option("--lengths", args->lengths,
                   "residue counts to run, comma-separated, e.g. 64,128,256 (each once)")
       ->required();
@@ -211,9 +201,8 @@ void add_profile_command(CLI::App& app) {
   cmd->add_option("--out", args->out,
                   "directory for profile.csv and profile.png (default profile)");
   cmd->add_flag("--child", args->child, "measure one length in this process (internal)")->group("");
-  add_common_options(*cmd, args->common,
-                     {CommonOption::threads, CommonOption::chunk_size, CommonOption::mem_budget,
-                      CommonOption::precision});
+  add_common_options(*cmd, args->common, Command::profile);
+  args->command = cmd;
   cmd->callback([args] { run_profile(*args); });
 }
 

@@ -1,5 +1,7 @@
-// The options shared by every command that runs the model, declared in one table: the same
-// name, help text, range check and effect in each command.
+// The options shared by the commands, declared in one table (common_options.cpp): each entry
+// names the commands that take it and binds to one field, so an option shared by predict,
+// evaluate, plan and profile is one entry there (and, when the runner reads it, one field of
+// SharedRunOptions). The same name, help text, range check and effect in every command.
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -7,27 +9,32 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
-#include <initializer_list>
 #include <optional>
 #include <string>
+#include <vector>
 
-#include "memory/dtype.h"
+#include "pipeline/runner/shared_run_options.h"
 
 namespace cpufold {
 
-struct CommonOptions {
-  int threads = 0;  // --threads: OpenMP threads; 0: all cores
-  // --chunk-size: rows per attention / outer-product slice; empty: the memory planner chooses.
-  std::optional<std::int64_t> chunk_size;
-  std::optional<std::size_t> memory_budget_bytes;  // --mem-budget; empty: the machine's memory
-  // --precision auto|bf16|fp32: the trunk stacks' compute precision, as given; the commands
-  // resolve it with resolve_precision() (ops/compute_precision.h).
-  std::string precision = "fp32";
-  std::filesystem::path spill_dir;     // --spill-dir (spill tier, checkpoints); empty: neither
-  std::optional<int> spill_numa_node;  // --spill-numa-node: the spill tier on a far NUMA node
+// The commands that take shared options (bits of CommonOptionEntry::commands).
+enum class Command : unsigned {
+  predict = 1u << 0,
+  evaluate = 1u << 1,
+  plan = 1u << 2,
+  profile = 1u << 3,
+  bench_model = 1u << 4,
+  bench_block = 1u << 5,
+  bench_calibrate = 1u << 6,
+  bench_features = 1u << 7,
 };
 
-enum class CommonOption { threads, chunk_size, mem_budget, spill_dir, spill_numa_node, precision };
+struct CommonOptions {
+  SharedRunOptions run;  // what the runner reads; its precision set by resolve_common_options
+  // --precision auto|bf16|fp32 as given; resolve_common_options resolves it for this CPU.
+  std::string precision = "fp32";
+  std::filesystem::path params;  // --params: an AF2 .npz or a cpufold .h5
+};
 
 // The sizes of a run on random inputs (`profile`, `bench model`).
 struct RandomRunSizes {
@@ -38,16 +45,22 @@ struct RandomRunSizes {
 // Registers --msa-rows, --extra-rows, --templates and --recycles on `cmd`, bound to `into`.
 void add_random_run_options(CLI::App& cmd, RandomRunSizes& into);
 
-// Registers the listed options on `cmd`, bound to `into`, with the checks of option_checks.h.
-void add_common_options(CLI::App& cmd, CommonOptions& into,
-                        std::initializer_list<CommonOption> which);
+// Registers every shared option `command` takes on `cmd`, bound to `into`, with the checks of
+// option_checks.h.
+void add_common_options(CLI::App& cmd, CommonOptions& into, Command command);
 
-// What takes effect for the whole process before a command runs (the OpenMP thread count).
-void apply_common_options(const CommonOptions& options);
+// `old_name` as a hidden spelling of `name` (already on `cmd`) that sets the same value: names
+// a release renamed keep working for one more release.
+void add_hidden_alias(CLI::App& cmd, const std::string& old_name, const std::string& name);
 
-// --precision resolved for this CPU: f32 or bf16 (InputError for bf16 where oneDNN has no
-// bf16 matmul); `say` gets one line naming the choice and why, when it is not plain fp32.
-DType common_precision(const CommonOptions& options,
-                       const std::function<void(const std::string&)>& say = {});
+// What takes effect before a command runs: the OpenMP thread count for the process, and
+// --precision resolved for this CPU into run.precision (InputError for bf16 where oneDNN has no
+// bf16 matmul); `say` gets one line naming the precision and why, when it is not plain fp32.
+void resolve_common_options(CommonOptions& options,
+                            const std::function<void(const std::string&)>& say = {});
+
+// The shared options given on `cmd`'s command line, as arguments that give them again (a
+// parent passing its options to the child processes it starts).
+std::vector<std::string> common_option_args(const CLI::App& cmd);
 
 }  // namespace cpufold

@@ -129,12 +129,9 @@ void add_output_arguments(CLI::App& cmd, PredictArguments& args) {
 
 }  // namespace
 
-void add_predict_arguments(CLI::App& cmd, PredictArguments& args, bool output_dir_required) {
-  add_model_arguments(cmd, args, output_dir_required);
-  add_common_options(
-      cmd, args.common,
-      {CommonOption::threads, CommonOption::chunk_size, CommonOption::mem_budget,
-       CommonOption::spill_dir, CommonOption::spill_numa_node, CommonOption::precision});
+void add_predict_arguments(CLI::App& cmd, PredictArguments& args, Command command) {
+  add_model_arguments(cmd, args, /*output_dir_required=*/command == Command::predict);
+  add_common_options(cmd, args.common, command);
   add_batch_arguments(cmd, args);
   add_output_arguments(cmd, args);
 }
@@ -153,15 +150,10 @@ void resolve_predict_arguments(PredictArguments& args) {
   o.skip_msa = skip.msa;
   o.skip_plots = skip.plots;
   o.skip_pae_json = skip.pae_json;
-  apply_common_options(args.common);
-  o.threads = args.common.threads;
-  o.chunk_size = args.common.chunk_size;
-  o.mem_budget = args.common.memory_budget_bytes;
-  if (!args.common.spill_dir.empty()) o.spill_dir = args.common.spill_dir;
-  o.spill_numa_node = args.common.spill_numa_node;
-  o.precision = common_precision(args.common, [&args](const std::string& line) {
+  resolve_common_options(args.common, [&args](const std::string& line) {
     if (!args.quiet) std::cerr << line << "\n";
   });
+  static_cast<SharedRunOptions&>(o) = args.common.run;
   o.model_order = parse_model_order("--model-order", args.model_order);
   if (o.random_seed > static_cast<std::uint64_t>(kMaxRandomSeed - (o.num_seeds - 1))) {
     throw InputError("--random-seed " + std::to_string(o.random_seed) + " with --num-seeds " +

@@ -26,9 +26,9 @@ struct PredictArguments {
   CommonOptions common;
 };
 
-// Registers predict's options on `cmd`. INPUT and OUTPUT_DIR are positional; with
-// `output_dir_required` false OUTPUT_DIR and INPUT may be left out (plan).
-void add_predict_arguments(CLI::App& cmd, PredictArguments& args, bool output_dir_required);
+// Registers predict's options on `cmd` for `command` (predict or plan). INPUT and OUTPUT_DIR are
+// positional; plan may leave both out, and takes --params (with --features).
+void add_predict_arguments(CLI::App& cmd, PredictArguments& args, Command command);
 
 // Checks what was parsed and converts it into args.options; InputError for a refused
 // ColabFold option or value, and applies the common options (threads).

@@ -39,6 +39,7 @@ FeatureSource file_source(const Hdf5TensorReader& features, const ModelConfig& c
 
 RunOptions run_options(const EvaluateOptions& o, std::int64_t available, Tracer* tracer) {
   RunOptions run;
+  static_cast<SharedRunOptions&>(run) = o;
   run.recycles = o.recycles.value_or(available - 1);
   if (run.recycles < 0 || run.recycles + 1 > available) {
     throw InputError(o.features.string() + " holds features for " + std::to_string(available) +
@@ -46,10 +47,6 @@ RunOptions run_options(const EvaluateOptions& o, std::int64_t available, Tracer*
                      std::to_string(run.recycles + 1));
   }
   run.early_stop_tolerance = o.early_stop_tolerance;
-  run.chunks = o.chunks;
-  run.mem_budget = o.mem_budget;
-  run.spill_dir = o.spill_dir;
-  run.spill_numa_node = o.spill_numa_node;
   run.tracer = tracer;
   if (o.progress) {
     run.progress = [&o, run_start = Clock::now()](const std::string& msg) {

@@ -11,21 +11,18 @@
 #include "evoformer/trunk.h"
 #include "memory/memory_plan.h"
 #include "ops/weight_cache.h"
+#include "pipeline/runner/shared_run_options.h"
 
 namespace cpufold {
 
-struct EvaluateOptions {
+// The shared options (chunks, budget, spill, precision) and evaluate's own.
+struct EvaluateOptions : SharedRunOptions {
   std::filesystem::path params;
   std::filesystem::path features;
   std::filesystem::path out;
-  std::optional<std::int64_t> recycles;   // default: every iteration the feature file holds
-  double early_stop_tolerance = 0;        // Å of CA-distance change; <= 0: off
-  std::optional<ChunkSizes> chunks;       // 0: no slicing; empty: the planner chooses
-  std::optional<std::size_t> mem_budget;  // empty: the memory available
-  std::optional<std::filesystem::path> spill_dir;    // spill tier and checkpoints; empty: none
-  std::optional<int> spill_numa_node;                // the spill tier on this node instead
-  std::filesystem::path trace;                       // empty: no trace
-  DType precision = DType::f32;                      // the trunk stacks' (ModelRunner)
+  std::optional<std::int64_t> recycles;  // default: every iteration the feature file holds
+  double early_stop_tolerance = 0;       // Å of CA-distance change; <= 0: off
+  std::filesystem::path trace;           // empty: no trace
   std::function<void(const std::string&)> progress;  // stage messages; may be empty
 };
 

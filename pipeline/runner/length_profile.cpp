@@ -33,9 +33,8 @@ LengthProfile profile_length(const ProfileRequest& r,
       synthetic_feature_source({z.n_res, z.msa_rows, z.extra_rows, z.templates, z.recycles + 1});
 
   RunOptions options;
+  static_cast<SharedRunOptions&>(options) = r;
   options.recycles = z.recycles;
-  options.chunks = ChunkSizes::all(r.chunk);
-  options.mem_budget = r.mem_budget;
   options.on_stage = [&meter](std::string_view stage) {
     if (stage == "done") {
       meter.end();

@@ -12,6 +12,7 @@
 
 #include "memory/dtype.h"
 #include "memory/memory_plan.h"
+#include "pipeline/runner/shared_run_options.h"
 #include "pipeline/runner/stage_meter.h"
 
 namespace cpufold {
@@ -24,12 +25,10 @@ struct ProfileSizes {
   std::int64_t n_res = 0, msa_rows = 512, extra_rows = 5120, templates = 4, recycles = 0;
 };
 
-struct ProfileRequest {
+// The shared options (chunks, budget, precision; no spill: a profile measures DRAM) and the run.
+struct ProfileRequest : SharedRunOptions {
   std::filesystem::path params;
   ProfileSizes sizes;
-  std::optional<std::int64_t> chunk;      // empty: the planner chooses
-  std::optional<std::size_t> mem_budget;  // empty: the memory available
-  DType precision = DType::f32;           // the trunk stacks' (--precision, resolved)
 };
 
 struct LengthProfile {

@@ -15,6 +15,7 @@
 #include "ops/weight_cache.h"
 #include "pipeline/features/feature_source.h"
 #include "pipeline/runner/run_plan.h"
+#include "pipeline/runner/shared_run_options.h"
 #include "structure/structure_module.h"
 
 namespace cpufold {
@@ -22,7 +23,8 @@ namespace cpufold {
 class PredictionHeads;
 struct Prediction;
 
-struct RunOptions {
+// One run's options: the shared ones (chunks, budget, spill) and what the caller decides.
+struct RunOptions : SharedRunOptions {
   std::int64_t recycles = 3;
   // Stop recycling once the RMS change of the CA-CA distance matrix between two iterations
   // falls below this (Å); <= 0: never (AF2 monomer's default).
@@ -30,22 +32,8 @@ struct RunOptions {
   // AF2 ensembling (num_ensemble): trunk passes per iteration, each on its own feature sample
   // (the source must hold (recycles + 1) * ensemble), pair / single / first MSA row averaged.
   std::int64_t ensemble = 1;
-  // Rows per attention / outer-product slice, per family; empty: the memory planner chooses
-  // (the leanest plan within a few percent of the fastest, or what fits mem_budget).
-  std::optional<ChunkSizes> chunks;
-  // Refuse the run (BudgetError, exit 4) before any model work unless its plan fits this.
-  std::optional<std::size_t> mem_budget;
   // Weights of other models the caller keeps loaded beside this one (they count in the plan).
   std::size_t other_weight_bytes = 0;
-  // Directory for the spill tier and per-iteration checkpoints: when no plan held in DRAM fits,
-  // the planner may place the largest arenas in files mapped there (memory/file_tier.h); after
-  // every iteration but the last, the state the next one starts from is written there, and a
-  // run that finds its own checkpoint resumes after it (pipeline/runner/run_checkpoint.h).
-  // Empty: neither.
-  std::optional<std::filesystem::path> spill_dir;
-  // The spill tier on this NUMA node (memory/numa_tier.h) instead of files under spill_dir,
-  // which then holds only the checkpoints. The budget bounds what stays off that node.
-  std::optional<int> spill_numa_node;
   // Off: no checkpoints even with spill_dir (a caller that keeps per-iteration results, which
   // a resumed run would miss). A tracer turns them off too: it records every iteration.
   bool checkpoints = true;
@@ -55,10 +43,12 @@ struct RunOptions {
   Tracer* tracer = nullptr;
   // One plain line per stage (sizes and plan, each iteration's times); callers add context.
   std::function<void(const std::string&)> progress;
-  // When set, the heads run after every iteration (not only the last) and this sees that
-  // iteration's outputs (0-based); returning true stops recycling there (ColabFold's
-  // --stop-at-score, --save-recycles).
-  std::function<bool(const Prediction&, std::int64_t iteration)> after_iteration;
+  // When set, the heads run after every iteration (not only the last) and this decides from
+  // that iteration's outputs whether recycling stops there (ColabFold's --stop-at-score).
+  std::function<bool(const Prediction&)> stop_when;
+  // Keep every iteration's structure and pLDDT in Prediction::kept_iterations (ColabFold's
+  // --save-recycles); the heads then run after every iteration, and the plan counts the copies.
+  bool keep_iterations = false;
   // Called as each stage begins ("features", "trunk", "structure", "heads"; a stage recurs
   // once per iteration) and with "done" at the end, so a caller can measure each stage
   // (`cpufold profile`).
@@ -70,6 +60,16 @@ struct RunOptions {
 struct StageTime {
   std::string stage;
   double seconds;
+};
+
+// One iteration's structure and confidence (RunOptions::keep_iterations), in Prediction::arena.
+struct IterationStructure {
+  Tensor atom_positions;  // f32 [n_res, 37, 3]
+  Tensor atom_mask;       // f32 [n_res, 37]
+  Tensor plddt;           // f32 [n_res]
+  static std::size_t bytes(std::int64_t n_res) {
+    return f32_bytes({n_res, 37, 3}) + f32_bytes({n_res, 37}) + f32_bytes({n_res});
+  }
 };
 
 // Every output, named as in the reference's outputs/ group; views into `arena` and `scratch`.
@@ -87,6 +87,7 @@ struct Prediction {
   Tensor tm_logits, aligned_confidence_probs, predicted_aligned_error;
   float max_predicted_aligned_error = 0, ptm_score = 0;
   std::int64_t iterations = 0;  // iterations run (recycles + 1 unless stopped early)
+  std::vector<IterationStructure> kept_iterations;  // with RunOptions::keep_iterations
   std::vector<StageTime> timings;
   std::size_t planned_bytes = 0;  // all arenas
   MemoryPlan plan;                // what the planner predicted and chose
@@ -118,10 +119,10 @@ class ModelRunner {
   // BudgetError when options.mem_budget is given and no plan fits it.
   Prediction run(const FeatureSource& features, const RunOptions& options) const;
 
-  // The arenas of a run with these sizes; `apart`: the activations in their own arena;
-  // `tracing`: with a tracer (RunOptions::tracer).
-  RunArenas arena_bytes(const TrunkDims& dims, std::size_t features_bytes, std::int64_t ensemble,
-                        const ChunkSizes& chunks, bool apart, bool tracing) const;
+  // The arenas of a run with these sizes and options (ensemble, tracer, kept iterations) at
+  // these chunks; `apart`: the activations in their own arena.
+  RunArenas arena_bytes(const TrunkDims& dims, std::size_t features_bytes, const RunOptions& o,
+                        const ChunkSizes& chunks, bool apart) const;
   // The memory plan run() would follow for features of these sizes, without running the model.
   MemoryPlan plan(const TrunkDims& dims, std::size_t features_bytes,
                   const RunOptions& options) const;

@@ -47,7 +47,7 @@ TEST(PredictLimitsTest, PredictRefusesWhatTheCommandLineRefuses) {
   o.num_models = 2;
   EXPECT_EQ(refusal(o), "--model-order: '7' is out of range: expected an integer from 1 to 5");
   o = PredictOptions{};
-  o.chunk_size = -1;
+  o.chunks = ChunkSizes::all(-1);
   EXPECT_EQ(refusal(o),
             "--chunk-size: '-1' is out of range: expected an integer from 0 to 1000000");
   o = PredictOptions{};

@@ -25,26 +25,30 @@ TEST(RunSettingsTest, NoCheckpointsWhenEveryRecycleIsSaved) {
   EXPECT_FALSE(batch_run_options(o, RankBy::plddt).checkpoints);
 }
 
-TEST(RunSettingsTest, NoRecycleCheckWithoutStopScoreOrSavedRecycles) {
-  EXPECT_FALSE(recycle_checks(PredictOptions{}, RankBy::plddt, [](const Prediction&) {}));
+TEST(RunSettingsTest, NoStopCheckWithoutStopScore) {
+  EXPECT_FALSE(stop_at_score(PredictOptions{}, RankBy::plddt));
+  EXPECT_FALSE(batch_run_options(PredictOptions{}, RankBy::plddt).stop_when);
 }
 
-TEST(RunSettingsTest, RecycleCheckStopsAboveTheScoreAndSavesEachIteration) {
+TEST(RunSettingsTest, SavedRecyclesKeepEveryIteration) {
+  PredictOptions o;
+  EXPECT_FALSE(batch_run_options(o, RankBy::plddt).keep_iterations);
+  o.save_recycles = true;
+  EXPECT_TRUE(batch_run_options(o, RankBy::plddt).keep_iterations);
+}
+
+TEST(RunSettingsTest, StopCheckStopsAboveTheScore) {
   std::vector<float> plddt = {60, 80};  // mean 70
   Prediction p;
   p.plddt = Tensor(plddt.data(), DType::f32, Shape{2});
   PredictOptions o;
   o.stop_at_score = 69;
-  int saved = 0;
-  const auto check = recycle_checks(o, RankBy::plddt, [&](const Prediction&) { ++saved; });
+  const auto check = stop_at_score(o, RankBy::plddt);
   ASSERT_TRUE(check);
-  EXPECT_TRUE(check(p, 0));
-  EXPECT_EQ(saved, 0) << "structures are saved only with --save-recycles";
+  EXPECT_TRUE(check(p));
+  EXPECT_TRUE(batch_run_options(o, RankBy::plddt).stop_when(p));
   o.stop_at_score = 70;
-  o.save_recycles = true;
-  const auto saving = recycle_checks(o, RankBy::plddt, [&](const Prediction&) { ++saved; });
-  EXPECT_FALSE(saving(p, 0)) << "the score must exceed the threshold";
-  EXPECT_EQ(saved, 1);
+  EXPECT_FALSE(stop_at_score(o, RankBy::plddt)(p)) << "the score must exceed the threshold";
 }
 
 }  // namespace

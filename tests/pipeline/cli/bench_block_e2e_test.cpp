@@ -19,6 +19,7 @@ std::string block_command(const std::string& options) {
 }
 
 TEST(BenchBlock, ExtraMsaStackRunsTheFirstExtraMsaBlockOnItsOwnRows) {
+  // --n-seq: the old spelling of --msa-rows, kept for a release.
   const auto r = run_cpufold(block_command("--stack extra-msa --n-seq 20"));
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_TRUE(contains(r.output, "extra-MSA block: n_res 12, extra rows 20,")) << r.output;
@@ -37,14 +38,15 @@ TEST(BenchBlock, HelpGivesTheUnslicedDefaultOfABlockBenchmark) {
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_TRUE(contains(r.output, "default 0: no slicing")) << r.output;
   EXPECT_FALSE(contains(r.output, "the memory planner chooses")) << r.output;
-  const auto run = run_cpufold(block_command("--n-seq 8"));
+  const auto run = run_cpufold(block_command("--msa-rows 8"));
   ASSERT_EQ(run.exit_code, 0) << run.output;
   EXPECT_TRUE(contains(run.output, "chunk 0,")) << run.output;
 }
 
 TEST(BenchBlock, SpillDirHoldsTheActivationsAndLeavesNothingBehind) {
   const testing::ScratchDir dir;
-  const auto r = run_cpufold(block_command("--n-seq 8 --spill-dir '" + dir.path().string() + "'"));
+  const auto r =
+      run_cpufold(block_command("--msa-rows 8 --spill-dir '" + dir.path().string() + "'"));
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_TRUE(contains(r.output, "(file:" + dir.path().string() + ")")) << r.output;
   EXPECT_TRUE(std::filesystem::is_empty(dir.path()));

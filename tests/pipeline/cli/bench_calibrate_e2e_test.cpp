@@ -39,7 +39,7 @@ TEST(BenchCalibrate, WritesTheTimeModelThatLaterPlansUse) {
   const auto file = dir / "time_model.json";
   const auto r = run_command(with_time_model(
       file, "bench calibrate --params " + tiny_params() +
-                " --n-res 16 --n-seq 8 --n-extra 12 --threads 1 --rounds 1 --spill-dir " +
+                " --n-res 16 --msa-rows 8 --extra-rows 12 --threads 1 --rounds 1 --spill-dir " +
                 q(dir.path())));
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("saved to " + file.string()), std::string::npos) << r.output;

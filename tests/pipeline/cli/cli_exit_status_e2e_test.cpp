@@ -144,7 +144,7 @@ TEST(CliExitStatusE2eTest, Exit4WhenTheRunDoesNotFitInMemory) {
   CPUFOLD_SKIP_UNDER_ASAN_ULIMIT();
   const auto r =
       run_command(with_memory_limit("bench block --params '" + tiny_params("model_3_ptm") +
-                                    "' --n-res 4000 --n-seq 20000 --threads 1"));
+                                    "' --n-res 4000 --msa-rows 20000 --threads 1"));
   EXPECT_EQ(r.exit_code, 4) << r.output;
   EXPECT_TRUE(contains(r.output, "cpufold bench block: error: ")) << r.output;
   EXPECT_TRUE(contains(r.output, "bytes")) << r.output;
