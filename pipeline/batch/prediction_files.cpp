@@ -7,22 +7,6 @@
 
 namespace cpufold {
 
-PredictionView view_of(const Prediction& p, const RawFeatures& raw) {
-  PredictionView v;
-  v.aatype = raw.aatype;
-  v.residue_index = raw.residue_index;
-  v.atom_positions = p.final_atom_positions;
-  v.atom_mask = p.final_atom_mask;
-  v.plddt = p.plddt;
-  v.has_pae = p.has_pae;
-  if (p.has_pae) {
-    v.pae = p.predicted_aligned_error;
-    v.max_pae = p.max_predicted_aligned_error;
-    v.ptm = p.ptm_score;
-  }
-  return v;
-}
-
 PredictionView view_of(const IterationStructure& s, const RawFeatures& raw) {
   PredictionView v;
   v.aatype = raw.aatype;
@@ -30,6 +14,17 @@ PredictionView view_of(const IterationStructure& s, const RawFeatures& raw) {
   v.atom_positions = s.atom_positions;
   v.atom_mask = s.atom_mask;
   v.plddt = s.plddt;
+  return v;
+}
+
+PredictionView view_of(const Prediction& p, const RawFeatures& raw) {
+  PredictionView v = view_of({p.final_atom_positions, p.final_atom_mask, p.plddt}, raw);
+  v.has_pae = p.has_pae;
+  if (p.has_pae) {
+    v.pae = p.predicted_aligned_error;
+    v.max_pae = p.max_predicted_aligned_error;
+    v.ptm = p.ptm_score;
+  }
   return v;
 }
 
