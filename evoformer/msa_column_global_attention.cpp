@@ -37,7 +37,6 @@ void MsaColumnGlobalAttention::forward(const Tensor& m, const Tensor& msa_mask,
                         m.describe());
   }
   const std::int64_t n_seq = m.dim(0), n_res = m.dim(1);
-  const std::int64_t n_head = dims_.n_head, c = dims_.c_hidden, hc = n_head * c;
   detail::check_activation(m, Shape{n_seq, n_res, c_e_}, "MsaColumnGlobalAttention m");
   if (msa_mask.dtype() != DType::f32 || !(msa_mask.shape() == Shape{n_seq, n_res})) {
     throw InternalError("MsaColumnGlobalAttention msa_mask " + msa_mask.describe() +
@@ -53,7 +52,6 @@ void MsaColumnGlobalAttention::forward(const Tensor& m, const Tensor& msa_mask,
   const Tensor mask_bias = arena.allocate(DType::f32, Shape{n_res, n_seq});
   detail::mask_to_bias(mask_t, kInf, mask_bias);
 
-  const auto mul = detail::row_kernels().mul;
   const std::int64_t cols = detail::chunk_columns(n_res, n_seq, ctx.chunk);
   const StridedAccess column_pass(m);
   for (std::int64_t j0 = 0; j0 < n_res; j0 += cols) {
@@ -61,35 +59,42 @@ void MsaColumnGlobalAttention::forward(const Tensor& m, const Tensor& msa_mask,
     ArenaScope chunk_scope(arena);
     const Tensor x = arena.allocate(DType::f32, Shape{nj, n_seq, c_e_});
     detail::gather_columns(m, j0, x);
-    query_norm_.forward(x, x);
-
-    // q[j] = query_w · masked mean of x[j] over sequences: [nj, n_head, c].
-    const Tensor mean = arena.allocate(DType::f32, Shape{nj, c_e_});
-    masked_mean(x, mask_t.slice(0, j0, j0 + nj), mean);
-    const Tensor q = arena.allocate(DType::f32, Shape{nj, n_head, c});
-    query_.forward(mean, q, arena);
-    // k, v: [nj, n_seq, c], one head shared by all query heads.
-    const Tensor kv = arena.allocate(DType::f32, Shape{nj, n_seq, 2, c});
-    kv_.forward(x, kv.reshape(Shape{nj, n_seq, 2 * c}), arena);
-    const Tensor o = arena.allocate(DType::f32, Shape{nj, n_head, c});
-    global_attention(q, kv.select(2, 0), kv.select(2, 1), mask_bias.slice(0, j0, j0 + nj), o,
-                     arena);
-
-    // g[j, s] = sigmoid(x[j, s]·Wg + bg) ⊙ o[j], the column's output broadcast over sequences.
-    const Tensor g = arena.allocate(DType::f32, Shape{nj, n_seq, hc});
-    LinearEpilogue sigmoid;
-    sigmoid.activation = Activation::sigmoid;
-    gating_.forward(x, g, arena, sigmoid);
-    float* gp = g.data_as<float>();
-    const float* opp = o.data_as<float>();
-    const std::int64_t rows = nj * n_seq;
-#pragma omp parallel for schedule(static) if (rows * hc >= (1 << 14))
-    for (std::int64_t r = 0; r < rows; ++r) mul(gp + r * hc, opp + r / n_seq * hc, hc);
-
-    // The update overwrites x, then goes back into the columns of m.
-    output_.forward(g, x, arena);
+    attend_columns(x, mask_t.slice(0, j0, j0 + nj), mask_bias.slice(0, j0, j0 + nj), arena);
     detail::add_columns(x, m, j0);
   }
+}
+
+void MsaColumnGlobalAttention::attend_columns(const Tensor& x, const Tensor& mask_t,
+                                              const Tensor& mask_bias, Arena& arena) const {
+  const std::int64_t nj = x.dim(0), n_seq = x.dim(1);
+  const std::int64_t n_head = dims_.n_head, c = dims_.c_hidden, hc = n_head * c;
+  query_norm_.forward(x, x);
+
+  // q[j] = query_w · masked mean of x[j] over sequences: [nj, n_head, c].
+  const Tensor mean = arena.allocate(DType::f32, Shape{nj, c_e_});
+  masked_mean(x, mask_t, mean);
+  const Tensor q = arena.allocate(DType::f32, Shape{nj, n_head, c});
+  query_.forward(mean, q, arena);
+  // k, v: [nj, n_seq, c], one head shared by all query heads.
+  const Tensor kv = arena.allocate(DType::f32, Shape{nj, n_seq, 2, c});
+  kv_.forward(x, kv.reshape(Shape{nj, n_seq, 2 * c}), arena);
+  const Tensor o = arena.allocate(DType::f32, Shape{nj, n_head, c});
+  global_attention(q, kv.select(2, 0), kv.select(2, 1), mask_bias, o, arena);
+
+  // g[j, s] = sigmoid(x[j, s]·Wg + bg) ⊙ o[j], the column's output broadcast over sequences.
+  const Tensor g = arena.allocate(DType::f32, Shape{nj, n_seq, hc});
+  LinearEpilogue sigmoid;
+  sigmoid.activation = Activation::sigmoid;
+  gating_.forward(x, g, arena, sigmoid);
+  const auto mul = detail::row_kernels().mul;
+  float* gp = g.data_as<float>();
+  const float* opp = o.data_as<float>();
+  const std::int64_t rows = nj * n_seq;
+#pragma omp parallel for schedule(static) if (rows * hc >= (1 << 14))
+  for (std::int64_t r = 0; r < rows; ++r) mul(gp + r * hc, opp + r / n_seq * hc, hc);
+
+  // The update overwrites x.
+  output_.forward(g, x, arena);
 }
 
 std::size_t MsaColumnGlobalAttention::scratch_bytes(std::int64_t n_seq, std::int64_t n_res,

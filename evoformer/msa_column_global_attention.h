@@ -39,6 +39,11 @@ class MsaColumnGlobalAttention {
   std::size_t scratch_bytes(std::int64_t n_seq, std::int64_t n_res, std::int64_t chunk) const;
 
  private:
+  // AF2 Alg. 19 lines 2-7 for the columns gathered in x [nj, n_seq, c_e] (mask_t [nj, n_seq]
+  // and its key bias): the update overwrites x.
+  void attend_columns(const Tensor& x, const Tensor& mask_t, const Tensor& mask_bias,
+                      Arena& arena) const;
+
   std::int64_t c_e_;
   AttentionDims dims_;
   LayerNorm query_norm_;

@@ -15,7 +15,48 @@ Transition::Transition(const ParamScope& scope, std::int64_t c, std::int64_t fac
       transition1_((scope / "transition1").linear({c, factor * c})),
       transition2_((scope / "transition2").linear({factor * c, c})) {}
 
-void Transition::forward(const Tensor& x, const Tensor& mask, const RunContext& ctx) const {
+namespace {
+
+// Whether every entry of the mask slice `m` (f32, any strides) is 1.
+bool all_ones(const Tensor& m) {
+  const float* mp = static_cast<const float*>(m.data());
+  std::int64_t idx[Shape::kMaxRank] = {};
+  for (std::int64_t n = 0; n < m.numel(); ++n) {
+    std::int64_t off = 0;
+    for (int a = 0; a < m.rank(); ++a) off += idx[a] * m.stride(a);
+    if (mp[off] != 1.f) return false;
+    for (int a = m.rank() - 1; a >= 0; --a) {
+      if (++idx[a] < m.dim(a)) break;
+      idx[a] = 0;
+    }
+  }
+  return true;
+}
+
+// x += update ⊙ mask, row by row: x and update [rows, c] (row views), mask x's shape without
+// the channel axis.
+void add_masked(const Tensor& x, const Tensor& update, const Tensor& mask, std::int64_t rows,
+                std::int64_t c) {
+  const RowView vx = row_view(x, "Transition x"), vu = row_view(update, "Transition update");
+  const float* mp = static_cast<const float*>(mask.data());
+  const int mrank = mask.rank();
+#pragma omp parallel for schedule(static) if (rows * c >= (1 << 14))
+  for (std::int64_t r = 0; r < rows; ++r) {
+    std::int64_t rem = r, off = 0;
+    for (int a = mrank - 1; a >= 0; --a) {
+      off += rem % mask.dim(a) * mask.stride(a);
+      rem /= mask.dim(a);
+    }
+    const float w = mp[off];
+    float* dst = vx.row(r);
+    const float* src = vu.row(r);
+    for (std::int64_t k = 0; k < c; ++k) dst[k] += src[k] * w;
+  }
+}
+
+}  // namespace
+
+void Transition::check_inputs(const Tensor& x, const Tensor& mask) const {
   if (x.rank() < 2 || x.dim(-1) != c_) {
     throw InternalError("Transition over " + std::to_string(c_) + " channels given " +
                         x.describe());
@@ -32,6 +73,11 @@ void Transition::forward(const Tensor& x, const Tensor& mask, const RunContext& 
     throw InternalError("Transition: a bf16 input " + x.describe() +
                         " takes bf16 compute and no mask");
   }
+}
+
+void Transition::forward(const Tensor& x, const Tensor& mask, const RunContext& ctx) const {
+  check_inputs(x, mask);
+  const bool masked = !mask.empty();
   const std::int64_t n_first = x.dim(0);
   if (x.numel() == 0) return;
   const std::int64_t per_first = x.numel() / (n_first * c_);
@@ -40,71 +86,48 @@ void Transition::forward(const Tensor& x, const Tensor& mask, const RunContext& 
   const bool narrow = narrow_hidden(masked);
   for (std::int64_t a0 = 0; a0 < n_first; a0 += step) {
     const std::int64_t na = std::min(step, n_first - a0);
-    const std::int64_t rows = na * per_first;
     ArenaScope scope(arena);
     const Tensor xs = x.slice(0, a0, a0 + na);
     if (narrow) {
-      // bf16 compute: the LayerNorm and the hidden layer are stored in bf16 as they are
-      // written, and each Linear reads its input in place.
-      const Tensor xn = arena.allocate(DType::bf16, Shape{rows, c_});
-      norm_.forward(xs, xn);
-      const Tensor h = arena.allocate(DType::bf16, Shape{rows, hidden()});
-      LinearEpilogue relu;
-      relu.activation = Activation::relu;
-      transition1_.forward(xn, h, arena, relu);
-      LinearEpilogue accumulate;
-      accumulate.accumulate = true;
-      transition2_.forward(h, xs, arena, accumulate);
-      continue;
-    }
-    const Tensor xn = arena.allocate(DType::f32, xs.shape());
-    norm_.forward(xs, xn);
-    const Tensor h = arena.allocate(DType::f32, Shape{rows, hidden()});
-    LinearEpilogue relu;
-    relu.activation = Activation::relu;
-    transition1_.forward(xn, h, arena, relu);
-
-    // The update goes straight into x unless a mask entry of this chunk differs from 1.
-    bool all_ones = true;
-    const Tensor ms = masked ? mask.slice(0, a0, a0 + na) : Tensor();
-    if (masked) {
-      const float* mp = static_cast<const float*>(ms.data());
-      std::int64_t idx[Shape::kMaxRank] = {};
-      for (std::int64_t n = 0; n < ms.numel() && all_ones; ++n) {
-        std::int64_t off = 0;
-        for (int a = 0; a < ms.rank(); ++a) off += idx[a] * ms.stride(a);
-        all_ones = mp[off] == 1.f;
-        for (int a = ms.rank() - 1; a >= 0; --a) {
-          if (++idx[a] < ms.dim(a)) break;
-          idx[a] = 0;
-        }
-      }
-    }
-    if (all_ones) {
-      LinearEpilogue accumulate;
-      accumulate.accumulate = true;
-      transition2_.forward(h, xs, arena, accumulate);
-      continue;
-    }
-    // Masked chunk: x += update ⊙ mask, row by row. xn is free again and has the right shape.
-    transition2_.forward(h, xn, arena);
-    const RowView vx = row_view(xs, "Transition x"), vu = row_view(xn, "Transition update");
-    const float* mp = static_cast<const float*>(ms.data());
-    const int mrank = ms.rank();
-    const std::int64_t c = c_;
-#pragma omp parallel for schedule(static) if (rows * c >= (1 << 14))
-    for (std::int64_t r = 0; r < rows; ++r) {
-      std::int64_t rem = r, off = 0;
-      for (int a = mrank - 1; a >= 0; --a) {
-        off += rem % ms.dim(a) * ms.stride(a);
-        rem /= ms.dim(a);
-      }
-      const float w = mp[off];
-      float* dst = vx.row(r);
-      const float* src = vu.row(r);
-      for (std::int64_t k = 0; k < c; ++k) dst[k] += src[k] * w;
+      forward_narrow(xs, na * per_first, arena);
+    } else {
+      forward_f32(xs, masked ? mask.slice(0, a0, a0 + na) : Tensor(), na * per_first, arena);
     }
   }
+}
+
+void Transition::forward_narrow(const Tensor& xs, std::int64_t rows, Arena& arena) const {
+  // bf16 compute: the LayerNorm and the hidden layer are stored in bf16 as they are written,
+  // and each Linear reads its input in place.
+  const Tensor xn = arena.allocate(DType::bf16, Shape{rows, c_});
+  norm_.forward(xs, xn);
+  const Tensor h = arena.allocate(DType::bf16, Shape{rows, hidden()});
+  LinearEpilogue relu;
+  relu.activation = Activation::relu;
+  transition1_.forward(xn, h, arena, relu);
+  LinearEpilogue accumulate;
+  accumulate.accumulate = true;
+  transition2_.forward(h, xs, arena, accumulate);
+}
+
+void Transition::forward_f32(const Tensor& xs, const Tensor& ms, std::int64_t rows,
+                             Arena& arena) const {
+  const Tensor xn = arena.allocate(DType::f32, xs.shape());
+  norm_.forward(xs, xn);
+  const Tensor h = arena.allocate(DType::f32, Shape{rows, hidden()});
+  LinearEpilogue relu;
+  relu.activation = Activation::relu;
+  transition1_.forward(xn, h, arena, relu);
+  // The update goes straight into x unless a mask entry of this chunk differs from 1.
+  if (ms.empty() || all_ones(ms)) {
+    LinearEpilogue accumulate;
+    accumulate.accumulate = true;
+    transition2_.forward(h, xs, arena, accumulate);
+    return;
+  }
+  // Masked chunk: x += update ⊙ mask. xn is free again and has the right shape.
+  transition2_.forward(h, xn, arena);
+  add_masked(xs, xn, ms, rows, c_);
 }
 
 bool Transition::narrow_hidden(bool masked) const {

@@ -42,6 +42,12 @@ class Transition {
  private:
   // bf16 compute without a mask: the normalised input and the hidden layer stay bf16.
   bool narrow_hidden(bool masked) const;
+  // InternalError for a shape, mask or type forward() does not take.
+  void check_inputs(const Tensor& x, const Tensor& mask) const;
+  // One chunk xs of `rows` rows: in bf16 (narrow_hidden), or in f32 with the chunk's mask ms
+  // (empty: none).
+  void forward_narrow(const Tensor& xs, std::int64_t rows, Arena& arena) const;
+  void forward_f32(const Tensor& xs, const Tensor& ms, std::int64_t rows, Arena& arena) const;
 
   std::int64_t c_, factor_;
   LayerNorm norm_;

@@ -167,19 +167,11 @@ TrunkBytes Trunk::forward_bytes(const TrunkDims& d, const ChunkSizes& chunks, bo
   return t;
 }
 
-void Trunk::forward(const TrunkInputs& in, TrunkState& state, const RunContext& run_ctx,
-                    const ChunkSizes& chunks) const {
-  const TrunkDims d = dims_of(in, config_);
-  // The embedders slice with the Evoformer's chunk (their transients are pair-sized, as its).
-  const RunContext ctx = with_chunk(run_ctx, chunks.evoformer);
+void Trunk::embed_pair(const TrunkInputs& in, TrunkState& state, const RunContext& ctx) const {
   Arena& arena = ctx.arena();
-  Arena& activations = ctx.activation_arena();
-  ctx.phase("embedders");
-
   // AF2 Alg. 32: the recycled first row and pair become their updates in place.
   recycling_embedder_.forward(state.msa_first_row, state.pair, state.prev_pseudo_beta,
                               state.msa_first_row, state.pair, /*accumulate=*/false, ctx);
-
   // AF2 Alg. 3, the pair half (the MSA half waits until the extra-MSA stack is done).
   if (ctx.tracer != nullptr) {
     ArenaScope trace_scope(arena);
@@ -190,6 +182,61 @@ void Trunk::forward(const TrunkInputs& in, TrunkState& state, const RunContext& 
   } else {
     input_embedder_.embed_pair(in.target_feat, in.residue_index, state.pair, true, ctx);
   }
+}
+
+void Trunk::run_extra_msa_stack(const TrunkInputs& in, TrunkState& state, const Tensor& pair_mask,
+                                const RunContext& ctx, std::int64_t chunk) const {
+  const TrunkDims d = dims_of(in, config_);
+  const RunContext extra_ctx = with_chunk(ctx, chunk);
+  Arena& activations = ctx.activation_arena();
+  ArenaScope extra_scope(activations);
+  Tensor e = activations.allocate(extra_type_, {d.n_extra, d.n_res, config_.c_e});
+  extra_msa_embedder_.forward(in.extra_msa, in.extra_has_deletion, in.extra_deletion_value, e, ctx);
+  for (std::size_t i = 0; i < extra_msa_stack_.size(); ++i) {
+    const std::string name = "extra_msa_block_" + std::to_string(i);
+    ctx.trace(name, "in_0", e);
+    ctx.trace(name, "in_1", state.pair);
+    extra_msa_stack_[i].forward(e, state.pair, in.extra_msa_mask, pair_mask, extra_ctx);
+    ctx.trace(name, "out_0", e);
+    ctx.trace(name, "out_1", state.pair);
+    evict_spilled(e, ctx);
+  }
+}
+
+void Trunk::embed_msa(const TrunkInputs& in, TrunkState& state, const Tensor& template_rows,
+                      const RunContext& ctx) const {
+  const TrunkDims d = dims_of(in, config_);
+  state.msa =
+      ctx.activation_arena().allocate(DType::f32, {d.n_seq + d.n_templ, d.n_res, config_.c_m});
+  const Tensor cluster_rows = state.msa.slice(0, 0, d.n_seq);
+  input_embedder_.embed_msa(in.target_feat, in.msa_feat, cluster_rows, ctx);
+  ctx.trace("input_embedder", "out_0", cluster_rows);
+  add_inplace(cluster_rows.select(0, 0), state.msa_first_row);
+  if (!template_rows.empty())
+    copy_tensor(template_rows, state.msa.slice(0, d.n_seq, d.n_seq + d.n_templ));
+}
+
+void Trunk::run_evoformer_stack(TrunkState& state, const Tensor& msa_mask, const Tensor& pair_mask,
+                                const RunContext& ctx) const {
+  for (std::size_t i = 0; i < evoformer_stack_.size(); ++i) {
+    const std::string name = "evoformer_block_" + std::to_string(i);
+    ctx.trace(name, "in_0", state.msa);
+    ctx.trace(name, "in_1", state.pair);
+    evoformer_stack_[i].forward(state.msa, state.pair, msa_mask, pair_mask, ctx);
+    ctx.trace(name, "out_0", state.msa);
+    ctx.trace(name, "out_1", state.pair);
+    evict_spilled(state.msa, ctx);
+  }
+}
+
+void Trunk::forward(const TrunkInputs& in, TrunkState& state, const RunContext& run_ctx,
+                    const ChunkSizes& chunks) const {
+  const TrunkDims d = dims_of(in, config_);
+  // The embedders slice with the Evoformer's chunk (their transients are pair-sized, as its).
+  const RunContext ctx = with_chunk(run_ctx, chunks.evoformer);
+  Arena& arena = ctx.arena();
+  ctx.phase("embedders");
+  embed_pair(in, state, ctx);
 
   Tensor msa_mask = arena.allocate(DType::f32, {d.n_seq + d.n_templ, d.n_res});
   Tensor pair_mask = arena.allocate(DType::f32, {d.n_res, d.n_res});
@@ -209,44 +256,15 @@ void Trunk::forward(const TrunkInputs& in, TrunkState& state, const RunContext& 
 
   // AF2 Alg. 18: the extra-MSA stack updates the pair.
   ctx.phase("extra_msa");
-  {
-    const RunContext extra_ctx = with_chunk(ctx, chunks.extra_msa);
-    ArenaScope extra_scope(activations);
-    Tensor e = activations.allocate(extra_type_, {d.n_extra, d.n_res, config_.c_e});
-    extra_msa_embedder_.forward(in.extra_msa, in.extra_has_deletion, in.extra_deletion_value, e,
-                                ctx);
-    for (std::size_t i = 0; i < extra_msa_stack_.size(); ++i) {
-      const std::string name = "extra_msa_block_" + std::to_string(i);
-      ctx.trace(name, "in_0", e);
-      ctx.trace(name, "in_1", state.pair);
-      extra_msa_stack_[i].forward(e, state.pair, in.extra_msa_mask, pair_mask, extra_ctx);
-      ctx.trace(name, "out_0", e);
-      ctx.trace(name, "out_1", state.pair);
-      evict_spilled(e, ctx);
-    }
-  }
+  run_extra_msa_stack(in, state, pair_mask, ctx, chunks.extra_msa);
 
   // AF2 Alg. 3, the MSA half, plus the recycled first row; then the template rows.
   ctx.phase("embedders");
-  state.msa = activations.allocate(DType::f32, {d.n_seq + d.n_templ, d.n_res, config_.c_m});
-  const Tensor cluster_rows = state.msa.slice(0, 0, d.n_seq);
-  input_embedder_.embed_msa(in.target_feat, in.msa_feat, cluster_rows, ctx);
-  ctx.trace("input_embedder", "out_0", cluster_rows);
-  add_inplace(cluster_rows.select(0, 0), state.msa_first_row);
-  if (!template_rows.empty())
-    copy_tensor(template_rows, state.msa.slice(0, d.n_seq, d.n_seq + d.n_templ));
+  embed_msa(in, state, template_rows, ctx);
 
   // AF2 Alg. 6 x n_blocks.
   ctx.phase("evoformer");
-  for (std::size_t i = 0; i < evoformer_stack_.size(); ++i) {
-    const std::string name = "evoformer_block_" + std::to_string(i);
-    ctx.trace(name, "in_0", state.msa);
-    ctx.trace(name, "in_1", state.pair);
-    evoformer_stack_[i].forward(state.msa, state.pair, msa_mask, pair_mask, ctx);
-    ctx.trace(name, "out_0", state.msa);
-    ctx.trace(name, "out_1", state.pair);
-    evict_spilled(state.msa, ctx);
-  }
+  run_evoformer_stack(state, msa_mask, pair_mask, ctx);
 
   // AF2 Alg. 2 line 15: single representation from the first MSA row.
   std::memcpy(state.msa_first_row.data(), state.msa.select(0, 0).data(),

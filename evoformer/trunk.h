@@ -80,6 +80,17 @@ class Trunk {
   static TrunkDims dims_of(const TrunkInputs& in, const ModelConfig& config);
 
  private:
+  // The phases of forward(), in order: the recycled inputs and the pair half of the input
+  // embedding into state; the extra-MSA stack over the pair; the MSA half of the input embedding
+  // (with the template rows) as state.msa; the Evoformer stack.
+  void embed_pair(const TrunkInputs& in, TrunkState& state, const RunContext& ctx) const;
+  void run_extra_msa_stack(const TrunkInputs& in, TrunkState& state, const Tensor& pair_mask,
+                           const RunContext& ctx, std::int64_t chunk) const;
+  void embed_msa(const TrunkInputs& in, TrunkState& state, const Tensor& template_rows,
+                 const RunContext& ctx) const;
+  void run_evoformer_stack(TrunkState& state, const Tensor& msa_mask, const Tensor& pair_mask,
+                           const RunContext& ctx) const;
+
   ModelConfig config_;
   // The extra-MSA representation's element type: the stacks' precision (a bf16 trunk stores it
   // in bf16, as AF2 does, half the bytes of the largest activation at AF2's 5,120 rows).

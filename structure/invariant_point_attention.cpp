@@ -130,9 +130,6 @@ InvariantPointAttention::Projections InvariantPointAttention::project(const Tens
                         keys_buf.data_as<float>(),
                         vals_buf.data_as<float>(),
                         mask_buf.data_as<float>()};
-  float* const q_points = out.q_points;
-  float* const keys = out.keys;
-  float* const vals = out.vals;
   copy_tensor(mask, mask_buf);
 
   ArenaScope proj_scope(arena);
@@ -143,9 +140,19 @@ InvariantPointAttention::Projections InvariantPointAttention::project(const Tens
   kv_scalar_.forward(s, kv, arena);
   q_point_local_.forward(s, qp, arena);
   kv_point_local_.forward(s, kvp, arena);
-  const float* kvs = kv.data_as<float>();
-  const float* qpl = qp.data_as<float>();
-  const float* kvpl = kvp.data_as<float>();
+  scatter_projections(out, frames, kv.data_as<float>(), qp.data_as<float>(), kvp.data_as<float>());
+  return out;
+}
+
+void InvariantPointAttention::scatter_projections(const Projections& out,
+                                                  std::span<const Rigid> frames, const float* kvs,
+                                                  const float* qpl, const float* kvpl) const {
+  const std::int64_t n = out.n, key_rows = out.key_rows, val_cols = out.val_cols;
+  const std::int64_t n_head = dims_.n_head, c = dims_.c_hidden;
+  const std::int64_t p_qk = dims_.n_qk_points, p_kv = p_qk + dims_.n_v_points;
+  float* const q_points = out.q_points;
+  float* const keys = out.keys;
+  float* const vals = out.vals;
 #pragma omp parallel for schedule(static) if (n * n_head * key_rows >= (1 << 14))
   for (std::int64_t j = 0; j < n; ++j) {
     const Rigid& frame = frames[static_cast<std::size_t>(j)];
@@ -177,7 +184,6 @@ InvariantPointAttention::Projections InvariantPointAttention::project(const Tens
       }
     }
   }
-  return out;
 }
 
 InvariantPointAttention::QuerySlice InvariantPointAttention::begin_slice(const Tensor& z,

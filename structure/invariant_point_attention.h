@@ -72,6 +72,11 @@ class InvariantPointAttention {
 
   Projections project(const Tensor& s, std::span<const Rigid> frames, const Tensor& mask,
                       Arena& arena) const;
+  // The keys and values of the scalar projection kvs [n, H, 2c] and the local points qpl
+  // [n, 3, H, P_qk] and kvpl [n, 3, H, P_qk + P_v] placed in `out`'s layouts, the points in
+  // the global frame.
+  void scatter_projections(const Projections& out, std::span<const Rigid> frames, const float* kvs,
+                           const float* qpl, const float* kvpl) const;
   // Line 4 for query rows [i0, i0 + ni): b = LinearNoBias(z) on the (normalised) pair rows,
   // and the slice's other buffers.
   QuerySlice begin_slice(const Tensor& z, const LayerNorm* pair_norm, std::int64_t i0,

@@ -151,9 +151,8 @@ void StructureModule::check_outputs(const StructureModuleOutputs& out, std::int6
   }
 }
 
-void StructureModule::forward(const Tensor& single, const Tensor& pair, const Tensor& aatype,
-                              const Tensor& seq_mask, const StructureModuleOutputs& out,
-                              const RunContext& ctx) const {
+std::int64_t StructureModule::check_inputs(const Tensor& single, const Tensor& pair,
+                                           const Tensor& aatype, const Tensor& seq_mask) const {
   const std::int64_t n = single.rank() == 2 ? single.dim(0) : -1;
   check_shape(single, Shape{n, c_s_}, "single");
   check_shape(pair, Shape{n, n, c_z_}, "pair");
@@ -161,6 +160,32 @@ void StructureModule::forward(const Tensor& single, const Tensor& pair, const Te
     throw InternalError("StructureModule: aatype " + aatype.describe() + " and seq_mask " +
                         seq_mask.describe() + " for " + std::to_string(n) + " residues");
   }
+  return n;
+}
+
+void StructureModule::update_single(const Tensor& s, const Tensor& pair,
+                                    std::span<const Rigid> frames, const Tensor& seq_mask,
+                                    const Tensor& hidden_1, const Tensor& hidden_2,
+                                    const RunContext& ctx) const {
+  Arena& arena = ctx.arena();
+  LinearEpilogue relu;
+  relu.activation = Activation::relu;
+  LinearEpilogue accumulate;
+  accumulate.accumulate = true;
+  // Lines 6-7: s += IPA(s, z, T); LayerNorm (dropout is off at inference).
+  ipa_.forward(s, pair, &pair_layer_norm_, frames, seq_mask, s, /*accumulate=*/true, ctx);
+  attention_layer_norm_.forward(s, s);
+  // Lines 8-9: s += transition_2(relu(transition_1(relu(transition(s))))); LayerNorm.
+  transition_.forward(s, hidden_1, arena, relu);
+  transition_1_.forward(hidden_1, hidden_2, arena, relu);
+  transition_2_.forward(hidden_2, s, arena, accumulate);
+  transition_layer_norm_.forward(s, s);
+}
+
+void StructureModule::forward(const Tensor& single, const Tensor& pair, const Tensor& aatype,
+                              const Tensor& seq_mask, const StructureModuleOutputs& out,
+                              const RunContext& ctx) const {
+  const std::int64_t n = check_inputs(single, pair, aatype, seq_mask);
   check_outputs(out, n);
   const bool atoms = !out.positions.empty();
   Arena& arena = ctx.arena();
@@ -184,19 +209,8 @@ void StructureModule::forward(const Tensor& single, const Tensor& pair, const Te
   std::vector<Rigid> backbone(static_cast<std::size_t>(n));  // Å, for the atoms
   std::vector<Rigid> groups(atoms ? static_cast<std::size_t>(n * kGroups) : 0);
 
-  LinearEpilogue relu;
-  relu.activation = Activation::relu;
-  LinearEpilogue accumulate;
-  accumulate.accumulate = true;
   for (std::int64_t l = 0; l < n_layers_; ++l) {
-    // Lines 6-7: s += IPA(s, z, T); LayerNorm (dropout is off at inference).
-    ipa_.forward(s, pair, &pair_layer_norm_, frames, seq_mask, s, /*accumulate=*/true, ctx);
-    attention_layer_norm_.forward(s, s);
-    // Lines 8-9: s += transition_2(relu(transition_1(relu(transition(s))))); LayerNorm.
-    transition_.forward(s, hidden_1, arena, relu);
-    transition_1_.forward(hidden_1, hidden_2, arena, relu);
-    transition_2_.forward(hidden_2, s, arena, accumulate);
-    transition_layer_norm_.forward(s, s);
+    update_single(s, pair, frames, seq_mask, hidden_1, hidden_2, ctx);
     // Line 10: T ← T ∘ BackboneUpdate(s).
     backbone_update_.forward(s, state, arena);
     read_frames(q, frames, backbone, out.frames.select(0, l));

@@ -68,7 +68,15 @@ class StructureModule {
   const InvariantPointAttention& ipa() const { return ipa_; }
 
  private:
+  // n_res; InternalError for inputs forward() does not take.
+  std::int64_t check_inputs(const Tensor& single, const Tensor& pair, const Tensor& aatype,
+                            const Tensor& seq_mask) const;
   void check_outputs(const StructureModuleOutputs& out, std::int64_t n_res) const;
+  // AF2 Alg. 20 lines 6-9, one layer's update of s [n_res, c_s] in place (hidden_1, hidden_2:
+  // [n_res, c_s] scratch of the transition).
+  void update_single(const Tensor& s, const Tensor& pair, std::span<const Rigid> frames,
+                     const Tensor& seq_mask, const Tensor& hidden_1, const Tensor& hidden_2,
+                     const RunContext& ctx) const;
 
   std::int64_t c_s_, c_z_, c_resnet_, n_torsions_, n_layers_;
   LayerNorm single_layer_norm_;
