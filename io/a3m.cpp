@@ -19,6 +19,48 @@ struct Row {
   std::size_t header_line = 0;
 };
 
+// One sequence line of `row` (named `name`): upper case and '-' are match columns,
+// lower case an insertion before the next one, '.' padding.
+void add_sequence_line(Row& row, std::string_view line, std::size_t line_no,
+                       const std::string& name, const std::string& source_name) {
+  for (char c : line) {
+    if ((c >= 'A' && c <= 'Z') || c == '-') {
+      row.sequence += c;
+      row.deletions.push_back(row.pending);
+      row.pending = 0;
+    } else if (c >= 'a' && c <= 'z') {
+      ++row.pending;
+    } else if (c == '.' || text::is_space(c) || c == '\0') {
+      continue;
+    } else {
+      throw InputError(text::located(source_name, line_no,
+                                     "invalid character " + text::printable(c) + " in A3M row '" +
+                                         text::excerpt(name) +
+                                         "' (expected A-Z, '-', a-z insertions or '.')"));
+    }
+  }
+}
+
+// InputError unless there is a query with match columns and every row has as many.
+void check_rows(const std::vector<Row>& rows, const Msa& msa, const std::string& source_name) {
+  if (rows.empty()) throw InputError(text::located(source_name, 1, "empty A3M: no sequences"));
+  const std::size_t n_res = rows.front().sequence.size();
+  if (n_res == 0) {
+    throw InputError(text::located(
+        source_name, rows.front().header_line,
+        "A3M query '" + text::excerpt(msa.descriptions.front()) + "' has no match columns"));
+  }
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    if (rows[i].sequence.size() != n_res) {
+      throw InputError(text::located(source_name, rows[i].header_line,
+                                     "A3M row '" + text::excerpt(msa.descriptions[i]) + "' has " +
+                                         std::to_string(rows[i].sequence.size()) +
+                                         " match columns but the query has " +
+                                         std::to_string(n_res)));
+    }
+  }
+}
+
 }  // namespace
 
 Msa parse_a3m(std::string_view text, const std::string& source_name) {
@@ -43,40 +85,9 @@ Msa parse_a3m(std::string_view text, const std::string& source_name) {
                                      "no A3M header: expected a line starting with '>' before "
                                      "sequence data"));
     }
-    Row& row = rows.back();
-    for (char c : line) {
-      if ((c >= 'A' && c <= 'Z') || c == '-') {
-        row.sequence += c;
-        row.deletions.push_back(row.pending);
-        row.pending = 0;
-      } else if (c >= 'a' && c <= 'z') {
-        ++row.pending;
-      } else if (c == '.' || text::is_space(c) || c == '\0') {
-        continue;
-      } else {
-        throw InputError(text::located(source_name, line_no,
-                                       "invalid character " + text::printable(c) + " in A3M row '" +
-                                           text::excerpt(msa.descriptions.back()) +
-                                           "' (expected A-Z, '-', a-z insertions or '.')"));
-      }
-    }
+    add_sequence_line(rows.back(), line, line_no, msa.descriptions.back(), source_name);
   }
-  if (rows.empty()) throw InputError(text::located(source_name, 1, "empty A3M: no sequences"));
-  const std::size_t n_res = rows.front().sequence.size();
-  if (n_res == 0) {
-    throw InputError(text::located(
-        source_name, rows.front().header_line,
-        "A3M query '" + text::excerpt(msa.descriptions.front()) + "' has no match columns"));
-  }
-  for (std::size_t i = 0; i < rows.size(); ++i) {
-    if (rows[i].sequence.size() != n_res) {
-      throw InputError(text::located(source_name, rows[i].header_line,
-                                     "A3M row '" + text::excerpt(msa.descriptions[i]) + "' has " +
-                                         std::to_string(rows[i].sequence.size()) +
-                                         " match columns but the query has " +
-                                         std::to_string(n_res)));
-    }
-  }
+  check_rows(rows, msa, source_name);
   msa.sequences.reserve(rows.size());
   msa.deletions.reserve(rows.size());
   for (Row& row : rows) {

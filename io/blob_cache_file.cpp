@@ -130,56 +130,39 @@ void write_blob_cache(const fs::path& path, std::string_view key, std::span<cons
   write_file_atomically(path, pieces);
 }
 
-BlobCacheLoad load_blob_cache(const fs::path& path, std::string_view key) {
-  BlobCacheLoad out;
-  std::error_code ec;
-  if (!fs::exists(path, ec)) return out;
-  BlobCache cache;
-  try {
-    cache.mapping = MappedFile::open_read_only(path);
-  } catch (const WeightsError& e) {
-    out.problem = e.what();
-    return out;
-  }
-  const auto file = cache.mapping.bytes();
-  const auto refuse = [&](const std::string& why) {
-    out.problem = why;
-    return std::move(out);
-  };
-  Header h;
-  if (file.size() < sizeof h) return refuse("truncated header");
-  std::memcpy(&h, file.data(), sizeof h);
-  if (h.magic != kMagic) return refuse("not a cpufold cache file");
+namespace {
+
+// Why a header does not describe a file of `file_size` bytes in this build's format; empty if
+// it does.
+std::string header_problem(const Header& h, std::size_t file_size) {
+  if (h.magic != kMagic) return "not a cpufold cache file";
   if (h.version != kFormatVersion) {
-    return refuse("format version " + std::to_string(h.version) + ", this build writes " +
-                  std::to_string(kFormatVersion));
+    return "format version " + std::to_string(h.version) + ", this build writes " +
+           std::to_string(kFormatVersion);
   }
   const std::uint64_t meta_end = sizeof h + h.key_bytes + h.index_bytes;
-  if (h.key_bytes > file.size() || h.index_bytes > file.size() || meta_end > h.data_offset ||
-      h.data_offset > file.size() || h.data_bytes != file.size() - h.data_offset) {
-    return refuse("truncated or inconsistent sizes");
+  if (h.key_bytes > file_size || h.index_bytes > file_size || meta_end > h.data_offset ||
+      h.data_offset > file_size || h.data_bytes != file_size - h.data_offset) {
+    return "truncated or inconsistent sizes";
   }
-  const char* base = reinterpret_cast<const char*>(file.data());
-  const std::string_view stored_key(base + sizeof h, h.key_bytes);
-  const std::string_view index(base + sizeof h + h.key_bytes, h.index_bytes);
-  Checksum index_sum;
-  index_sum.add(stored_key);
-  index_sum.add(index);
-  if (index_sum.value() != h.index_checksum) return refuse("index checksum mismatch");
-  if (stored_key != key) return refuse("made for other parameters, CPU or build");
+  return {};
+}
 
-  const auto data = file.subspan(h.data_offset);
+// The blobs the index lists, checked against the data checksum, into cache.blobs; why not, or
+// empty. Each window of data is dropped from memory once summed: a check reads it all once.
+std::string read_blobs(BlobCache& cache, const Header& h, std::string_view index,
+                       std::span<const std::byte> data) {
   std::size_t at = 0;
   std::size_t checked_until = 0;  // data bytes whose pages were dropped after their check
   Checksum data_sum;
   for (std::uint32_t i = 0; i < h.blob_count; ++i) {
     IndexEntry e;
-    if (index.size() - at < sizeof e) return refuse("truncated index");
+    if (index.size() - at < sizeof e) return "truncated index";
     std::memcpy(&e, index.data() + at, sizeof e);
     at += sizeof e;
     if (e.meta_bytes > index.size() - at || e.offset > data.size() ||
         e.bytes > data.size() - e.offset) {
-      return refuse("index entry " + std::to_string(i) + " out of bounds");
+      return "index entry " + std::to_string(i) + " out of bounds";
     }
     Blob b{std::string(index.substr(at, e.meta_bytes)), data.subspan(e.offset, e.bytes)};
     at += e.meta_bytes;
@@ -192,9 +175,47 @@ BlobCacheLoad load_blob_cache(const fs::path& path, std::string_view key) {
     }
   }
   cache.mapping.drop_resident_pages();
-  if (at != index.size()) return refuse("index size mismatch");
-  if (data_sum.value() != h.data_checksum) return refuse("data checksum mismatch");
-  out.cache = std::move(cache);
+  if (at != index.size()) return "index size mismatch";
+  if (data_sum.value() != h.data_checksum) return "data checksum mismatch";
+  return {};
+}
+
+}  // namespace
+
+BlobCacheLoad load_blob_cache(const fs::path& path, std::string_view key) {
+  BlobCacheLoad out;
+  std::error_code ec;
+  if (!fs::exists(path, ec)) return out;
+  BlobCache cache;
+  try {
+    cache.mapping = MappedFile::open_read_only(path);
+  } catch (const WeightsError& e) {
+    out.problem = e.what();
+    return out;
+  }
+  const auto file = cache.mapping.bytes();
+  Header h;
+  if (file.size() < sizeof h) {
+    out.problem = "truncated header";
+    return out;
+  }
+  std::memcpy(&h, file.data(), sizeof h);
+  out.problem = header_problem(h, file.size());
+  if (!out.problem.empty()) return out;
+  const char* base = reinterpret_cast<const char*>(file.data());
+  const std::string_view stored_key(base + sizeof h, h.key_bytes);
+  const std::string_view index(base + sizeof h + h.key_bytes, h.index_bytes);
+  Checksum index_sum;
+  index_sum.add(stored_key);
+  index_sum.add(index);
+  if (index_sum.value() != h.index_checksum) {
+    out.problem = "index checksum mismatch";
+  } else if (stored_key != key) {
+    out.problem = "made for other parameters, CPU or build";
+  } else {
+    out.problem = read_blobs(cache, h, index, file.subspan(h.data_offset));
+  }
+  if (out.problem.empty()) out.cache = std::move(cache);
   return out;
 }
 

@@ -47,10 +47,10 @@ class ShapeReader {
 
 }  // namespace
 
-ModelConfig ModelConfig::from_weights(const WeightStore& store) {
-  const ShapeReader r(store);
-  ModelConfig c;
+namespace {
 
+// Input, recycling and extra-MSA embedders: the representations' widths.
+void read_embedder_dims(const ShapeReader& r, ModelConfig& c) {
   c.msa_feat_dim = r.dim("evoformer/preprocess_msa//weights", 0);
   c.c_m = r.dim("evoformer/preprocess_msa//weights", 1);
   c.target_feat_dim = r.dim("evoformer/preprocess_1d//weights", 0);
@@ -61,7 +61,10 @@ ModelConfig ModelConfig::from_weights(const WeightStore& store) {
   c.c_s = r.dim("evoformer/single_activations//weights", 1);
   c.extra_msa_feat_dim = r.dim("evoformer/extra_msa_activations//weights", 0);
   c.c_e = r.dim("evoformer/extra_msa_activations//weights", 1);
+}
 
+// The Evoformer stack (AF2 Alg. 6).
+void read_evoformer_dims(const ShapeReader& r, ModelConfig& c) {
   const std::string evo = "evoformer/evoformer_iteration/";
   c.n_evoformer_blocks = r.dim(evo + "msa_transition/transition1//weights", 0);
   c.msa_row_attention = r.attention(evo + "msa_row_attention_with_pair_bias/attention");
@@ -72,7 +75,10 @@ ModelConfig ModelConfig::from_weights(const WeightStore& store) {
   c.msa_transition_factor = r.dim(evo + "msa_transition/transition1//weights", -1) / c.c_m;
   c.pair_transition_factor = r.dim(evo + "pair_transition/transition1//weights", -1) / c.c_z;
   r.expect(evo + "pair_transition/transition1//weights", 1, c.c_z, "c_z");
+}
 
+// The extra-MSA stack (AF2 Alg. 18).
+void read_extra_msa_dims(const ShapeReader& r, ModelConfig& c) {
   const std::string extra = "evoformer/extra_msa_stack/";
   c.n_extra_msa_blocks = r.dim(extra + "msa_transition/transition1//weights", 0);
   c.extra_msa_row_attention = r.attention(extra + "msa_row_attention_with_pair_bias/attention");
@@ -82,7 +88,10 @@ ModelConfig ModelConfig::from_weights(const WeightStore& store) {
   c.extra_c_hidden_tri_mul =
       r.dim(extra + "triangle_multiplication_outgoing/left_projection//weights", -1);
   c.extra_msa_transition_factor = r.dim(extra + "msa_transition/transition1//weights", -1) / c.c_e;
+}
 
+// The template embedding (AF2 Alg. 16-17), when the file has one.
+void read_template_dims(const ShapeReader& r, ModelConfig& c) {
   const std::string templ = "evoformer/template_embedding/single_template_embedding/";
   c.templates = r.has(templ + "embedding2d//weights");
   if (c.templates) {
@@ -99,7 +108,10 @@ ModelConfig ModelConfig::from_weights(const WeightStore& store) {
         r.dim(stack + "pair_transition/transition1//weights", -1) / c.c_t;
     c.template_pointwise_attention = r.attention("evoformer/template_embedding/attention");
   }
+}
 
+// The structure module: IPA and the angle resnet (AF2 Alg. 20-22).
+void read_structure_dims(const ShapeReader& r, ModelConfig& c) {
   const std::string ipa = "structure_module/fold_iteration/invariant_point_attention";
   c.n_head_ipa = r.dim(ipa + "//trainable_point_weights", 0);
   c.c_ipa = r.dim(ipa + "/q_scalar//weights", 1) / c.n_head_ipa;
@@ -109,7 +121,10 @@ ModelConfig ModelConfig::from_weights(const WeightStore& store) {
       r.dim("structure_module/fold_iteration/rigid_sidechain/input_projection//weights", 1);
   c.n_torsions =
       r.dim("structure_module/fold_iteration/rigid_sidechain/unnormalized_angles//weights", 1) / 2;
+}
 
+// The heads; the PAE head only in _ptm files.
+void read_head_dims(const ShapeReader& r, ModelConfig& c) {
   c.lddt_bins = r.dim("predicted_lddt_head/logits//weights", 1);
   c.c_lddt_hidden = r.dim("predicted_lddt_head/act_0//weights", 1);
   c.distogram_bins = r.dim("distogram_head/half_logits//weights", 1);
@@ -117,7 +132,19 @@ ModelConfig ModelConfig::from_weights(const WeightStore& store) {
   c.atom_types = r.dim("experimentally_resolved_head/logits//weights", 1);
   c.ptm_head = r.has("predicted_aligned_error_head/logits//weights");
   if (c.ptm_head) c.pae_bins = r.dim("predicted_aligned_error_head/logits//weights", 1);
+}
 
+}  // namespace
+
+ModelConfig ModelConfig::from_weights(const WeightStore& store) {
+  const ShapeReader r(store);
+  ModelConfig c;
+  read_embedder_dims(r, c);
+  read_evoformer_dims(r, c);
+  read_extra_msa_dims(r, c);
+  read_template_dims(r, c);
+  read_structure_dims(r, c);
+  read_head_dims(r, c);
   c.parameter_count = store.parameter_count();
   return c;
 }
