@@ -197,130 +197,185 @@ std::size_t attention_scratch_bytes(std::int64_t n_key, std::int64_t c_hidden, D
   return bytes;
 }
 
-void multi_head_attention(const Tensor& q, const Tensor& k, const Tensor& v,
-                          const AttentionBias& bias, const Tensor& o, Arena& scratch,
-                          std::int64_t chunk) {
+namespace {
+
+// The sizes of a call, from its checked operands.
+struct CallShape {
+  DType type;  // of q, k and v
+  std::int64_t n_batch, n_query, n_head, c, n_key;
+  bool has_pair, has_mask;
+};
+
+CallShape check_call(const Tensor& q, const Tensor& k, const Tensor& v, const AttentionBias& bias,
+                     const Tensor& o) {
   const DType type = q.dtype() == DType::bf16 ? DType::bf16 : DType::f32;
   check_layout(q, type, 4, "q");
   check_layout(k, type, 4, "k");
   check_layout(v, type, 4, "v");
   check_layout(o, DType::f32, 4, "o");
-  const std::int64_t n_batch = q.dim(0), n_query = q.dim(1), n_head = q.dim(2), c = q.dim(3);
-  const std::int64_t n_key = k.dim(1);
-  check_dims(k, {n_batch, n_key, n_head, c}, "k");
-  check_dims(v, {n_batch, n_key, n_head, c}, "v");
-  check_dims(o, {n_batch, n_query, n_head, c}, "o");
-  const bool has_pair = !bias.pair.empty(), has_mask = !bias.mask.empty();
-  if (has_pair) {
+  const CallShape s{type,     q.dim(0), q.dim(1),           q.dim(2),
+                    q.dim(3), k.dim(1), !bias.pair.empty(), !bias.mask.empty()};
+  check_dims(k, {s.n_batch, s.n_key, s.n_head, s.c}, "k");
+  check_dims(v, {s.n_batch, s.n_key, s.n_head, s.c}, "v");
+  check_dims(o, {s.n_batch, s.n_query, s.n_head, s.c}, "o");
+  if (s.has_pair) {
     check_layout(bias.pair, DType::f32, 3, "pair bias");
-    check_dims(bias.pair, {n_head, n_query, n_key}, "pair bias");
+    check_dims(bias.pair, {s.n_head, s.n_query, s.n_key}, "pair bias");
   }
-  if (has_mask) {
+  if (s.has_mask) {
     check_layout(bias.mask, DType::f32, 2, "mask bias");
-    check_dims(bias.mask, {n_batch, n_key}, "mask bias");
+    check_dims(bias.mask, {s.n_batch, s.n_key}, "mask bias");
   }
-  if (n_batch == 0 || n_query == 0 || n_head == 0 || c == 0) return;
-  if (n_key == 0) throw InternalError("attention over zero keys");
+  return s;
+}
 
-  const bool use_bf16 = type == DType::bf16;
-  detail::DotBf16Kernel dot = use_bf16 ? detail::dot_bf16_kernel(c) : nullptr;
-  if (dot != nullptr &&
-      !detail::dot_bf16_fits(q.data(), detail::leading_dim(q.stride(1), n_query, c), k.data(),
-                             detail::leading_dim(k.stride(1), n_key, c), v.data(),
-                             detail::leading_dim(v.stride(1), n_key, c), n_key)) {
-    dot = nullptr;
+// The kernels a call takes besides the GEMM tiles: the AVX512-BF16 one where its operands can
+// be read as bf16 pairs, else the small-head one of the call's precision, where it exists.
+struct CallKernels {
+  detail::DotBf16Kernel dot = nullptr;
+  detail::SmallHeadKernel small_head = nullptr;
+  detail::SmallHeadKernelF32 small_head_f32 = nullptr;
+  bool bf16_tiles = false;  // bf16 on the GEMM tiles
+};
+
+CallKernels choose_kernels(const Tensor& q, const Tensor& k, const Tensor& v, const CallShape& s) {
+  CallKernels kernels;
+  const bool use_bf16 = s.type == DType::bf16;
+  kernels.dot = use_bf16 ? detail::dot_bf16_kernel(s.c) : nullptr;
+  if (kernels.dot != nullptr &&
+      !detail::dot_bf16_fits(q.data(), detail::leading_dim(q.stride(1), s.n_query, s.c), k.data(),
+                             detail::leading_dim(k.stride(1), s.n_key, s.c), v.data(),
+                             detail::leading_dim(v.stride(1), s.n_key, s.c), s.n_key)) {
+    kernels.dot = nullptr;
   }
-  const detail::SmallHeadKernel small_head =
-      use_bf16 && dot == nullptr ? detail::small_head_kernel(c) : nullptr;
-  const detail::SmallHeadKernelF32 small_head_f32 =
-      use_bf16 ? nullptr : detail::small_head_kernel_f32(c);
-  const auto problem = [&]<typename T>(T*) {
-    const Strided<T> sq(q), sk(k), sv(v);
-    void (*small)(const detail::AttentionTileOf<T>&, float*) = nullptr;
-    if constexpr (std::is_same_v<T, bf16>) {
-      small = small_head;
-    } else {
-      small = small_head_f32;
+  kernels.small_head =
+      use_bf16 && kernels.dot == nullptr ? detail::small_head_kernel(s.c) : nullptr;
+  kernels.small_head_f32 = use_bf16 ? nullptr : detail::small_head_kernel_f32(s.c);
+  kernels.bf16_tiles = use_bf16 && kernels.small_head == nullptr && kernels.dot == nullptr;
+  return kernels;
+}
+
+template <typename T>
+Problem<T> make_problem(const Tensor& q, const Tensor& k, const Tensor& v,
+                        const AttentionBias& bias, const Tensor& o, const CallShape& s,
+                        const CallKernels& kernels) {
+  const Strided<T> sq(q), sk(k), sv(v);
+  void (*small)(const detail::AttentionTileOf<T>&, float*) = nullptr;
+  if constexpr (std::is_same_v<T, bf16>) {
+    small = kernels.small_head;
+  } else {
+    small = kernels.small_head_f32;
+  }
+  return Problem<T>{sq,
+                    sk,
+                    sv,
+                    Strided<float>(o),
+                    Strided<float>(bias.pair),
+                    Strided<float>(bias.mask),
+                    s.n_key,
+                    s.c,
+                    detail::leading_dim(sq.s1, s.n_query, s.c),
+                    detail::leading_dim(sk.s1, s.n_key, s.c),
+                    detail::leading_dim(sv.s1, s.n_key, s.c),
+                    1.f / std::sqrt(static_cast<float>(s.c)),
+                    s.has_pair,
+                    s.has_mask,
+                    small,
+                    kernels.dot};
+}
+
+// Each thread's work space, from the call's scratch.
+struct Workspace {
+  std::int64_t tile = 0, logits_per_thread = 0;
+  float* logits = nullptr;
+  bf16* weights = nullptr;   // bf16 tiles: [tile, n_key] per thread
+  float* product = nullptr;  // bf16 tiles: [tile, c] per thread
+  // Which keys and values each thread's work space holds packed: none yet in this call.
+  std::vector<detail::DotBf16Packed> packed;
+};
+
+Workspace allocate_workspace(const CallShape& s, const CallKernels& kernels, int n_threads,
+                             Arena& scratch) {
+  Workspace w;
+  w.tile = attention_query_tile(s.n_key);
+  w.logits_per_thread = logits_floats(s.n_key, s.c, s.type);
+  w.logits = scratch.allocate(DType::f32, Shape{n_threads, w.logits_per_thread}).data_as<float>();
+  w.packed.resize(kernels.dot != nullptr ? static_cast<std::size_t>(n_threads) : 0);
+  if (kernels.bf16_tiles) {
+    w.weights = scratch.allocate(DType::bf16, Shape{n_threads, w.tile, s.n_key}).data_as<bf16>();
+    w.product = scratch.allocate(DType::f32, Shape{n_threads, w.tile, s.c}).data_as<float>();
+  }
+  return w;
+}
+
+// Tile order. Batch-major (a row's heads one after the other) works while the whole pair bias
+// stays in cache; head-major (one head over all rows) keeps just one head's bias hot, which
+// pays once the bias is large. Measured (bf16 kernel, AVX512-BF16 EPYC): single thread, 8
+// heads of 32 channels, 256 keys (2 MiB of bias): batch-major 161-166 vs 154-155 GFLOP/s
+// (no bias: 187-189 vs 168-174); 512 keys (8 MiB): head-major 173-176 vs 115-123. In
+// `bench block` (2 threads) at N = 256 batch-major takes row attention's core (2 MiB) from
+// 0.46 to 0.41 s and column attention's (no bias) from 0.58 to 0.53; at N = 512 head-major
+// takes row attention's (8 MiB) from 1.2 to 0.9 s and triangle attention's (4 MiB) from
+// 0.82 to 0.75.
+bool head_major_order(const CallShape& s) {
+  const std::int64_t pair_bytes =
+      s.has_pair ? s.n_head * s.n_query * s.n_key * static_cast<std::int64_t>(sizeof(float)) : 0;
+  return pair_bytes > kHeadMajorPairBytes;
+}
+
+// Every tile of the call, `chunk` batch rows per parallel region (<= 0: all); false when a
+// tile failed.
+template <typename T>
+bool run_tiles(const Problem<T>& p, const CallShape& s, Workspace& w, int n_threads,
+               std::int64_t chunk) {
+  const std::int64_t tile = w.tile, n_tiles = (s.n_query + tile - 1) / tile;
+  const bool head_major = head_major_order(s);
+  std::atomic<bool> failed = false;
+  const std::int64_t rows_per_region = chunk <= 0 ? s.n_batch : std::min(chunk, s.n_batch);
+  for (std::int64_t b0 = 0; b0 < s.n_batch; b0 += rows_per_region) {
+    const std::int64_t n_rows = std::min(rows_per_region, s.n_batch - b0);
+    const std::int64_t n_tasks = n_rows * s.n_head * n_tiles;
+#pragma omp parallel for schedule(static) num_threads(n_threads)
+    for (std::int64_t task = 0; task < n_tasks; ++task) {
+      const std::int64_t q0 = task % n_tiles * tile;
+      const std::int64_t head = head_major ? task / (n_rows * n_tiles) : task / n_tiles % s.n_head;
+      const std::int64_t row = head_major ? task / n_tiles % n_rows : task / (s.n_head * n_tiles);
+      const Tile t{b0 + row, head, q0, std::min(tile, s.n_query - q0)};
+      const int thread = omp_get_thread_num();
+      float* logits = w.logits + thread * w.logits_per_thread;
+      bool ok;
+      if constexpr (std::is_same_v<T, bf16>) {
+        ok = run_tile(p, t, logits,
+                      w.weights != nullptr ? w.weights + thread * tile * s.n_key : nullptr,
+                      w.product != nullptr ? w.product + thread * tile * s.c : nullptr,
+                      w.packed.empty() ? nullptr : &w.packed[static_cast<std::size_t>(thread)]);
+      } else {
+        ok = run_tile(p, t, logits);
+      }
+      if (!ok) failed.store(true, std::memory_order_relaxed);
     }
-    return Problem<T>{sq,
-                      sk,
-                      sv,
-                      Strided<float>(o),
-                      Strided<float>(bias.pair),
-                      Strided<float>(bias.mask),
-                      n_key,
-                      c,
-                      detail::leading_dim(sq.s1, n_query, c),
-                      detail::leading_dim(sk.s1, n_key, c),
-                      detail::leading_dim(sv.s1, n_key, c),
-                      1.f / std::sqrt(static_cast<float>(c)),
-                      has_pair,
-                      has_mask,
-                      small,
-                      dot};
-  };
-  const std::int64_t tile = attention_query_tile(n_key);
-  const std::int64_t n_tiles = (n_query + tile - 1) / tile;
+  }
+  return !failed;
+}
+
+}  // namespace
+
+void multi_head_attention(const Tensor& q, const Tensor& k, const Tensor& v,
+                          const AttentionBias& bias, const Tensor& o, Arena& scratch,
+                          std::int64_t chunk) {
+  const CallShape s = check_call(q, k, v, bias, o);
+  if (s.n_batch == 0 || s.n_query == 0 || s.n_head == 0 || s.c == 0) return;
+  if (s.n_key == 0) throw InternalError("attention over zero keys");
+  const CallKernels kernels = choose_kernels(q, k, v, s);
   const int n_threads = omp_get_max_threads();
   ArenaScope scope(scratch);
-  const std::int64_t logits_per_thread = logits_floats(n_key, c, type);
-  float* const logits_all =
-      scratch.allocate(DType::f32, Shape{n_threads, logits_per_thread}).data_as<float>();
-  const bool bf16_tiles = use_bf16 && small_head == nullptr && dot == nullptr;
-  // Which keys and values each thread's work space holds packed: none yet in this call.
-  std::vector<detail::DotBf16Packed> packed(dot != nullptr ? n_threads : 0);
-  bf16* const weights_all =
-      bf16_tiles ? scratch.allocate(DType::bf16, Shape{n_threads, tile, n_key}).data_as<bf16>()
-                 : nullptr;
-  float* const product_all =
-      bf16_tiles ? scratch.allocate(DType::f32, Shape{n_threads, tile, c}).data_as<float>()
-                 : nullptr;
-
-  // Tile order. Batch-major (a row's heads one after the other) works while the whole pair bias
-  // stays in cache; head-major (one head over all rows) keeps just one head's bias hot, which
-  // pays once the bias is large. Measured (bf16 kernel, AVX512-BF16 EPYC): single thread, 8
-  // heads of 32 channels, 256 keys (2 MiB of bias): batch-major 161-166 vs 154-155 GFLOP/s
-  // (no bias: 187-189 vs 168-174); 512 keys (8 MiB): head-major 173-176 vs 115-123. In
-  // `bench block` (2 threads) at N = 256 batch-major takes row attention's core (2 MiB) from
-  // 0.46 to 0.41 s and column attention's (no bias) from 0.58 to 0.53; at N = 512 head-major
-  // takes row attention's (8 MiB) from 1.2 to 0.9 s and triangle attention's (4 MiB) from
-  // 0.82 to 0.75.
-  const std::int64_t pair_bytes =
-      has_pair ? n_head * n_query * n_key * static_cast<std::int64_t>(sizeof(float)) : 0;
-  const bool head_major = pair_bytes > kHeadMajorPairBytes;
-  std::atomic<bool> failed = false;
-  const std::int64_t rows_per_region = chunk <= 0 ? n_batch : std::min(chunk, n_batch);
-  // Every tile of the call, on the problem of q, k and v's element type.
-  const auto run_all = [&]<typename T>(const Problem<T>& p) {
-    for (std::int64_t b0 = 0; b0 < n_batch; b0 += rows_per_region) {
-      const std::int64_t n_rows = std::min(rows_per_region, n_batch - b0);
-      const std::int64_t n_tasks = n_rows * n_head * n_tiles;
-#pragma omp parallel for schedule(static) num_threads(n_threads)
-      for (std::int64_t task = 0; task < n_tasks; ++task) {
-        const std::int64_t q0 = task % n_tiles * tile;
-        const std::int64_t head = head_major ? task / (n_rows * n_tiles) : task / n_tiles % n_head;
-        const std::int64_t row = head_major ? task / n_tiles % n_rows : task / (n_head * n_tiles);
-        const Tile t{b0 + row, head, q0, std::min(tile, n_query - q0)};
-        const int thread = omp_get_thread_num();
-        float* logits = logits_all + thread * logits_per_thread;
-        bool ok;
-        if constexpr (std::is_same_v<T, bf16>) {
-          ok = run_tile(p, t, logits, bf16_tiles ? weights_all + thread * tile * n_key : nullptr,
-                        bf16_tiles ? product_all + thread * tile * c : nullptr,
-                        dot != nullptr ? &packed[static_cast<std::size_t>(thread)] : nullptr);
-        } else {
-          ok = run_tile(p, t, logits);
-        }
-        if (!ok) failed.store(true, std::memory_order_relaxed);
-      }
-    }
-  };
-  if (use_bf16) {
-    run_all(problem(static_cast<bf16*>(nullptr)));
-  } else {
-    run_all(problem(static_cast<float*>(nullptr)));
-  }
-  if (failed) {
+  Workspace w = allocate_workspace(s, kernels, n_threads, scratch);
+  const bool use_bf16 = s.type == DType::bf16;
+  const bool ok =
+      use_bf16
+          ? run_tiles(make_problem<bf16>(q, k, v, bias, o, s, kernels), s, w, n_threads, chunk)
+          : run_tiles(make_problem<float>(q, k, v, bias, o, s, kernels), s, w, n_threads, chunk);
+  if (!ok) {
     throw InternalError(std::string("attention: oneDNN ") + (use_bf16 ? "bf16 matmul" : "sgemm") +
                         " rejected q " + q.describe() + " strides " + q.strides().str() +
                         ", k strides " + k.strides().str() + ", v strides " + v.strides().str() +
