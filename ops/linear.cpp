@@ -146,6 +146,12 @@ struct Linear::Impl {
   void reorder_into(const Tensor& src, memory& dst) const;
   dnnl::matmul::primitive_desc try_desc(const PlanKey& key, bool with_bias, bool activation,
                                         bool multiply, bool sum) const;
+  // Without a residual add fused as `sum`: as much of the epilogue as oneDNN runs in jit code
+  // (activation and gate, activation, nothing), the rest left to our row loop; p's flags say
+  // which. Its descriptor may still be a reference kernel (none was fast).
+  dnnl::matmul::primitive_desc fusion_ladder(Plan& p, bool has_bias) const;
+  // "Linear [rows x c_in] x [c_in x c_out]", for messages.
+  std::string describe(const PlanKey& key) const;
 };
 
 dnnl::matmul::primitive_desc Linear::Impl::try_desc(const PlanKey& key, bool with_bias,
@@ -219,30 +225,15 @@ std::shared_ptr<Plan> Linear::Impl::build_plan(const PlanKey& key) {
     p->fused_sum = true;
   }
   if (key.bf16_out && key.accumulate && (!pd || is_reference_impl(pd))) {
-    throw InternalError("no fast oneDNN matmul with a bf16 output for Linear [" +
-                        std::to_string(key.rows) + " x " + std::to_string(c_in) + "] x [" +
-                        std::to_string(c_in) + " x " + std::to_string(c_out) + "]");
+    throw InternalError("no fast oneDNN matmul with a bf16 output for " + describe(key));
   }
-  if (!pd || is_reference_impl(pd)) {
-    p->prefill_bias = false;
-    p->fused_sum = false;
-    p->via_temp = key.accumulate;
-    // Fuse as much of the epilogue as oneDNN runs in jit code; the rest goes to our loop.
-    for (int level = 2; level >= 0; --level) {
-      p->fused_activation = act && level >= 1;
-      p->fused_multiply = key.multiply && level >= 2;
-      pd = try_desc(key, has_bias, p->fused_activation, p->fused_multiply, false);
-      if (pd && !is_reference_impl(pd)) break;
-    }
-  }
+  if (!pd || is_reference_impl(pd)) pd = fusion_ladder(*p, has_bias);
   if (key.bf16_out && (act || key.multiply) &&
       (!pd || is_reference_impl(pd) || p->fused_activation != act ||
        p->fused_multiply != key.multiply)) {
     throw InternalError(
-        "no fast oneDNN matmul with a fused activation (and gate) and a bf16 output for "
-        "Linear [" +
-        std::to_string(key.rows) + " x " + std::to_string(c_in) + "] x [" + std::to_string(c_in) +
-        " x " + std::to_string(c_out) + "]");
+        "no fast oneDNN matmul with a fused activation (and gate) and a bf16 output for " +
+        describe(key));
   }
   const bool strided = (key.ld_x != c_in && !bf16_compute()) || key.ld_y != c_out ||
                        (key.multiply && key.ld_mul != c_out);
@@ -259,15 +250,34 @@ std::shared_ptr<Plan> Linear::Impl::build_plan(const PlanKey& key) {
     return p;
   }
   if (!pd || is_reference_impl(pd)) {
-    throw InternalError("no fast oneDNN matmul for Linear [" + std::to_string(key.rows) + " x " +
-                        std::to_string(c_in) + "] x [" + std::to_string(c_in) + " x " +
-                        std::to_string(c_out) + "]");
+    throw InternalError("no fast oneDNN matmul for " + describe(key));
   }
   p->with_bias = has_bias && !p->prefill_bias;
   p->dnnl_scratch_bytes = pd.scratchpad_desc().get_size();
   p->temp_bytes = p->via_temp ? static_cast<std::size_t>(key.rows * c_out) * sizeof(float) : 0;
   p->src_bytes = bf16_compute() ? static_cast<std::size_t>(key.rows * c_in) * sizeof(bf16) : 0;
   return p;
+}
+
+dnnl::matmul::primitive_desc Linear::Impl::fusion_ladder(Plan& p, bool has_bias) const {
+  const PlanKey& key = p.key;
+  const bool act = key.activation != Activation::none;
+  p.prefill_bias = false;
+  p.fused_sum = false;
+  p.via_temp = key.accumulate;
+  dnnl::matmul::primitive_desc pd;
+  for (int level = 2; level >= 0; --level) {
+    p.fused_activation = act && level >= 1;
+    p.fused_multiply = key.multiply && level >= 2;
+    pd = try_desc(key, has_bias, p.fused_activation, p.fused_multiply, false);
+    if (pd && !is_reference_impl(pd)) break;
+  }
+  return pd;
+}
+
+std::string Linear::Impl::describe(const PlanKey& key) const {
+  return "Linear [" + std::to_string(key.rows) + " x " + std::to_string(c_in) + "] x [" +
+         std::to_string(c_in) + " x " + std::to_string(c_out) + "]";
 }
 
 void Linear::Impl::instantiate(Plan& p) const {
@@ -505,105 +515,137 @@ std::size_t Linear::scratch_bytes(std::int64_t rows, const EpilogueKind& kind) c
   return std::max(direct, impl_->cached_staged_scratch_bytes(rows));
 }
 
-void Linear::forward(const Tensor& x, const Tensor& y, Arena& scratch,
-                     const LinearEpilogue& epilogue) const {
+namespace {
+
+// One call's operands as row views, and what they are.
+struct LinearCall {
+  RowView vx, vy, vm;  // vm: the gate, when there is one
+  bool bf16_in = false, bf16_out = false, multiply = false;
+};
+
+LinearCall check_call(const Linear::Impl& impl, const Tensor& x, const Tensor& y,
+                      const LinearEpilogue& epilogue) {
+  LinearCall call;
+  const std::int64_t c_in = impl.c_in, c_out = impl.c_out;
   // A bf16 x (already rounded, e.g. a LayerNorm's bf16 output) is read in place: contiguous
   // rows only, and only by a bf16 Linear.
-  const bool bf16_in = x.dtype() == DType::bf16;
-  if (bf16_in && (!impl_->bf16_compute() || !x.is_contiguous() || x.numel() % c_in() != 0)) {
+  call.bf16_in = x.dtype() == DType::bf16;
+  if (call.bf16_in && (!impl.bf16_compute() || !x.is_contiguous() || x.numel() % c_in != 0)) {
     throw InternalError("Linear: a bf16 input " + x.describe() +
-                        " needs bf16 compute and contiguous rows of " + std::to_string(c_in()));
+                        " needs bf16 compute and contiguous rows of " + std::to_string(c_in));
   }
-  const RowView vx = bf16_in ? RowView{nullptr, x.numel() / c_in(), c_in(), c_in()}
-                             : row_view(x, "Linear input", c_in());
-  const bool bf16_out = y.dtype() == DType::bf16;
+  call.vx = call.bf16_in ? RowView{nullptr, x.numel() / c_in, c_in, c_in}
+                         : row_view(x, "Linear input", c_in);
+  call.bf16_out = y.dtype() == DType::bf16;
   const EpilogueKind kind = epilogue.kind();
-  if (bf16_out && (!impl_->bf16_compute() || !y.is_contiguous() ||
-                   (kind.accumulate && (kind.activation != Activation::none || kind.gated)))) {
+  if (call.bf16_out && (!impl.bf16_compute() || !y.is_contiguous() ||
+                        (kind.accumulate && (kind.activation != Activation::none || kind.gated)))) {
     throw InternalError("Linear: a bf16 output " + y.describe() +
                         " needs bf16 compute and contiguous rows; an activation (and gate) or a "
                         "residual add, not both");
   }
   // A bf16 y is contiguous rows of c_out: only its row count and base address are used.
-  const RowView vy = bf16_out ? RowView{nullptr, y.numel() / c_out(), c_out(), c_out()}
-                              : row_view(y, "Linear output", c_out());
-  if (vx.rows != vy.rows || (bf16_out && y.numel() % c_out() != 0)) {
-    throw InternalError("Linear [" + std::to_string(c_in()) + " -> " + std::to_string(c_out()) +
+  call.vy = call.bf16_out ? RowView{nullptr, y.numel() / c_out, c_out, c_out}
+                          : row_view(y, "Linear output", c_out);
+  if (call.vx.rows != call.vy.rows || (call.bf16_out && y.numel() % c_out != 0)) {
+    throw InternalError("Linear [" + std::to_string(c_in) + " -> " + std::to_string(c_out) +
                         "] given " + x.describe() + " -> " + y.describe());
   }
-  const bool multiply = !epilogue.multiply.empty();
-  RowView vm;
-  if (multiply) {
-    vm = row_view(epilogue.multiply, "Linear gate", c_out());
-    if (vm.rows != vy.rows || vm.cols != vy.cols) {
+  call.multiply = !epilogue.multiply.empty();
+  if (call.multiply) {
+    call.vm = row_view(epilogue.multiply, "Linear gate", c_out);
+    if (call.vm.rows != call.vy.rows || call.vm.cols != call.vy.cols) {
       throw InternalError("Linear gate " + epilogue.multiply.describe() +
                           " does not match output " + y.describe());
     }
   }
-  if (vx.rows == 0) return;
+  return call;
+}
 
-  const PlanKey key{vx.rows,
-                    impl_->bf16_compute() ? c_in() : vx.ld,  // bf16: x is converted first
-                    vy.ld,
-                    multiply ? vm.ld : 0,
-                    epilogue.activation,
-                    multiply,
-                    epilogue.accumulate,
-                    bf16_out};
-  ArenaScope scope(scratch);
-  std::lock_guard lock(impl_->mutex);
-  const std::shared_ptr<Plan> held = impl_->plan(key);
-  Plan& p = *held;
-  if (p.staged) {
-    if (bf16_out || bf16_in)
-      throw InternalError("Linear: no direct oneDNN plan for a bf16 input or output");
-    impl_->forward_staged(p, vx, vy, vm, epilogue, scratch);
-    return;
-  }
-  if (!p.matmul) {
-    build_primitive("Linear [" + std::to_string(vx.rows) + " x " + std::to_string(c_in()) + "]",
-                    [&] { impl_->instantiate(p); });
-  }
-
+// The plan's memory objects pointed at this call's operands (x converted to bf16 rows when the
+// Linear computes in bf16), the bias prefilled where the plan wants it, and the matmul run.
+// Returns the temp rows the plan writes through (null when it writes y directly).
+float* execute_plan(const Linear::Impl& impl, Plan& p, const LinearCall& call, const Tensor& x,
+                    const Tensor& y, Arena& scratch) {
+  const RowView& vx = call.vx;
+  const RowView& vy = call.vy;
   float* temp = nullptr;
-  if (p.via_temp) temp = scratch.allocate(DType::f32, Shape{vy.rows, c_out()}).data_as<float>();
-  if (bf16_in) {
+  if (p.via_temp) temp = scratch.allocate(DType::f32, Shape{vy.rows, impl.c_out}).data_as<float>();
+  if (call.bf16_in) {
     p.src.set_data_handle(x.data());
-  } else if (impl_->bf16_compute()) {
-    auto* xs = scratch.allocate(DType::bf16, Shape{vx.rows, c_in()}).data_as<bf16>();
+  } else if (impl.bf16_compute()) {
+    auto* xs = scratch.allocate(DType::bf16, Shape{vx.rows, impl.c_in}).data_as<bf16>();
     rows_to_bf16(vx, 0, vx.rows, xs);
     p.src.set_data_handle(xs);
   } else {
     p.src.set_data_handle(vx.data);
   }
-  p.dst.set_data_handle(bf16_out ? y.data() : p.via_temp ? static_cast<void*>(temp) : vy.data);
-  if (p.fused_multiply) p.mul.set_data_handle(vm.data);
+  p.dst.set_data_handle(call.bf16_out ? y.data() : p.via_temp ? static_cast<void*>(temp) : vy.data);
+  if (p.fused_multiply) p.mul.set_data_handle(call.vm.data);
   if (p.dnnl_scratch_bytes > 0) {
     const auto pad =
         scratch.allocate(DType::u8, Shape{static_cast<std::int64_t>(p.dnnl_scratch_bytes)});
     p.scratchpad.set_data_handle(pad.data());
   }
   const auto& k = detail::row_kernels();
-  const std::int64_t n = c_out();
+  const std::int64_t n = impl.c_out;
   if (p.prefill_bias) {
-    const auto* b = static_cast<const float*>(impl_->bias.get_data_handle());
+    const auto* b = static_cast<const float*>(impl.bias.get_data_handle());
     detail::for_each_row(vy.rows, n, [&](std::int64_t i) { k.add(vy.row(i), b, n); });
   }
   auto& stream = DnnlContext::instance().stream();
   p.matmul.execute(stream, p.args);
   stream.wait();
+  return temp;
+}
 
-  // The unfused rest of the epilogue, one pass over each row while it is in cache.
+// The part of the epilogue the plan did not fuse, one pass over each row while it is in cache.
+void finish_epilogue(const Plan& p, const LinearCall& call, const LinearEpilogue& epilogue,
+                     float* temp, std::int64_t n) {
   const bool act = epilogue.activation != Activation::none && !p.fused_activation;
-  const bool mul = multiply && !p.fused_multiply;
+  const bool mul = call.multiply && !p.fused_multiply;
   if (!act && !mul && !p.via_temp) return;
+  const auto& k = detail::row_kernels();
   const auto act_kernel = epilogue.activation == Activation::relu ? k.relu : k.sigmoid;
-  detail::for_each_row(vy.rows, n, [&](std::int64_t i) {
-    float* t = p.via_temp ? temp + i * n : vy.row(i);
+  detail::for_each_row(call.vy.rows, n, [&](std::int64_t i) {
+    float* t = p.via_temp ? temp + i * n : call.vy.row(i);
     if (act) act_kernel(t, n);
-    if (mul) k.mul(t, vm.row(i), n);
-    if (p.via_temp) k.add(vy.row(i), t, n);
+    if (mul) k.mul(t, call.vm.row(i), n);
+    if (p.via_temp) k.add(call.vy.row(i), t, n);
   });
+}
+
+}  // namespace
+
+void Linear::forward(const Tensor& x, const Tensor& y, Arena& scratch,
+                     const LinearEpilogue& epilogue) const {
+  const LinearCall call = check_call(*impl_, x, y, epilogue);
+  if (call.vx.rows == 0) return;
+  const PlanKey key{call.vx.rows,
+                    impl_->bf16_compute() ? c_in() : call.vx.ld,  // bf16: x is converted first
+                    call.vy.ld,
+                    call.multiply ? call.vm.ld : 0,
+                    epilogue.activation,
+                    call.multiply,
+                    epilogue.accumulate,
+                    call.bf16_out};
+  ArenaScope scope(scratch);
+  std::lock_guard lock(impl_->mutex);
+  const std::shared_ptr<Plan> held = impl_->plan(key);
+  Plan& p = *held;
+  if (p.staged) {
+    if (call.bf16_out || call.bf16_in)
+      throw InternalError("Linear: no direct oneDNN plan for a bf16 input or output");
+    impl_->forward_staged(p, call.vx, call.vy, call.vm, epilogue, scratch);
+    return;
+  }
+  if (!p.matmul) {
+    build_primitive(
+        "Linear [" + std::to_string(call.vx.rows) + " x " + std::to_string(c_in()) + "]",
+        [&] { impl_->instantiate(p); });
+  }
+  float* temp = execute_plan(*impl_, p, call, x, y, scratch);
+  finish_epilogue(p, call, epilogue, temp, c_out());
 }
 
 namespace detail {
