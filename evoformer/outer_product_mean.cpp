@@ -240,107 +240,145 @@ void OuterProductMean::add_update(float* op, const float* np, const Tensor& p, c
   }
 }
 
+// The sizes and buffers of a chunked forward(), allocated once for every slab.
+struct OuterProductMean::Slabs {
+  std::int64_t n_seq, n_res;
+  std::int64_t ni_max;  // residues i per slab
+  std::int64_t sb_max;  // sequences per accumulation step: all of them when b is kept
+  std::int64_t xb_max;  // sequences per LayerNorm block of the left projection
+  std::int64_t rb_max;  // sequences per LayerNorm block of the right projection
+  bool keep_right, use_bf16;
+  Tensor x;             // LayerNorm(m[s]) for the right projection
+  Tensor b;             // fp32: the right projection of the step's sequences; bf16: one call's rows
+  Tensor xa;            // m[s, slab] for the left projection
+  Tensor a;             // the left projection [sb_max, ni_max, c]
+  Tensor mb;            // the step's mask rows [sb_max, n_res]
+  Tensor outer;         // [ni_max·c, n_res·c]
+  Tensor norm;          // [ni_max, n_res]
+  Tensor p;             // the reordered outer products, add_update's room
+  bf16* a16 = nullptr;  // bf16: a and b rounded
+  bf16* b16 = nullptr;
+};
+
+OuterProductMean::Slabs OuterProductMean::allocate_slabs(std::int64_t n_seq, std::int64_t n_res,
+                                                         std::int64_t chunk, Arena& arena) const {
+  Slabs w;
+  const std::int64_t c = c_;
+  w.n_seq = n_seq;
+  w.n_res = n_res;
+  w.ni_max = detail::chunk_rows(n_res, chunk);
+  w.sb_max = sequence_block(n_seq, w.ni_max);
+  w.keep_right = w.sb_max >= n_seq;
+  w.xb_max = std::min(kSeqBlock, w.sb_max);
+  w.rb_max = std::min(right_block(n_seq, n_res), w.sb_max);
+  w.use_bf16 = bf16_outer();
+  w.x = arena.allocate(norm_type(), Shape{w.rb_max, n_res, c_m_});
+  w.b = arena.allocate(DType::f32, Shape{w.use_bf16 ? w.rb_max : w.sb_max, n_res, c});
+  w.xa = arena.allocate(DType::f32, Shape{w.xb_max * w.ni_max, c_m_});
+  w.a = arena.allocate(DType::f32, Shape{w.sb_max, w.ni_max, c});
+  w.mb = arena.allocate(DType::f32, Shape{w.sb_max, n_res});
+  w.outer = arena.allocate(DType::f32, Shape{w.ni_max * c, n_res * c});
+  w.norm = arena.allocate(DType::f32, Shape{w.ni_max, n_res});
+  w.p = arena.allocate(projected_type(), Shape{std::min(w.ni_max, kProjectRows), n_res, c * c});
+  if (w.use_bf16) {
+    w.a16 = arena.allocate(DType::bf16, w.a.shape()).data_as<bf16>();
+    w.b16 = arena.allocate(DType::bf16, Shape{w.sb_max, n_res, c}).data_as<bf16>();
+  }
+  return w;
+}
+
+// b[s - first] = mask ⊙ right(LayerNorm(m[s])) (bf16: b16) and its mask row, for sequences
+// [first, end).
+void OuterProductMean::right_rows(const Slabs& w, const Tensor& m, const Tensor& msa_mask,
+                                  std::int64_t first, std::int64_t end, Arena& arena) const {
+  const std::int64_t n_res = w.n_res, c = c_;
+  const float* const src_mask = static_cast<const float*>(msa_mask.data());
+  const std::int64_t mask_s0 = msa_mask.stride(0), mask_s1 = msa_mask.stride(1);
+  float* const mk = w.mb.data_as<float>();
+  for (std::int64_t s = first; s < end; ++s) {
+    const std::int64_t r0 = s - first;
+    for (std::int64_t r = 0; r < n_res; ++r)
+      mk[r0 * n_res + r] = src_mask[s * mask_s0 + r * mask_s1];
+  }
+  for (std::int64_t s = first; s < end; s += w.rb_max) {
+    const std::int64_t ns = std::min(w.rb_max, end - s), r0 = s - first;
+    const Tensor xs = w.x.slice(0, 0, ns);
+    norm_.forward(m.slice(0, s, s + ns), xs);
+    const float* const block_mask = mk + r0 * n_res;
+    if (w.use_bf16 &&
+        std::all_of(block_mask, block_mask + ns * n_res, [](float v) { return v == 1.f; })) {
+      // No row to weigh (an MSA without padding): the projection rounds its fp32 result to bf16
+      // as it stores it (one rounding, as mask_rows makes), without fp32 rows and a pass.
+      right_.forward(xs, Tensor(w.b16 + r0 * n_res * c, DType::bf16, Shape{ns, n_res, c}), arena);
+      continue;
+    }
+    const Tensor dst = w.use_bf16 ? w.b.slice(0, 0, ns) : w.b.slice(0, r0, r0 + ns);
+    right_.forward(xs, dst, arena);
+    mask_rows(
+        dst.data_as<float>(), ns * n_res, c, [&](std::int64_t r) { return block_mask[r]; },
+        w.use_bf16 ? w.b16 + r0 * n_res * c : nullptr);
+  }
+}
+
+// a = left(LayerNorm(m[s, i])) for the slab's residues [i0, i0 + ni) and the step's sequences
+// [s0, s0 + sb), masked (bf16: rounded into a16).
+void OuterProductMean::left_rows(const Slabs& w, const Tensor& m, std::int64_t i0, std::int64_t ni,
+                                 std::int64_t s0, std::int64_t sb, Arena& arena) const {
+  const std::int64_t n_res = w.n_res, c = c_;
+  const RowShape sm = row_shape(m, "OuterProductMean m");
+  float* const ap = w.a.data_as<float>();
+  for (std::int64_t x0 = 0; x0 < sb; x0 += w.xb_max) {
+    const std::int64_t xn = std::min(w.xb_max, sb - x0);
+    for (std::int64_t s = 0; s < xn; ++s) {
+      float* const dst = w.xa.data_as<float>() + s * ni * c_m_;
+      const std::int64_t at = ((s0 + x0 + s) * n_res + i0) * sm.ld;
+      if (m.dtype() == DType::bf16) {
+        detail::bf16_to_f32(static_cast<const bf16*>(m.data()) + at, dst, ni * c_m_);
+      } else {
+        std::memcpy(dst, static_cast<const float*>(m.data()) + at,
+                    static_cast<std::size_t>(ni * c_m_) * sizeof(float));
+      }
+    }
+    const Tensor xs = w.xa.slice(0, 0, xn * ni);
+    norm_.forward(xs, xs);
+    left_.forward(xs, Tensor(ap + x0 * ni * c, DType::f32, Shape{xn * ni, c}), arena);
+  }
+  const float* const mk = w.mb.data_as<float>();
+  mask_rows(
+      ap, sb * ni, c, [&](std::int64_t t) { return mk[t / ni * n_res + i0 + t % ni]; }, w.a16);
+}
+
 void OuterProductMean::forward_in_slabs(const Tensor& m, const Tensor& msa_mask, const Tensor& z,
                                         const RunContext& ctx) const {
   const std::int64_t n_seq = m.dim(0), n_res = m.dim(1), c = c_;
-  const std::int64_t ni_max = detail::chunk_rows(n_res, ctx.chunk);
-  // Sequences per accumulation step: all of them when b is kept.
-  const std::int64_t sb_max = sequence_block(n_seq, ni_max);
-  const bool keep_right = sb_max >= n_seq;
-  const std::int64_t xb_max = std::min(kSeqBlock, sb_max);  // sequences per LayerNorm block
   Arena& arena = ctx.arena();
   ArenaScope scope(arena);
-  const std::int64_t rb_max = std::min(right_block(n_seq, n_res), sb_max);
-  const bool use_bf16 = bf16_outer();
-  const Tensor x = arena.allocate(norm_type(), Shape{rb_max, n_res, c_m_});  // LayerNorm(m[s])
-  // The right projection: fp32 holds it for the step's sb_max sequences; bf16 holds those
-  // only in bf16 (b16) and needs fp32 rows for one projection call.
-  const Tensor b = arena.allocate(DType::f32, Shape{use_bf16 ? rb_max : sb_max, n_res, c});
-  const Tensor xa = arena.allocate(DType::f32, Shape{xb_max * ni_max, c_m_});  // m[s, slab]
-  const Tensor a = arena.allocate(DType::f32, Shape{sb_max, ni_max, c});
-  const Tensor mb = arena.allocate(DType::f32, Shape{sb_max, n_res});
-  const Tensor outer = arena.allocate(DType::f32, Shape{ni_max * c, n_res * c});
-  const Tensor norm = arena.allocate(DType::f32, Shape{ni_max, n_res});
-  const Tensor p =
-      arena.allocate(projected_type(), Shape{std::min(ni_max, kProjectRows), n_res, c * c});
-  bf16* const a16 = use_bf16 ? arena.allocate(DType::bf16, a.shape()).data_as<bf16>() : nullptr;
-  bf16* const b16 =
-      use_bf16 ? arena.allocate(DType::bf16, Shape{sb_max, n_res, c}).data_as<bf16>() : nullptr;
-  const RowShape sm = row_shape(m, "OuterProductMean m");
+  const Slabs w = allocate_slabs(n_seq, n_res, ctx.chunk, arena);
   const RowView vz = row_view(z, "OuterProductMean z");
-  float* const ap = a.data_as<float>();
-  const float* const src_mask = static_cast<const float*>(msa_mask.data());
-
-  // b[s - first] = mask ⊙ right(LayerNorm(m[s])) (bf16: b16) and its mask row, for sequences
-  // [first, end).
-  const std::int64_t mask_s0 = msa_mask.stride(0), mask_s1 = msa_mask.stride(1);
-  const auto right_rows = [&](std::int64_t first, std::int64_t end) {
-    float* const mk = mb.data_as<float>();
-    for (std::int64_t s = first; s < end; ++s) {
-      const std::int64_t r0 = s - first;
-      for (std::int64_t r = 0; r < n_res; ++r)
-        mk[r0 * n_res + r] = src_mask[s * mask_s0 + r * mask_s1];
-    }
-    for (std::int64_t s = first; s < end; s += rb_max) {
-      const std::int64_t ns = std::min(rb_max, end - s), r0 = s - first;
-      const Tensor xs = x.slice(0, 0, ns);
-      norm_.forward(m.slice(0, s, s + ns), xs);
-      const float* const block_mask = mk + r0 * n_res;
-      if (use_bf16 &&
-          std::all_of(block_mask, block_mask + ns * n_res, [](float w) { return w == 1.f; })) {
-        // No row to weigh (an MSA without padding): the projection rounds its fp32 result to bf16
-        // as it stores it (one rounding, as mask_rows makes), without fp32 rows and a pass.
-        right_.forward(xs, Tensor(b16 + r0 * n_res * c, DType::bf16, Shape{ns, n_res, c}), arena);
-        continue;
-      }
-      const Tensor dst = use_bf16 ? b.slice(0, 0, ns) : b.slice(0, r0, r0 + ns);
-      right_.forward(xs, dst, arena);
-      mask_rows(
-          dst.data_as<float>(), ns * n_res, c, [&](std::int64_t r) { return block_mask[r]; },
-          use_bf16 ? b16 + r0 * n_res * c : nullptr);
-    }
-  };
-  if (keep_right) right_rows(0, n_seq);
+  if (w.keep_right) right_rows(w, m, msa_mask, 0, n_seq, arena);
   // The slabs read a few residues of every sequence.
   const StridedAccess column_pass(m);
 
   // For each slab of residues i the sum over sequences is accumulated block by block. Unless the
   // right projection is kept (sequence_block), it is recomputed for every slab, a block at a
   // time.
-  for (std::int64_t i0 = 0; i0 < n_res; i0 += ni_max) {
-    const std::int64_t ni = std::min(ni_max, n_res - i0);
-    for (std::int64_t s0 = 0; s0 < n_seq; s0 += sb_max) {
-      const std::int64_t sb = std::min(sb_max, n_seq - s0);
-      if (!keep_right) right_rows(s0, s0 + sb);
-      const float* const bp = use_bf16 ? nullptr : b.data_as<float>();  // bf16 reads b16
-      const float* const mk = mb.data_as<float>();
-      for (std::int64_t x0 = 0; x0 < sb; x0 += xb_max) {
-        const std::int64_t xn = std::min(xb_max, sb - x0);
-        for (std::int64_t s = 0; s < xn; ++s) {
-          float* const dst = xa.data_as<float>() + s * ni * c_m_;
-          const std::int64_t at = ((s0 + x0 + s) * n_res + i0) * sm.ld;
-          if (m.dtype() == DType::bf16) {
-            detail::bf16_to_f32(static_cast<const bf16*>(m.data()) + at, dst, ni * c_m_);
-          } else {
-            std::memcpy(dst, static_cast<const float*>(m.data()) + at,
-                        static_cast<std::size_t>(ni * c_m_) * sizeof(float));
-          }
-        }
-        const Tensor xs = xa.slice(0, 0, xn * ni);
-        norm_.forward(xs, xs);
-        left_.forward(xs, Tensor(ap + x0 * ni * c, DType::f32, Shape{xn * ni, c}), arena);
-      }
-      mask_rows(
-          ap, sb * ni, c, [&](std::int64_t t) { return mk[t / ni * n_res + i0 + t % ni]; }, a16);
+  for (std::int64_t i0 = 0; i0 < n_res; i0 += w.ni_max) {
+    const std::int64_t ni = std::min(w.ni_max, n_res - i0);
+    for (std::int64_t s0 = 0; s0 < n_seq; s0 += w.sb_max) {
+      const std::int64_t sb = std::min(w.sb_max, n_seq - s0);
+      if (!w.keep_right) right_rows(w, m, msa_mask, s0, s0 + sb, arena);
+      left_rows(w, m, i0, ni, s0, sb, arena);
+      const float* const bp = w.use_bf16 ? nullptr : w.b.data_as<float>();  // bf16 reads b16
       // outer[(i, c1), (j, c2)] (+)= Σ_s a[s, i, c1]·b[s, j, c2]; norm likewise over the mask.
-      outer_sums({ap, a16, ni * c, bp, b16}, mk, i0, ni, sb, n_res, c, s0 == 0 ? 0.f : 1.f,
-                 outer.data_as<float>(), norm.data_as<float>());
+      outer_sums({w.a.data_as<float>(), w.a16, ni * c, bp, w.b16}, w.mb.data_as<float>(), i0, ni,
+                 sb, n_res, c, s0 == 0 ? 0.f : 1.f, w.outer.data_as<float>(),
+                 w.norm.data_as<float>());
     }
     if (n_seq == 0) {
-      std::memset(outer.data(), 0, static_cast<std::size_t>(ni * c * n_res * c) * sizeof(float));
-      std::memset(norm.data(), 0, static_cast<std::size_t>(ni * n_res) * sizeof(float));
+      std::memset(w.outer.data(), 0, static_cast<std::size_t>(ni * c * n_res * c) * sizeof(float));
+      std::memset(w.norm.data(), 0, static_cast<std::size_t>(ni * n_res) * sizeof(float));
     }
-    add_update(outer.data_as<float>(), norm.data_as<float>(), p, vz, i0, ni, n_res, arena);
+    add_update(w.outer.data_as<float>(), w.norm.data_as<float>(), w.p, vz, i0, ni, n_res, arena);
   }
 }
 

@@ -48,9 +48,17 @@ class OuterProductMean {
   // [n_seq, n_res, c] = mask ⊙ left / right projections of LayerNorm(m).
   void project_masked(const Tensor& m, const Tensor& msa_mask, const Tensor& mask, const Tensor& a,
                       const Tensor& b, Arena& arena) const;
-  // forward() with ctx.chunk > 0.
+  // forward() with ctx.chunk > 0, over its buffers (Slabs, in the .cpp): the right projection,
+  // each slab's left projection, the outer sums and the update.
   void forward_in_slabs(const Tensor& m, const Tensor& msa_mask, const Tensor& z,
                         const RunContext& ctx) const;
+  struct Slabs;
+  Slabs allocate_slabs(std::int64_t n_seq, std::int64_t n_res, std::int64_t chunk,
+                       Arena& arena) const;
+  void right_rows(const Slabs& w, const Tensor& m, const Tensor& msa_mask, std::int64_t first,
+                  std::int64_t end, Arena& arena) const;
+  void left_rows(const Slabs& w, const Tensor& m, std::int64_t i0, std::int64_t ni, std::int64_t s0,
+                 std::int64_t sb, Arena& arena) const;
   // Sequences whose right projections a chunked forward() holds at once: all of them (computed
   // once) or a block (recomputed per slab), whichever the .cpp's rule finds cheaper.
   std::int64_t sequence_block(std::int64_t n_seq, std::int64_t slab_rows) const;
