@@ -85,9 +85,12 @@ std::array<float, 2> torsion_sin_cos(const float* a0, const float* a1, const flo
   return {z / norm, y / norm};
 }
 
-void atom37_to_torsion_angles(const Tensor& aatype, const Tensor& positions,
-                              const Tensor& atom_mask, const Tensor& sin_cos,
-                              const Tensor& alt_sin_cos, const Tensor& torsion_mask) {
+namespace {
+
+// InternalError unless the tensors are those of n_res residues; n_res.
+std::int64_t check_torsion_inputs(const Tensor& aatype, const Tensor& positions,
+                                  const Tensor& atom_mask, const Tensor& sin_cos,
+                                  const Tensor& alt_sin_cos, const Tensor& torsion_mask) {
   if (aatype.empty() || aatype.rank() != 1 ||
       (aatype.dtype() != DType::i64 && aatype.dtype() != DType::i32)) {
     throw InternalError("atom37_to_torsion_angles: aatype must be i64 or i32 [n_res], got " +
@@ -99,15 +102,48 @@ void atom37_to_torsion_angles(const Tensor& aatype, const Tensor& positions,
   expect(sin_cos, DType::f32, {n_res, kNumTorsions, 2}, "sin_cos");
   expect(alt_sin_cos, DType::f32, {n_res, kNumTorsions, 2}, "alt_sin_cos");
   expect(torsion_mask, DType::f32, {n_res, kNumTorsions}, "torsion_mask");
+  return n_res;
+}
 
+// One residue of restype r: its atoms x and mask m, the previous residue's px and pm. The four
+// atoms of each torsion into quads and the torsion's mask into t_mask.
+void torsion_atoms(int r, const float* x, const float* m, const float* px, const float* pm,
+                   const float* (&quads)[kNumTorsions][4], float* t_mask) {
+  constexpr int kN = 0, kCA = 1, kC = 2, kO = 4;
   const ResidueConstants& rc = residue_constants();
   const ChiAtomIndices& chis = chi_atom_indices();
+  auto atom = [](const float* base, int a) { return base + a * 3; };
+  const float* backbone[3][4] = {
+      {atom(px, kCA), atom(px, kC), atom(x, kN), atom(x, kCA)},  // pre-omega
+      {atom(px, kC), atom(x, kN), atom(x, kCA), atom(x, kC)},    // phi
+      {atom(x, kN), atom(x, kCA), atom(x, kC), atom(x, kO)},     // psi (from O)
+  };
+  for (int t = 0; t < 3; ++t) {
+    for (int a = 0; a < 4; ++a) quads[t][a] = backbone[t][a];
+  }
+  t_mask[0] = (pm[kCA] * pm[kC]) * (m[kN] * m[kCA]);
+  t_mask[1] = pm[kC] * ((m[kN] * m[kCA]) * m[kC]);
+  t_mask[2] = ((m[kN] * m[kCA]) * m[kC]) * m[kO];
+  for (int c = 0; c < kNumChis; ++c) {
+    const int* idx = chis.index[r][c];
+    for (int a = 0; a < 4; ++a) quads[3 + c][a] = atom(x, idx[a]);
+    t_mask[3 + c] = rc.chi_angles_mask[r][c] * (((m[idx[0]] * m[idx[1]]) * m[idx[2]]) * m[idx[3]]);
+  }
+}
+
+}  // namespace
+
+void atom37_to_torsion_angles(const Tensor& aatype, const Tensor& positions,
+                              const Tensor& atom_mask, const Tensor& sin_cos,
+                              const Tensor& alt_sin_cos, const Tensor& torsion_mask) {
+  const std::int64_t n_res =
+      check_torsion_inputs(aatype, positions, atom_mask, sin_cos, alt_sin_cos, torsion_mask);
+  const ResidueConstants& rc = residue_constants();
   const float* pos = positions.data_as<float>();
   const float* mask = atom_mask.data_as<float>();
   float* sc = sin_cos.data_as<float>();
   float* alt = alt_sin_cos.data_as<float>();
   float* tm = torsion_mask.data_as<float>();
-  constexpr int kN = 0, kCA = 1, kC = 2, kO = 4;
   const float zero_atoms[kNumAtom37 * 3] = {};
   const float zero_mask[kNumAtom37] = {};
 
@@ -121,25 +157,9 @@ void atom37_to_torsion_angles(const Tensor& aatype, const Tensor& positions,
     const float* x = pos + i * kNumAtom37 * 3;
     const float* m = mask + i * kNumAtom37;
     // AF2 pads the chain with one all-zero residue in front.
-    const float* px = i > 0 ? x - kNumAtom37 * 3 : zero_atoms;
-    const float* pm = i > 0 ? m - kNumAtom37 : zero_mask;
-    auto atom = [](const float* base, int a) { return base + a * 3; };
-
-    const float* quads[kNumTorsions][4] = {
-        {atom(px, kCA), atom(px, kC), atom(x, kN), atom(x, kCA)},  // pre-omega
-        {atom(px, kC), atom(x, kN), atom(x, kCA), atom(x, kC)},    // phi
-        {atom(x, kN), atom(x, kCA), atom(x, kC), atom(x, kO)},     // psi (from O)
-    };
-    float* t_mask = tm + i * kNumTorsions;
-    t_mask[0] = (pm[kCA] * pm[kC]) * (m[kN] * m[kCA]);
-    t_mask[1] = pm[kC] * ((m[kN] * m[kCA]) * m[kC]);
-    t_mask[2] = ((m[kN] * m[kCA]) * m[kC]) * m[kO];
-    for (int c = 0; c < kNumChis; ++c) {
-      const int* idx = chis.index[r][c];
-      for (int a = 0; a < 4; ++a) quads[3 + c][a] = atom(x, idx[a]);
-      t_mask[3 + c] =
-          rc.chi_angles_mask[r][c] * (((m[idx[0]] * m[idx[1]]) * m[idx[2]]) * m[idx[3]]);
-    }
+    const float* quads[kNumTorsions][4];
+    torsion_atoms(r, x, m, i > 0 ? x - kNumAtom37 * 3 : zero_atoms,
+                  i > 0 ? m - kNumAtom37 : zero_mask, quads, tm + i * kNumTorsions);
 
     float* s = sc + i * kNumTorsions * 2;
     float* s_alt = alt + i * kNumTorsions * 2;

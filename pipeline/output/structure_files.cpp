@@ -141,6 +141,29 @@ gemmi::cif::Loop& add_loop(gemmi::cif::Block& block, const std::string& category
 
 using gemmi::cif::quote;
 
+// The pLDDT quality metrics of ModelCIF: their definitions, the global mean and per residue.
+void add_plddt_metrics(gemmi::cif::Block& block, const StructureOutput& s, const Checked& c) {
+  auto& metric =
+      add_loop(block, "_ma_qa_metric.", {"id", "name", "type", "mode", "software_group_id"});
+  metric.add_row({"1", "pLDDT", "pLDDT", "global", "1"});
+  metric.add_row({"2", "pLDDT", "pLDDT", "local", "1"});
+
+  double sum = 0;
+  for (float v : c.plddt) sum += plddt_2dp(v);
+  add_loop(block, "_ma_qa_metric_global.", {"ordinal_id", "model_id", "metric_id", "metric_value"})
+      .add_row({"1", "1", "1", fixed(sum / static_cast<double>(c.n_res), 2)});
+
+  auto& local = add_loop(block, "_ma_qa_metric_local.",
+                         {"ordinal_id", "model_id", "label_asym_id", "label_seq_id",
+                          "label_comp_id", "metric_id", "metric_value"});
+  local.values.reserve(static_cast<std::size_t>(c.n_res) * local.tags.size());
+  for (std::int64_t i = 0; i < c.n_res; ++i) {
+    local.add_row({std::to_string(i + 1), "1", kChain, std::to_string(i + 1),
+                   resname(s.aatype[static_cast<std::size_t>(i)]), "2",
+                   fixed(plddt_2dp(c.plddt[static_cast<std::size_t>(i)]), 2)});
+  }
+}
+
 // What AF2 (alphafold/common/mmcif_metadata.py) and ColabFold add around the coordinates,
 // with cpufold as the software: the ModelCIF dictionary, the software, the model list and the
 // pLDDT quality metrics (global and per residue).
@@ -185,26 +208,7 @@ void add_modelcif_tables(gemmi::cif::Block& block, const StructureOutput& s, con
       .add_row({"1", "1", "1", quote(s.model_name.empty() ? "model" : s.model_name),
                 quote(std::string(kSoftware) + " " + kVersion + " model"), "1",
                 quote("Ab initio model")});
-
-  auto& metric =
-      add_loop(block, "_ma_qa_metric.", {"id", "name", "type", "mode", "software_group_id"});
-  metric.add_row({"1", "pLDDT", "pLDDT", "global", "1"});
-  metric.add_row({"2", "pLDDT", "pLDDT", "local", "1"});
-
-  double sum = 0;
-  for (float v : c.plddt) sum += plddt_2dp(v);
-  add_loop(block, "_ma_qa_metric_global.", {"ordinal_id", "model_id", "metric_id", "metric_value"})
-      .add_row({"1", "1", "1", fixed(sum / static_cast<double>(c.n_res), 2)});
-
-  auto& local = add_loop(block, "_ma_qa_metric_local.",
-                         {"ordinal_id", "model_id", "label_asym_id", "label_seq_id",
-                          "label_comp_id", "metric_id", "metric_value"});
-  local.values.reserve(static_cast<std::size_t>(c.n_res) * local.tags.size());
-  for (std::int64_t i = 0; i < c.n_res; ++i) {
-    local.add_row({std::to_string(i + 1), "1", kChain, std::to_string(i + 1),
-                   resname(s.aatype[static_cast<std::size_t>(i)]), "2",
-                   fixed(plddt_2dp(c.plddt[static_cast<std::size_t>(i)]), 2)});
-  }
+  add_plddt_metrics(block, s, c);
 }
 
 }  // namespace
