@@ -5,12 +5,12 @@
 namespace cpufold {
 namespace {
 
-ParamScope block_scope(const WeightStore& store, const ModelConfig& c, EvoformerBlock::Kind kind,
+ParamScope block_scope(const ParamScope& root, const ModelConfig& c, EvoformerBlock::Kind kind,
                        std::int64_t index) {
   if (kind == EvoformerBlock::Kind::evoformer) {
-    return ParamScope(store, "evoformer/evoformer_iteration", index, c.n_evoformer_blocks);
+    return root.at("evoformer/evoformer_iteration", index, c.n_evoformer_blocks);
   }
-  return ParamScope(store, "evoformer/extra_msa_stack", index, c.n_extra_msa_blocks);
+  return root.at("evoformer/extra_msa_stack", index, c.n_extra_msa_blocks);
 }
 
 std::variant<MsaColumnAttention, MsaColumnGlobalAttention> make_column_attention(
@@ -27,9 +27,9 @@ std::variant<MsaColumnAttention, MsaColumnGlobalAttention> make_column_attention
 
 }  // namespace
 
-EvoformerBlock::EvoformerBlock(const WeightStore& store, const ModelConfig& c, Kind kind,
+EvoformerBlock::EvoformerBlock(const ParamScope& root, const ModelConfig& c, Kind kind,
                                std::int64_t index)
-    : EvoformerBlock(block_scope(store, c, kind, index), c, kind) {}
+    : EvoformerBlock(block_scope(root, c, kind, index), c, kind) {}
 
 EvoformerBlock::EvoformerBlock(const ParamScope& block, const ModelConfig& c, Kind kind)
     : row_attention_(block / "msa_row_attention_with_pair_bias",

@@ -19,9 +19,9 @@ class EvoformerBlock {
   enum class Kind { evoformer, extra_msa };
 
   // Block `index` of the Evoformer stack (`evoformer/evoformer_iteration`) or the extra-MSA
-  // stack (`evoformer/extra_msa_stack`).
-  EvoformerBlock(const WeightStore& store, const ModelConfig& config, Kind kind,
-                 std::int64_t index);
+  // stack (`evoformer/extra_msa_stack`) of the parameters at `root` (a WeightStore converts to
+  // its root scope), its Linears from root's source.
+  EvoformerBlock(const ParamScope& root, const ModelConfig& config, Kind kind, std::int64_t index);
 
   // m: [n_seq, n_res, c] (c_m, or c_e for the extra stack), z: [n_res, n_res, c_z];
   // msa_mask: [n_seq, n_res], pair_mask: [n_res, n_res]. m may be bf16 when the block computes

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 
-#include "ops/compute_precision.h"
 #include "ops/concat_linear.h"
 #include "ops/layer_norm.h"
 #include "ops/tensor_checks.h"
@@ -17,11 +16,11 @@ GatedAttention::GatedAttention(const ParamScope& scope, std::int64_t c_in, Atten
       qkv_(concat_linear({scope.get("query_w", {c_in, dims.n_head, dims.c_hidden}),
                           scope.get("key_w", {c_in, dims.n_head, dims.c_hidden}),
                           scope.get("value_w", {c_in, dims.n_head, dims.c_hidden})},
-                         {})),
+                         {}, scope.linear_source())),
       gating_(scope.get("gating_w", {c_in, dims.n_head, dims.c_hidden}),
-              scope.get("gating_b", {dims.n_head, dims.c_hidden}), 1, linear_precision()),
+              scope.get("gating_b", {dims.n_head, dims.c_hidden}), 1, scope.linear_source()),
       output_(scope.get("output_w", {dims.n_head, dims.c_hidden, c_out}),
-              scope.get("output_b", {c_out}), 2, linear_precision()) {}
+              scope.get("output_b", {c_out}), 2, scope.linear_source()) {}
 
 void GatedAttention::forward(const Tensor& x, const AttentionBias& bias, const Tensor& dst,
                              bool accumulate, Arena& scratch) const {

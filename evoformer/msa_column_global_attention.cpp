@@ -5,7 +5,6 @@
 #include "evoformer/msa_layout.h"
 #include "memory/strided_access.h"
 #include "memory/tensor_copy.h"
-#include "ops/compute_precision.h"
 #include "ops/concat_linear.h"
 #include "ops/global_attention.h"
 #include "ops/row_chunks.h"
@@ -20,15 +19,15 @@ MsaColumnGlobalAttention::MsaColumnGlobalAttention(const ParamScope& scope, std:
       dims_(dims),
       query_norm_((scope / "query_norm").layer_norm(c_e)),
       query_((scope / "attention").get("query_w", {c_e, dims.n_head, dims.c_hidden}), Tensor(), 1,
-             linear_precision()),
+             scope.linear_source()),
       kv_(concat_linear({(scope / "attention").get("key_w", {c_e, dims.c_hidden}),
                          (scope / "attention").get("value_w", {c_e, dims.c_hidden})},
-                        {})),
+                        {}, scope.linear_source())),
       gating_((scope / "attention").get("gating_w", {c_e, dims.n_head, dims.c_hidden}),
               (scope / "attention").get("gating_b", {dims.n_head, dims.c_hidden}), 1,
-              linear_precision()),
+              scope.linear_source()),
       output_((scope / "attention").get("output_w", {dims.n_head, dims.c_hidden, c_e}),
-              (scope / "attention").get("output_b", {c_e}), 2, linear_precision()) {}
+              (scope / "attention").get("output_b", {c_e}), 2, scope.linear_source()) {}
 
 void MsaColumnGlobalAttention::forward(const Tensor& m, const Tensor& msa_mask,
                                        const RunContext& ctx) const {

@@ -15,7 +15,8 @@ MsaRowAttentionWithPairBias::MsaRowAttentionWithPairBias(const ParamScope& scope
       dims_(dims),
       query_norm_((scope / "query_norm").layer_norm(c_m)),
       feat_2d_norm_((scope / "feat_2d_norm").layer_norm(c_z)),
-      feat_2d_(scope.get("feat_2d_weights", {c_z, dims.n_head}), Tensor(), 1),
+      feat_2d_(scope.get("feat_2d_weights", {c_z, dims.n_head}), Tensor(), 1,
+               scope.with_precision(DType::f32).linear_source()),
       attention_(scope / "attention", c_m, dims, c_m) {}
 
 void MsaRowAttentionWithPairBias::forward(const Tensor& m, const Tensor& z, const Tensor& msa_mask,

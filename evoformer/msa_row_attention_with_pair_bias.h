@@ -45,7 +45,7 @@ class MsaRowAttentionWithPairBias {
   AttentionDims dims_;
   LayerNorm query_norm_;
   LayerNorm feat_2d_norm_;
-  Linear feat_2d_;  // [c_z] -> [n_head], no bias
+  Linear feat_2d_;  // [c_z] -> [n_head], no bias; f32 in every precision (the pair bias)
   GatedAttention attention_;
 };
 

@@ -6,7 +6,6 @@
 
 #include "memory/strided_access.h"
 #include "ops/bf16_rows.h"
-#include "ops/compute_precision.h"
 #include "ops/gemm.h"
 #include "ops/row_chunks.h"
 #include "ops/row_kernels.h"
@@ -113,7 +112,7 @@ OuterProductMean::OuterProductMean(const ParamScope& scope, std::int64_t c_m, st
       left_((scope / "left_projection").linear({c_m, c_hidden})),
       right_((scope / "right_projection").linear({c_m, c_hidden})),
       output_(scope.get("output_w", {c_hidden, c_hidden, c_z}), scope.get("output_b", {c_z}), 2,
-              linear_precision()) {}
+              scope.linear_source()) {}
 
 void OuterProductMean::forward(const Tensor& m, const Tensor& msa_mask, const Tensor& z,
                                const RunContext& ctx) const {

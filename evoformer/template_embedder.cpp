@@ -20,7 +20,7 @@ std::vector<TemplatePairBlock> make_blocks(const ParamScope& evoformer, const Mo
   const std::string path =
       evoformer.path() + "/" + kSingleTemplate + "/template_pair_stack/__layer_stack_no_state";
   for (std::int64_t b = 0; b < config.n_template_blocks; ++b) {
-    blocks.emplace_back(ParamScope(evoformer.store(), path, b, config.n_template_blocks), config);
+    blocks.emplace_back(evoformer.at(path, b, config.n_template_blocks), config);
   }
   return blocks;
 }

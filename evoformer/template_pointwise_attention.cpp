@@ -5,7 +5,6 @@
 #include <string>
 
 #include "evoformer/embedder_support.h"
-#include "ops/compute_precision.h"
 #include "ops/concat_linear.h"
 #include "ops/parallel_rows.h"
 #include "ops/row_view.h"
@@ -21,12 +20,12 @@ TemplatePointwiseAttention::TemplatePointwiseAttention(const ParamScope& scope, 
       c_hidden_(dims.c_hidden),
       inf_(inf),
       query_(Linear(scope.get("query_w", {c_z, dims.n_head, dims.c_hidden}), Tensor(), 1,
-                    linear_precision())),
+                    scope.linear_source())),
       kv_(concat_linear({scope.get("key_w", {c_t, dims.n_head, dims.c_hidden}),
                          scope.get("value_w", {c_t, dims.n_head, dims.c_hidden})},
-                        {})),
+                        {}, scope.linear_source())),
       output_(Linear(scope.get("output_w", {dims.n_head, dims.c_hidden, c_z}),
-                     scope.get("output_b", {c_z}), /*in_axes=*/2, linear_precision())) {}
+                     scope.get("output_b", {c_z}), /*in_axes=*/2, scope.linear_source())) {}
 
 namespace {
 

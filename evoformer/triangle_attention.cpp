@@ -47,7 +47,8 @@ TriangleAttention::TriangleAttention(const ParamScope& scope, std::int64_t c_z,
       node_(node),
       inf_(inf),
       query_norm_((scope / "query_norm").layer_norm(c_z)),
-      triangle_bias_(scope.get("feat_2d_weights", {c_z, dims.n_head}), Tensor()),
+      triangle_bias_(scope.get("feat_2d_weights", {c_z, dims.n_head}), Tensor(), 1,
+                     scope.with_precision(DType::f32).linear_source()),
       attention_(scope / "attention", c_z, dims, c_z) {}
 
 // AF2 Alg. 13 (starting node) and 14 (ending node).

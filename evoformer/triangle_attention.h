@@ -57,7 +57,7 @@ class TriangleAttention {
   Node node_;
   float inf_;
   LayerNorm query_norm_;
-  Linear triangle_bias_;      // feat_2d_weights: c_z -> n_head, no bias
+  Linear triangle_bias_;      // feat_2d_weights: c_z -> n_head, no bias; f32 in every precision
   GatedAttention attention_;  // the `attention` scope: q, k, v, gate, output projection
 };
 

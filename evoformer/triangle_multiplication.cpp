@@ -40,7 +40,7 @@ Linear make_edge_projection(const ParamScope& scope, std::int64_t c_z, std::int6
     w.push_back((scope / name).get("weights", {c_z, c}));
     bias.push_back((scope / name).get("bias", {c}));
   }
-  return concat_linear(w, bias);
+  return concat_linear(w, bias, scope.linear_source());
 }
 
 // Elements between channels of a channel-major edge of `pairs` pairs: rounded up to a cache

@@ -6,7 +6,6 @@
 #include "evoformer/template_embedder.h"
 #include "memory/tensor_copy.h"
 #include "ops/activations.h"
-#include "ops/compute_precision.h"
 
 namespace cpufold {
 namespace {
@@ -36,10 +35,9 @@ void evict_spilled(const Tensor& t, const RunContext& ctx) {
 }
 
 // The template stack in the stacks' precision.
-std::unique_ptr<TemplateEmbedder> template_embedder(const WeightStore& store, const ModelConfig& c,
+std::unique_ptr<TemplateEmbedder> template_embedder(const ParamScope& root, const ModelConfig& c,
                                                     DType stacks) {
-  const LinearPrecisionScope precision(stacks);
-  return std::make_unique<TemplateEmbedder>(store, c);
+  return std::make_unique<TemplateEmbedder>(root.with_precision(stacks).at("evoformer"), c);
 }
 
 // The context of one family's phase: its chunk.
@@ -51,21 +49,20 @@ RunContext with_chunk(const RunContext& ctx, std::int64_t chunk) {
 
 }  // namespace
 
-Trunk::Trunk(const WeightStore& store, const ModelConfig& c, DType stacks)
+Trunk::Trunk(const ParamScope& root, const ModelConfig& c, DType stacks)
     : config_(c),
       extra_type_(stacks),
-      input_embedder_(ParamScope(store, "evoformer"), c.target_feat_dim, c.msa_feat_dim, c.c_m,
-                      c.c_z, c.max_relative_feature),
-      recycling_embedder_(ParamScope(store, "evoformer"), c.c_m, c.c_z, c.recycle_pos_bins),
-      template_embedder_(c.templates ? template_embedder(store, c, stacks) : nullptr),
-      extra_msa_embedder_(ParamScope(store, "evoformer"), c.extra_msa_feat_dim, c.c_e),
-      single_activations_(
-          ParamScope(store, "evoformer/single_activations").linear({c.c_m, c.c_s})) {
-  const LinearPrecisionScope precision(stacks);
+      input_embedder_(root.at("evoformer"), c.target_feat_dim, c.msa_feat_dim, c.c_m, c.c_z,
+                      c.max_relative_feature),
+      recycling_embedder_(root.at("evoformer"), c.c_m, c.c_z, c.recycle_pos_bins),
+      template_embedder_(c.templates ? template_embedder(root, c, stacks) : nullptr),
+      extra_msa_embedder_(root.at("evoformer"), c.extra_msa_feat_dim, c.c_e),
+      single_activations_(root.at("evoformer/single_activations").linear({c.c_m, c.c_s})) {
+  const ParamScope stack_root = root.with_precision(stacks);
   for (std::int64_t i = 0; i < c.n_extra_msa_blocks; ++i)
-    extra_msa_stack_.emplace_back(store, c, EvoformerBlock::Kind::extra_msa, i);
+    extra_msa_stack_.emplace_back(stack_root, c, EvoformerBlock::Kind::extra_msa, i);
   for (std::int64_t i = 0; i < c.n_evoformer_blocks; ++i)
-    evoformer_stack_.emplace_back(store, c, EvoformerBlock::Kind::evoformer, i);
+    evoformer_stack_.emplace_back(stack_root, c, EvoformerBlock::Kind::evoformer, i);
 }
 
 Trunk::~Trunk() = default;

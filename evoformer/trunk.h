@@ -43,8 +43,9 @@ class Trunk {
  public:
   // stacks: the compute precision of the template, extra-MSA and Evoformer stacks' Linears
   // (bf16 as AF2 runs its trunk), and the extra-MSA representation's element type; the
-  // embedders and the single projection stay f32.
-  Trunk(const WeightStore& store, const ModelConfig& config, DType stacks = DType::f32);
+  // embedders and the single projection stay in root's precision (f32). root: the parameters'
+  // root scope with the model's weight cache (a WeightStore converts to one without).
+  Trunk(const ParamScope& root, const ModelConfig& config, DType stacks = DType::f32);
   ~Trunk();
 
   const ModelConfig& config() const { return config_; }

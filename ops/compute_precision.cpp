@@ -9,8 +9,6 @@
 namespace cpufold {
 namespace {
 
-thread_local DType current_linear_precision = DType::f32;
-
 constexpr std::pair<dnnl::cpu_isa, const char*> kIsaNames[] = {
     {dnnl::cpu_isa::sse41, "sse41"},
     {dnnl::cpu_isa::avx, "avx"},
@@ -91,18 +89,6 @@ std::string describe_precision(std::string_view name, DType chosen) {
     line += " (auto: oneDNN's ISA " + s.isa + " has no native bf16 matmul)";
   }
   return line;
-}
-
-DType linear_precision() {
-  return current_linear_precision;
-}
-
-LinearPrecisionScope::LinearPrecisionScope(DType precision) : previous_(current_linear_precision) {
-  current_linear_precision = precision;
-}
-
-LinearPrecisionScope::~LinearPrecisionScope() {
-  current_linear_precision = previous_;
 }
 
 }  // namespace cpufold

@@ -26,19 +26,4 @@ const char* precision_name(DType precision);
 // One line for the log: the precision chosen for `name` and why.
 std::string describe_precision(std::string_view name, DType chosen);
 
-// The precision ParamScope::linear and concat_linear build Linears in on this thread: f32
-// unless a LinearPrecisionScope says otherwise (the trunk's stacks set bf16 for their blocks).
-DType linear_precision();
-
-class LinearPrecisionScope {
- public:
-  explicit LinearPrecisionScope(DType precision);
-  ~LinearPrecisionScope();
-  LinearPrecisionScope(const LinearPrecisionScope&) = delete;
-  LinearPrecisionScope& operator=(const LinearPrecisionScope&) = delete;
-
- private:
-  DType previous_;
-};
-
 }  // namespace cpufold

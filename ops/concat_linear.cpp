@@ -27,7 +27,7 @@ std::vector<float> to_f32(const Tensor& t) {
 }  // namespace
 
 Linear concat_linear(const std::vector<Tensor>& weights, const std::vector<Tensor>& biases,
-                     int in_axes) {
+                     const LinearSource& source, int in_axes) {
   if (weights.empty()) throw InternalError("concat_linear: no weights");
   if (!biases.empty() && biases.size() != weights.size()) {
     throw InternalError("concat_linear: " + std::to_string(biases.size()) + " biases for " +
@@ -56,11 +56,12 @@ Linear concat_linear(const std::vector<Tensor>& weights, const std::vector<Tenso
   d.c_in = c_in;
   d.c_out = total;
   d.bias = !biases.empty();
-  d.compute = linear_precision();
+  d.source = source;
   d.identity = combine_identity(static_cast<std::uint64_t>(in_axes), weights.size());
-  for (const Tensor& w : weights) d.identity = combine_identity(d.identity, weight_identity(w));
+  for (const Tensor& w : weights)
+    d.identity = combine_identity(d.identity, weight_identity(source.cache, w));
   for (const Tensor& b : biases)
-    d.identity = combine_identity(d.identity, b.empty() ? 0 : weight_identity(b));
+    d.identity = combine_identity(d.identity, b.empty() ? 0 : weight_identity(source.cache, b));
   // Runs only when the concatenation is not in the weight cache.
   d.produce = [&](std::span<float> w_all, std::span<float> b_all) {
     std::fill(b_all.begin(), b_all.end(), 0.f);

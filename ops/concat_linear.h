@@ -14,10 +14,10 @@ namespace cpufold {
 // c_in, the same for every p); biases: empty (no bias at all) or one per weight, each with
 // c_out_p elements or an empty Tensor for a projection without bias (zeros).
 // The result maps x: [..., c_in] -> y: [..., Σ_p c_out_p] with projection p in columns
-// [Σ_{q<p} c_out_q, Σ_{q<=p} c_out_q), computing in linear_precision(). Weights are converted
-// to f32 and copied, unless the current WeightCache holds the concatenation already (then they
-// are not read).
+// [Σ_{q<p} c_out_q, Σ_{q<=p} c_out_q), computing in source.precision. Weights are converted
+// to f32 and copied, unless source.cache holds the concatenation already (then they are not
+// read).
 Linear concat_linear(const std::vector<Tensor>& weights, const std::vector<Tensor>& biases,
-                     int in_axes = 1);
+                     const LinearSource& source, int in_axes = 1);
 
 }  // namespace cpufold

@@ -373,14 +373,14 @@ void Linear::Impl::forward_staged(const Plan& p, const RowView& vx, const RowVie
   }
 }
 
-Linear::Linear(const Tensor& w, const Tensor& bias, int in_axes, DType compute)
+Linear::Linear(const Tensor& w, const Tensor& bias, int in_axes, const LinearSource& source)
     : impl_(std::make_unique<Impl>()) {
   if (!w.is_contiguous() || in_axes < 1 || in_axes >= w.rank()) {
     throw WeightsError("Linear weight " + w.describe() + " must be contiguous with at least " +
                        std::to_string(in_axes) + " input and one output axis");
   }
   Impl& m = *impl_;
-  m.set_compute(compute);
+  m.set_compute(source.precision);
   m.force_staging = force_staging_for_tests;
   m.c_in = 1;
   for (int a = 0; a < in_axes; ++a) m.c_in *= w.dim(a);
@@ -392,18 +392,20 @@ Linear::Linear(const Tensor& w, const Tensor& bias, int in_axes, DType compute)
                        " (" + std::to_string(m.c_out) + " outputs)");
   }
   build_primitive("Linear weight " + w.describe(), [&] {
-    m.weights = obtain_weight_memory(m.packed_desc(), weight_identity(w),
-                                     [&](memory& dst) { m.reorder_into(w, dst); });
+    m.weights =
+        obtain_weight_memory(source.cache, m.packed_desc(), weight_identity(source.cache, w),
+                             [&](memory& dst) { m.reorder_into(w, dst); });
     if (!bias.empty()) {
-      m.bias = obtain_weight_memory(m.bias_desc(), weight_identity(bias),
-                                    [&](memory& dst) { m.reorder_into(bias, dst); });
+      m.bias =
+          obtain_weight_memory(source.cache, m.bias_desc(), weight_identity(source.cache, bias),
+                               [&](memory& dst) { m.reorder_into(bias, dst); });
     }
   });
 }
 
 Linear::Linear(const DeferredWeights& d) : impl_(std::make_unique<Impl>()) {
   Impl& m = *impl_;
-  m.set_compute(d.compute);
+  m.set_compute(d.source.precision);
   m.force_staging = force_staging_for_tests;
   m.c_in = d.c_in;
   m.c_out = d.c_out;
@@ -421,15 +423,17 @@ Linear::Linear(const DeferredWeights& d) : impl_(std::make_unique<Impl>()) {
   };
   build_primitive(
       "Linear weight [" + std::to_string(m.c_in) + " x " + std::to_string(m.c_out) + "]", [&] {
-        m.weights = obtain_weight_memory(m.packed_desc(), d.identity, [&](memory& dst) {
-          make();
-          m.reorder_into(Tensor(w.data(), DType::f32, Shape{m.c_in, m.c_out}), dst);
-        });
+        m.weights =
+            obtain_weight_memory(d.source.cache, m.packed_desc(), d.identity, [&](memory& dst) {
+              make();
+              m.reorder_into(Tensor(w.data(), DType::f32, Shape{m.c_in, m.c_out}), dst);
+            });
         if (!d.bias) return;
-        m.bias = obtain_weight_memory(m.bias_desc(), d.identity ^ 0x5bd1e995u, [&](memory& dst) {
-          make();
-          m.reorder_into(Tensor(b.data(), DType::f32, Shape{m.c_out}), dst);
-        });
+        m.bias = obtain_weight_memory(
+            d.source.cache, m.bias_desc(), d.identity ^ 0x5bd1e995u, [&](memory& dst) {
+              make();
+              m.reorder_into(Tensor(b.data(), DType::f32, Shape{m.c_out}), dst);
+            });
       });
 }
 

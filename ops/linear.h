@@ -13,6 +13,17 @@
 
 namespace cpufold {
 
+class WeightCache;
+
+// Where a Linear's packed weights live and what it computes in. Given to each Linear (modules
+// take it from their ParamScope), never read from thread state.
+struct LinearSource {
+  // The shared file of packed weights (ops/weight_cache.h) the Linear maps its weights from,
+  // or adds them to; null: private memory.
+  WeightCache* cache = nullptr;
+  DType precision = DType::f32;  // the Linear's `compute` (see Linear)
+};
+
 // What happens to x·W + b before it lands in y, in this order:
 //   t = activation(x·W + b);  t *= multiply (if given);  y = t, or y += t when accumulating.
 // AF2's gate is {sigmoid, multiply = attention output}; a residual update is {accumulate}.
@@ -45,7 +56,7 @@ struct DeferredWeights {
   std::uint64_t identity = 0;  // equal for equal values (built from weight_identity)
   // Writes w [c_in, c_out] and, when `bias`, b [c_out], both f32.
   std::function<void(std::span<float> w, std::span<float> b)> produce;
-  DType compute = DType::f32;  // as Linear's `compute`
+  LinearSource source;  // the cache to look in and the compute precision
 };
 
 class Linear {
@@ -54,11 +65,15 @@ class Linear {
   // `in_axes` axes form c_in, the rest c_out, so query_w [c_in, n_head, c_hidden] needs no
   // reshape (in_axes = 1) and output_w [n_head, c_hidden, c_out] takes in_axes = 2.
   // bias: c_out elements of any shape, or an empty Tensor for none. f32 or bf16 inputs.
-  // Weights are reordered once here into memory this object owns; w may be unmapped after.
-  // compute: f32, or bf16 (weights packed in bf16, inputs rounded to bf16 per call into
-  // scratch, fp32 accumulation, bias, epilogue and output); bf16 throws InputError where
-  // oneDNN has no bf16 matmul (bf16_support()).
-  Linear(const Tensor& w, const Tensor& bias, int in_axes = 1, DType compute = DType::f32);
+  // Weights are reordered once here into memory this object owns, or found in (else added to)
+  // source.cache; w may be unmapped after. source.precision, the compute: f32, or bf16
+  // (weights packed in bf16, inputs rounded to bf16 per call into scratch, fp32 accumulation,
+  // bias, epilogue and output); bf16 throws InputError where oneDNN has no bf16 matmul
+  // (bf16_support()).
+  Linear(const Tensor& w, const Tensor& bias, int in_axes, const LinearSource& source);
+  // Private weights computing in `compute`.
+  Linear(const Tensor& w, const Tensor& bias, int in_axes = 1, DType compute = DType::f32)
+      : Linear(w, bias, in_axes, LinearSource{nullptr, compute}) {}
   explicit Linear(const DeferredWeights& weights);
   ~Linear();
   Linear(Linear&&) noexcept;

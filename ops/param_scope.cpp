@@ -1,15 +1,23 @@
 #include "ops/param_scope.h"
 
-#include "ops/compute_precision.h"
-
 namespace cpufold {
 
 ParamScope::ParamScope(const WeightStore& store, std::string path, std::int64_t block,
-                       std::int64_t n_blocks)
-    : store_(store), path_(std::move(path)), block_(block), n_blocks_(n_blocks) {}
+                       std::int64_t n_blocks, const LinearSource& source)
+    : store_(store), path_(std::move(path)), block_(block), n_blocks_(n_blocks), source_(source) {}
 
 ParamScope ParamScope::operator/(std::string_view child) const {
-  return ParamScope(store_, path_ + "/" + std::string(child), block_, n_blocks_);
+  return ParamScope(store_, path_ + "/" + std::string(child), block_, n_blocks_, source_);
+}
+
+ParamScope ParamScope::at(std::string path, std::int64_t block, std::int64_t n_blocks) const {
+  return ParamScope(store_, std::move(path), block, n_blocks, source_);
+}
+
+ParamScope ParamScope::with_precision(DType precision) const {
+  ParamScope s = *this;
+  s.source_.precision = precision;
+  return s;
 }
 
 Tensor ParamScope::get(std::string_view name, const Shape& shape) const {
@@ -24,7 +32,7 @@ Linear ParamScope::linear(const Shape& weights, int in_axes, bool bias) const {
   Shape bias_shape;
   for (int a = in_axes; a < weights.rank(); ++a) bias_shape.push_back(weights[a]);
   return Linear(get("weights", weights), bias ? get("bias", bias_shape) : Tensor(), in_axes,
-                linear_precision());
+                source_);
 }
 
 LayerNorm ParamScope::layer_norm(std::int64_t c) const {

@@ -16,8 +16,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-thread_local WeightCache* current_cache = nullptr;
-
 // Packed bytes between two releases of the source pages: small against the weights (a few
 // hundred MB), large enough that the releases cost nothing next to the packing.
 constexpr std::size_t kReleaseSourceEvery = std::size_t{32} << 20;
@@ -114,17 +112,7 @@ WeightCache::WeightCache(fs::path file, std::string key)
   }
 }
 
-WeightCache::~WeightCache() {
-  if (current_cache == this) current_cache = nullptr;
-}
-
-WeightCache* WeightCache::current() {
-  return current_cache;
-}
-
-void WeightCache::begin() {
-  current_cache = this;
-}
+WeightCache::~WeightCache() = default;
 
 dnnl::memory WeightCache::obtain(const dnnl::memory::desc& desc, std::uint64_t fingerprint,
                                  const std::function<void(dnnl::memory&)>& fill) {
@@ -151,7 +139,6 @@ dnnl::memory WeightCache::obtain(const dnnl::memory::desc& desc, std::uint64_t f
 }
 
 void WeightCache::finish() {
-  if (current_cache == this) current_cache = nullptr;
   if (release_source_) release_source_();  // also what the modules copied, not packed
   release_source_ = nullptr;
   packed_since_release_ = 0;
@@ -216,9 +203,10 @@ std::size_t WeightCache::unpacked_bytes() const {
   return bytes;
 }
 
-dnnl::memory obtain_weight_memory(const dnnl::memory::desc& desc, std::uint64_t fingerprint,
+dnnl::memory obtain_weight_memory(WeightCache* cache, const dnnl::memory::desc& desc,
+                                  std::uint64_t fingerprint,
                                   const std::function<void(dnnl::memory&)>& fill) {
-  if (WeightCache* cache = WeightCache::current()) return cache->obtain(desc, fingerprint, fill);
+  if (cache != nullptr) return cache->obtain(desc, fingerprint, fill);
   dnnl::memory m(desc, DnnlContext::instance().engine());
   fill(m);
   return m;
@@ -244,8 +232,7 @@ std::uint64_t WeightCache::identity(const Tensor& t) const {
   return mix(h, 1);
 }
 
-std::uint64_t weight_identity(const Tensor& t) {
-  const WeightCache* cache = WeightCache::current();
+std::uint64_t weight_identity(const WeightCache* cache, const Tensor& t) {
   return cache != nullptr ? cache->identity(t) : 0;
 }
 

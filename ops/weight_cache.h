@@ -2,12 +2,12 @@
 // chose on this machine, kept in a cache file that is mapped read-only and shared, so
 // concurrent processes hold one copy (in the page cache) instead of one private copy each.
 //
-// While a cache is current (between begin() and finish(), on the building thread), each
-// Linear asks it for its memory in construction order: a blob of the file that matches (same
-// oneDNN memory descriptor, same sampled source values) is used in place; otherwise the
-// Linear reorders into private memory as without a cache, and finish() writes a new file from
-// all of them, maps it and points every memory at it. A missing, truncated, corrupt or stale
-// file is thus rebuilt (with a one-line warning unless it was missing); when no directory is
+// Every Linear built with the cache in its LinearSource (ParamScope passes it down from the
+// model's root scope) asks it for its memory in construction order, until finish(): a blob of the
+// file that matches (same oneDNN memory descriptor, same sampled source values) is used in place;
+// otherwise the Linear reorders into private memory as without a cache, and finish() writes a new
+// file from all of them, maps it and points every memory at it. A missing, truncated, corrupt or
+// stale file is thus rebuilt (with a one-line warning unless it was missing); when no directory is
 // writable the weights stay private (with a warning) and residency() says so.
 #pragma once
 
@@ -48,8 +48,6 @@ class WeightCache {
   WeightCache(const WeightCache&) = delete;
   WeightCache& operator=(const WeightCache&) = delete;
 
-  // Linear constructors on this thread use this cache until finish() (or destruction).
-  void begin();
   // The bytes of the parameter file the weights come from: a tensor inside them is
   // identified by its offset there (so its values are not read), others by sampled values.
   // `release`, when given, is called after every few tens of MB of weights packed from them
@@ -76,9 +74,6 @@ class WeightCache {
   // The file was (re)written by this process.
   bool wrote_file() const { return wrote_; }
 
-  // The cache Linear constructors on this thread use, or null.
-  static WeightCache* current();
-
  private:
   struct Entry {
     dnnl::memory memory;
@@ -98,12 +93,13 @@ class WeightCache {
   bool wrote_ = false;
 };
 
-// What Linear calls: WeightCache::current()->obtain(...), or private memory without a cache.
-dnnl::memory obtain_weight_memory(const dnnl::memory::desc& desc, std::uint64_t fingerprint,
+// What Linear calls: cache->obtain(...), or private memory without a cache.
+dnnl::memory obtain_weight_memory(WeightCache* cache, const dnnl::memory::desc& desc,
+                                  std::uint64_t fingerprint,
                                   const std::function<void(dnnl::memory&)>& fill);
 
-// Identifies a weight tensor for the current cache (WeightCache::identity), 0 without one.
-std::uint64_t weight_identity(const Tensor& t);
+// Identifies a weight tensor for `cache` (WeightCache::identity), 0 without one.
+std::uint64_t weight_identity(const WeightCache* cache, const Tensor& t);
 // Combines identities, e.g. of the parts of a concatenated weight.
 std::uint64_t combine_identity(std::uint64_t seed, std::uint64_t value);
 

@@ -98,37 +98,30 @@ std::size_t StructureModuleOutputs::bytes(const ModelConfig& config, std::int64_
          f32_bytes(s.states.numel()) + f32_bytes(s.single.numel());
 }
 
-StructureModule::StructureModule(const WeightStore& store, const ModelConfig& config)
+StructureModule::StructureModule(const ParamScope& root, const ModelConfig& config)
     : c_s_(config.c_s),
       c_z_(config.c_z),
       c_resnet_(config.c_resnet),
       n_torsions_(config.n_torsions),
       n_layers_(config.n_structure_layers),
       single_layer_norm_(
-          (ParamScope(store, "structure_module") / "single_layer_norm").layer_norm(config.c_s)),
-      pair_layer_norm_(
-          (ParamScope(store, "structure_module") / "pair_layer_norm").layer_norm(config.c_z)),
+          (root.at("structure_module") / "single_layer_norm").layer_norm(config.c_s)),
+      pair_layer_norm_((root.at("structure_module") / "pair_layer_norm").layer_norm(config.c_z)),
       initial_projection_(
-          (ParamScope(store, "structure_module") / "initial_projection").linear({c_s_, c_s_})),
-      ipa_(ParamScope(store, "structure_module/fold_iteration/invariant_point_attention"),
-           config.c_s, config.c_z,
+          (root.at("structure_module") / "initial_projection").linear({c_s_, c_s_})),
+      ipa_(root.at("structure_module/fold_iteration/invariant_point_attention"), config.c_s,
+           config.c_z,
            IpaDims{config.n_head_ipa, config.c_ipa, config.n_qk_points, config.n_v_points}),
       attention_layer_norm_(
-          ParamScope(store, "structure_module/fold_iteration/attention_layer_norm")
-              .layer_norm(config.c_s)),
-      transition_(
-          ParamScope(store, "structure_module/fold_iteration/transition").linear({c_s_, c_s_})),
-      transition_1_(
-          ParamScope(store, "structure_module/fold_iteration/transition_1").linear({c_s_, c_s_})),
-      transition_2_(
-          ParamScope(store, "structure_module/fold_iteration/transition_2").linear({c_s_, c_s_})),
+          root.at("structure_module/fold_iteration/attention_layer_norm").layer_norm(config.c_s)),
+      transition_(root.at("structure_module/fold_iteration/transition").linear({c_s_, c_s_})),
+      transition_1_(root.at("structure_module/fold_iteration/transition_1").linear({c_s_, c_s_})),
+      transition_2_(root.at("structure_module/fold_iteration/transition_2").linear({c_s_, c_s_})),
       transition_layer_norm_(
-          ParamScope(store, "structure_module/fold_iteration/transition_layer_norm")
-              .layer_norm(config.c_s)),
-      backbone_update_(ParamScope(store, "structure_module/fold_iteration/affine_update"),
-                       config.c_s),
-      angle_resnet_(ParamScope(store, "structure_module/fold_iteration/rigid_sidechain"),
-                    config.c_s, config.c_resnet, config.n_torsions) {
+          root.at("structure_module/fold_iteration/transition_layer_norm").layer_norm(config.c_s)),
+      backbone_update_(root.at("structure_module/fold_iteration/affine_update"), config.c_s),
+      angle_resnet_(root.at("structure_module/fold_iteration/rigid_sidechain"), config.c_s,
+                    config.c_resnet, config.n_torsions) {
   if (n_torsions_ != kNumTorsions) {
     throw WeightsError("structure module predicts " + std::to_string(n_torsions_) +
                        " torsion angles; the atom builder needs " + std::to_string(kNumTorsions));

@@ -48,7 +48,7 @@ class StructureModule {
   // initial_projection [c_s, c_s], and fold_iteration/ (invariant_point_attention,
   // attention_layer_norm, transition, transition_1, transition_2, transition_layer_norm,
   // affine_update, rigid_sidechain), shared by all config.n_structure_layers layers.
-  StructureModule(const WeightStore& store, const ModelConfig& config);
+  StructureModule(const ParamScope& root, const ModelConfig& config);
 
   // single:   [n_res, c_s] the Evoformer's single output (contiguous).
   // pair:     [n_res, n_res, c_z] the Evoformer's pair output (contiguous); read only, it is

@@ -3,8 +3,6 @@
 #include <chrono>
 #include <random>
 
-#include "ops/compute_precision.h"
-
 namespace cpufold {
 namespace {
 
@@ -32,8 +30,7 @@ void fill(const Tensor& t, float v) {
 
 EvoformerBlock make_block(const WeightStore& store, const ModelConfig& c, EvoformerBlock::Kind kind,
                           DType precision) {
-  const LinearPrecisionScope scope(precision);
-  return EvoformerBlock(store, c, kind, 0);
+  return EvoformerBlock(ParamScope(store).with_precision(precision), c, kind, 0);
 }
 
 }  // namespace

@@ -26,7 +26,6 @@ void check_run_options(const FeatureSource& source, const RunOptions& o) {
 std::unique_ptr<WeightCache> begin_weight_cache(const WeightStore& store, DType precision) {
   auto cache = WeightCache::for_parameters(store.path(), precision);
   cache->set_source(store.bytes(), [&store] { store.drop_resident_pages(); });
-  cache->begin();
   return cache;
 }
 
@@ -35,9 +34,10 @@ std::unique_ptr<WeightCache> begin_weight_cache(const WeightStore& store, DType 
 ModelRunner::ModelRunner(const WeightStore& store, const ModelConfig& config, DType precision)
     : weight_cache_(begin_weight_cache(store, precision)),
       precision_(precision),
-      trunk_(store, config, precision),
-      structure_module_(store, config),
-      heads_(std::make_unique<PredictionHeads>(store, config)) {
+      trunk_(ParamScope(store, "", -1, 0, {weight_cache_.get()}), config, precision),
+      structure_module_(ParamScope(store, "", -1, 0, {weight_cache_.get()}), config),
+      heads_(std::make_unique<PredictionHeads>(ParamScope(store, "", -1, 0, {weight_cache_.get()}),
+                                               config)) {
   weight_cache_->finish();
   residency_ = weight_cache_->residency();
   params_file_ = store.path();

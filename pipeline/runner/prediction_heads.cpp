@@ -5,15 +5,14 @@
 #include "pipeline/runner/model_runner.h"
 
 namespace cpufold {
-PredictionHeads::PredictionHeads(const WeightStore& store, const ModelConfig& c)
+PredictionHeads::PredictionHeads(const ParamScope& root, const ModelConfig& c)
     : config_(c),
-      lddt_(ParamScope(store, "predicted_lddt_head"), c.c_s, c.c_lddt_hidden, c.lddt_bins),
-      distogram_(ParamScope(store, "distogram_head"), c.c_z, c.distogram_bins),
-      masked_msa_(ParamScope(store, "masked_msa_head"), c.c_m, c.masked_msa_classes),
-      experimentally_resolved_(ParamScope(store, "experimentally_resolved_head"), c.c_s,
-                               c.atom_types) {
+      lddt_(root.at("predicted_lddt_head"), c.c_s, c.c_lddt_hidden, c.lddt_bins),
+      distogram_(root.at("distogram_head"), c.c_z, c.distogram_bins),
+      masked_msa_(root.at("masked_msa_head"), c.c_m, c.masked_msa_classes),
+      experimentally_resolved_(root.at("experimentally_resolved_head"), c.c_s, c.atom_types) {
   if (c.ptm_head)
-    aligned_error_.emplace(ParamScope(store, "predicted_aligned_error_head"), c.c_z, c.pae_bins);
+    aligned_error_.emplace(root.at("predicted_aligned_error_head"), c.c_z, c.pae_bins);
 }
 
 void PredictionHeads::allocate_outputs(Prediction& p, Arena& arena, std::int64_t n_seq,

@@ -17,7 +17,7 @@ struct Prediction;
 
 class PredictionHeads {
  public:
-  PredictionHeads(const WeightStore& store, const ModelConfig& config);
+  PredictionHeads(const ParamScope& root, const ModelConfig& config);
 
   // Reads p.msa (cluster rows), p.pair, p.single, p.sm.single and seq_mask [n_res]; fills the
   // head outputs of p (allocated by allocate_outputs).

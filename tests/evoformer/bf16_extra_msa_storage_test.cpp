@@ -43,8 +43,8 @@ TEST(Bf16ExtraMsaStorage, ExtraBlockOnABf16MsaDiffersFromFp32StorageByItsRoundin
   if (!bf16_support().available) GTEST_SKIP() << "oneDNN has no bf16 matmul on this CPU";
   const WeightStore store = WeightStore::open(tiny_params("model_1_ptm"));
   const ModelConfig cfg = ModelConfig::from_weights(store);
-  const LinearPrecisionScope precision(DType::bf16);
-  const EvoformerBlock block(store, cfg, EvoformerBlock::Kind::extra_msa, 0);
+  const EvoformerBlock block(ParamScope(store).with_precision(DType::bf16), cfg,
+                             EvoformerBlock::Kind::extra_msa, 0);
   const std::int64_t S = 37, N = 11, c_e = cfg.c_e, c_z = cfg.c_z;
 
   // Start values exactly representable in bf16, so both runs begin from the same MSA.

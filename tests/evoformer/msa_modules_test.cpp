@@ -504,8 +504,7 @@ TEST_P(MsaModules, OuterProductMeanInBf16IsFp32WithinBf16Rounding) {
     };
     const ParamScope s = scope_ / "outer_product_mean";
     const auto fp32 = run(OuterProductMean(s, c_m_, cfg_.c_z, c_h), 0);
-    const LinearPrecisionScope precision(DType::bf16);
-    const OuterProductMean module(s, c_m_, cfg_.c_z, c_h);
+    const OuterProductMean module(s.with_precision(DType::bf16), c_m_, cfg_.c_z, c_h);
     const auto base = run(module, 0);
     double diff = 0, norm = 0;
     for (std::size_t i = 0; i < base.size(); ++i) {

@@ -233,21 +233,22 @@ const char* module_name(Node n) {
 
 // ---- runners --------------------------------------------------------------------------------
 
-// Block 0's module of each direction or node.
-TriangleMultiplication module_for(Direction dir) {
-  return TriangleMultiplication(tiny().block / module_name(dir), tiny().cfg.c_z,
-                                tiny().cfg.c_hidden_tri_mul, dir);
+// Block 0's module of each direction or node, its Linears computing in `precision`.
+TriangleMultiplication module_for(Direction dir, DType precision = DType::f32) {
+  return TriangleMultiplication(tiny().block.with_precision(precision) / module_name(dir),
+                                tiny().cfg.c_z, tiny().cfg.c_hidden_tri_mul, dir);
 }
-TriangleAttention module_for(Node node) {
-  return TriangleAttention(tiny().block / module_name(node), tiny().cfg.c_z,
-                           tiny().cfg.triangle_attention, node);
+TriangleAttention module_for(Node node, DType precision = DType::f32) {
+  return TriangleAttention(tiny().block.with_precision(precision) / module_name(node),
+                           tiny().cfg.c_z, tiny().cfg.triangle_attention, node);
 }
 
 // The module of `kind` on a copy of z0 under `mask` with `chunk`; its scratch must come back.
 template <typename Kind>
 std::vector<float> run_module(Kind kind, const std::vector<float>& z0,
-                              const std::vector<float>& mask, std::int64_t n, std::int64_t chunk) {
-  const auto mod = module_for(kind);
+                              const std::vector<float>& mask, std::int64_t n, std::int64_t chunk,
+                              DType precision = DType::f32) {
+  const auto mod = module_for(kind, precision);
   std::vector<float> z = z0, mk = mask;
   Arena arena = sized_arena(mod.scratch_bytes(n, chunk));
   RunContext ctx;
@@ -395,16 +396,16 @@ void expect_bf16_close_to_fp32(Kind kind, std::int64_t n, const std::vector<floa
                                const std::vector<float>& mask) {
   if (!bf16_support().available) GTEST_SKIP() << "oneDNN has no bf16 matmul on this CPU";
   const auto fp32 = run_module(kind, z, mask, n, 0);
-  const LinearPrecisionScope bf16(DType::bf16);
-  const auto base = run_module(kind, z, mask, n, 0);
+  const auto base = run_module(kind, z, mask, n, 0, DType::bf16);
   const double rel = relative_update_difference(base, fp32, z);
   std::cout << "[ bf16     ] relative RMS of the update vs fp32: " << rel << "\n";
   EXPECT_GT(rel, 1e-4) << "no bf16 rounding seen";
   EXPECT_LT(rel, 2e-2) << "more than bf16 rounding";
   const Shape shape{n, n, tiny().cfg.c_z};
   for (const std::int64_t chunk : {std::int64_t{1}, std::int64_t{17}, n + 5}) {
-    expect_close("bf16 chunk " + std::to_string(chunk), run_module(kind, z, mask, n, chunk), base,
-                 shape, kChunkInvarianceTolerance);
+    expect_close("bf16 chunk " + std::to_string(chunk),
+                 run_module(kind, z, mask, n, chunk, DType::bf16), base, shape,
+                 kChunkInvarianceTolerance);
   }
 }
 

@@ -42,10 +42,9 @@ struct Params {
 // Builds every layer (under `cache` when given) and returns each one's output on fixed input.
 std::vector<std::vector<float>> build_and_run(const Params& p, WeightCache* cache,
                                               DType compute = DType::f32) {
-  if (cache) cache->begin();
   std::vector<Linear> layers;
   for (std::size_t i = 0; i < p.w.size(); ++i)
-    layers.emplace_back(p.w[i]->view, p.b[i]->view, 1, compute);
+    layers.emplace_back(p.w[i]->view, p.b[i]->view, 1, LinearSource{cache, compute});
   if (cache) cache->finish();
   Arena arena = test_arena();
   std::vector<std::vector<float>> out;
@@ -262,9 +261,8 @@ struct SourcePages {
 std::vector<float> run_pair(const SourcePages& src, WeightCache& cache, const Tensor& w,
                             const Tensor& b, const Tensor& q, const Tensor& k) {
   cache.set_source({static_cast<const std::byte*>(src.data), src.bytes});
-  cache.begin();
-  const Linear plain(w, b);
-  const Linear qk = concat_linear({q, k}, {});
+  const Linear plain(w, b, 1, LinearSource{&cache});
+  const Linear qk = concat_linear({q, k}, {}, LinearSource{&cache});
   cache.finish();
   Arena arena = test_arena();
   Buffer x(Shape{3, 64}), y(Shape{3, 32}), z(Shape{3, 48});
