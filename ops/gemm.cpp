@@ -4,6 +4,7 @@
 #include <oneapi/dnnl/dnnl.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstddef>
 #include <oneapi/dnnl/dnnl.hpp>
 #include <type_traits>
@@ -12,6 +13,7 @@
 
 #include "memory/out_of_memory.h"
 #include "ops/dnnl_context.h"
+#include "ops/recently_used.h"
 
 namespace cpufold::detail {
 namespace {
@@ -42,7 +44,6 @@ struct GemmPlan {
   memory src, wei, dst, pad;
   std::vector<std::byte> pad_bytes;
   std::unordered_map<int, memory> args;
-  std::uint64_t last_use = 0;
 };
 
 memory::desc matrix_desc(std::int64_t rows, std::int64_t cols, std::int64_t ld, bool transposed,
@@ -81,31 +82,30 @@ GemmPlan build_plan(const GemmKey& key, const dnnl::engine& engine) {
   return plan;
 }
 
-// A thread's primitives, least recently used evicted beyond kGemmCacheCapacity.
+// oneDNN scratchpad bytes every thread's cache holds (gemm_scratch_bytes).
+std::atomic<std::size_t> scratch_held{0};
+
+// A thread's primitives (the RecentlyUsed cache Linear keeps its plans in), least recently used
+// dropped beyond kGemmCacheCapacity. Per thread because the attention tiles call gemm_bf16
+// from inside their OpenMP loops on whichever thread runs the tile; what the plans hold counts
+// in scratch_held.
 struct GemmCache {
-  std::vector<GemmPlan> plans;
-  std::uint64_t clock = 0;
+  RecentlyUsed<GemmKey, GemmPlan> plans{kGemmCacheCapacity};
   dnnl::stream stream;
+
+  ~GemmCache() {
+    for (const auto& [key, plan] : plans) scratch_held -= plan.pad_bytes.size();
+  }
 
   GemmPlan& find(const GemmKey& key) {
     const dnnl::engine& engine = DnnlContext::instance().engine();
     if (!stream) stream = dnnl::stream(engine);
-    ++clock;
-    for (GemmPlan& plan : plans) {
-      if (plan.key == key) {
-        plan.last_use = clock;
-        return plan;
-      }
-    }
+    if (GemmPlan* hit = plans.find(key)) return *hit;
     require_address_space(kPrimitiveHeadroom, "building a matmul kernel");
-    GemmPlan plan = build_plan(key, engine);
-    plan.last_use = clock;
-    if (plans.size() < kGemmCacheCapacity) return plans.emplace_back(std::move(plan));
-    auto oldest = std::min_element(plans.begin(), plans.end(), [](const auto& x, const auto& y) {
-      return x.last_use < y.last_use;
-    });
-    *oldest = std::move(plan);
-    return *oldest;
+    if (plans.full()) scratch_held -= plans.least_recent().pad_bytes.size();
+    GemmPlan& plan = plans.insert(key, build_plan(key, engine));
+    scratch_held += plan.pad_bytes.size();
+    return plan;
   }
 };
 
@@ -163,6 +163,10 @@ bool cached_matmul(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, s
 }
 
 }  // namespace
+
+std::size_t gemm_scratch_bytes() {
+  return scratch_held.load();
+}
 
 bool gemm_bf16(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64_t k,
                float alpha, const bf16* a, std::int64_t lda, const bf16* b, std::int64_t ldb,

@@ -41,6 +41,10 @@ namespace cpufold::detail {
 // Primitives a thread's cache of gemm_bf16 and gemm_f32 plans holds at most.
 inline constexpr std::size_t kGemmCacheCapacity = 16;
 
+// The oneDNN scratchpad bytes those caches hold now, over every thread: heap memory outside the
+// run's arenas, bounded by kGemmCacheCapacity plans per thread (what a memory plan must add).
+std::size_t gemm_scratch_bytes();
+
 // A leading dimension for a matrix whose rows are `stride` apart: any value >= `cols` is
 // accepted when there is a single row, whose stride is meaningless.
 inline std::int64_t leading_dim(std::int64_t stride, std::int64_t rows, std::int64_t cols) {

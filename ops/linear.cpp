@@ -11,6 +11,7 @@
 #include "ops/compute_precision.h"
 #include "ops/dnnl_context.h"
 #include "ops/parallel_rows.h"
+#include "ops/recently_used.h"
 #include "ops/row_kernels.h"
 #include "ops/row_view.h"
 #include "ops/weight_cache.h"
@@ -104,22 +105,21 @@ struct Linear::Impl {
   DType compute = DType::f32;
   bool force_staging = false;  // detail::force_linear_staging at construction
   // `compute`'s type in the layout the matmul chose at construction; private, or viewing a shared
-  // WeightCache file when one was current at construction.
+  // WeightCache file when its LinearSource named one.
   memory weights;
   memory bias;  // f32 [1, c_out], empty when there is none; private or shared like weights
   std::mutex mutex;
   // Most recently used first, at most kMaxPlans: a batch of many lengths would otherwise keep
   // a primitive (and its jit code) for every row count it ever saw. Shared so that a plan in
   // use survives its eviction by the plans it builds (the staged path's blocks).
-  std::vector<std::shared_ptr<Plan>> plans;
+  detail::RecentlyUsed<PlanKey, std::shared_ptr<Plan>> plans{kMaxPlans};
   // The staged path's scratch by row count, most recent first, at most kMaxPlans: the planner
   // asks for the same few row counts for every candidate plan it weighs.
-  std::vector<std::pair<std::int64_t, std::size_t>> staged_sizes;
+  detail::RecentlyUsed<std::int64_t, std::size_t> staged_sizes{kMaxPlans};
 
   std::shared_ptr<Plan> plan(const PlanKey& key);
   std::size_t cached_staged_scratch_bytes(std::int64_t rows);
   std::shared_ptr<Plan> build_plan(const PlanKey& key);
-  std::shared_ptr<Plan> remember(std::shared_ptr<Plan> p);
   // Makes p's primitive and argument map if no forward() has yet (see Plan::matmul).
   void instantiate(Plan& p) const;
   // y = x·W + b for `rows` contiguous rows: what the staged path runs per block.
@@ -181,35 +181,14 @@ dnnl::matmul::primitive_desc Linear::Impl::try_desc(const PlanKey& key, bool wit
 }
 
 std::shared_ptr<Plan> Linear::Impl::plan(const PlanKey& key) {
-  const auto hit = std::find_if(plans.begin(), plans.end(),
-                                [&](const std::shared_ptr<Plan>& p) { return p->key == key; });
-  if (hit != plans.end()) {
-    std::rotate(plans.begin(), hit, hit + 1);
-    return plans.front();
-  }
-  const std::string what = "Linear [" + std::to_string(key.rows) + " x " + std::to_string(c_in) +
-                           "] x [" + std::to_string(c_in) + " x " + std::to_string(c_out) + "]";
-  return build_primitive(what, [&] { return remember(build_plan(key)); });
+  if (const std::shared_ptr<Plan>* hit = plans.find(key)) return *hit;
+  return build_primitive(describe(key), [&] { return plans.insert(key, build_plan(key)); });
 }
 
 std::size_t Linear::Impl::cached_staged_scratch_bytes(std::int64_t rows) {
-  const auto hit = std::find_if(staged_sizes.begin(), staged_sizes.end(),
-                                [&](const auto& s) { return s.first == rows; });
-  if (hit != staged_sizes.end()) {
-    std::rotate(staged_sizes.begin(), hit, hit + 1);
-    return staged_sizes.front().second;
-  }
-  const std::size_t bytes =
-      build_primitive("Linear staging", [&] { return staged_scratch_bytes(rows); });
-  if (staged_sizes.size() >= kMaxPlans) staged_sizes.pop_back();
-  staged_sizes.insert(staged_sizes.begin(), {rows, bytes});
-  return bytes;
-}
-
-std::shared_ptr<Plan> Linear::Impl::remember(std::shared_ptr<Plan> p) {
-  if (plans.size() >= kMaxPlans) plans.pop_back();
-  plans.insert(plans.begin(), p);
-  return p;
+  if (const std::size_t* hit = staged_sizes.find(rows)) return *hit;
+  return staged_sizes.insert(
+      rows, build_primitive("Linear staging", [&] { return staged_scratch_bytes(rows); }));
 }
 
 std::shared_ptr<Plan> Linear::Impl::build_plan(const PlanKey& key) {
@@ -499,7 +478,7 @@ std::size_t Linear::primitive_count() const {
   std::lock_guard lock(impl_->mutex);
   return static_cast<std::size_t>(
       std::count_if(impl_->plans.begin(), impl_->plans.end(),
-                    [](const std::shared_ptr<Plan>& p) { return static_cast<bool>(p->matmul); }));
+                    [](const auto& entry) { return static_cast<bool>(entry.second->matmul); }));
 }
 
 std::size_t Linear::scratch_bytes(std::int64_t rows, const EpilogueKind& kind) const {

@@ -1,7 +1,10 @@
 #include "ops/gemm.h"
 
 #include <gtest/gtest.h>
+
 #include <omp.h>
+#include <algorithm>
+#include <thread>
 
 #include <cmath>
 #include <string>
@@ -118,6 +121,29 @@ TEST(GemmBf16, ManyShapesStayCorrectBeyondTheCacheCapacity) {
       expect_product(p, o, "m " + std::to_string(m));
     }
   }
+}
+
+// The scratchpads a thread's plans hold are counted while they live (gemm_scratch_bytes) and
+// no longer once evicted or once the thread is gone.
+TEST(GemmBf16, ScratchOfEveryThreadsPlansIsCountedAndReleased) {
+  if (!bf16_support().available) GTEST_SKIP() << "oneDNN has no bf16 matmul on this CPU";
+  const std::size_t before = detail::gemm_scratch_bytes();
+  std::size_t most = 0;
+  std::thread worker([&] {
+    for (std::int64_t m = 1; m <= static_cast<std::int64_t>(detail::kGemmCacheCapacity) + 8; ++m) {
+      // a: [k, rows] read transposed, b: [k, 256], both dense (what outer products take).
+      const std::int64_t rows = 256 + m, n = 256, k = 1024;
+      const std::vector<bf16> a(static_cast<std::size_t>(k * rows)),
+          b(static_cast<std::size_t>(k * n));
+      std::vector<float> c(static_cast<std::size_t>(rows * n));
+      EXPECT_TRUE(detail::gemm_bf16(true, false, rows, n, k, 1.f, a.data(), rows, b.data(), n, 0.f,
+                                    c.data(), n));
+      most = std::max(most, detail::gemm_scratch_bytes());
+    }
+  });
+  worker.join();
+  EXPECT_GT(most, before) << "these products take a oneDNN scratchpad";
+  EXPECT_EQ(detail::gemm_scratch_bytes(), before);
 }
 
 bool run_f32(const Product& p, Operands& o) {
