@@ -35,10 +35,10 @@ struct RunOptions : SharedRunOptions {
   // Weights of other models the caller keeps loaded beside this one (they count in the plan).
   std::size_t other_weight_bytes = 0;
   // Off: no checkpoints even with spill_dir (a caller that keeps per-iteration results, which
-  // a resumed run would miss). A tracer turns them off too: it records every iteration.
+  // a resumed run would miss). A tracer and keep_iterations turn them off too.
   bool checkpoints = true;
-  // The caller's settings that change the run's outcome beyond these options (after_iteration's
-  // stop score): part of the checkpoint key.
+  // The caller's settings that change the run's outcome beyond these options (stop_when's
+  // score): part of the checkpoint key.
   std::string checkpoint_context;
   Tracer* tracer = nullptr;
   // One plain line per stage (sizes and plan, each iteration's times); callers add context.
