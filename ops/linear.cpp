@@ -61,7 +61,7 @@ std::size_t Linear::scratch_bytes(std::int64_t rows, const EpilogueKind& kind) c
   // rows, never staged.
   if (kind.bf16_in) direct -= align_up(planned->src_bytes);
   if (kind.bf16_in || kind.bf16_out) return direct;
-  return std::max(direct, impl_->cached_staged_scratch_bytes(rows));
+  return std::max(direct, impl_->staged_fallback_bytes(*planned));
 }
 
 namespace {

@@ -13,6 +13,7 @@
 #include <memory>
 #include <mutex>
 #include <oneapi/dnnl/dnnl.hpp>
+#include <optional>
 #include <string>
 #include <unordered_map>
 
@@ -57,6 +58,10 @@ struct Plan {
   std::size_t dnnl_scratch_bytes = 0;
   std::size_t temp_bytes = 0;
   std::size_t src_bytes = 0;  // bf16 compute: the rows converted to bf16 (contiguous)
+  // What the staged path would take for these rows (staged_scratch_bytes), which
+  // Linear::scratch_bytes() plans for too: sized on its first question and kept here, so the
+  // planner's repeated questions about the same row counts cost a lookup, not descriptors.
+  std::optional<std::size_t> staged_fallback_bytes;
   // The primitive, its memory objects and argument map: made by the first forward() of this
   // plan, not by planning, which weighs row counts (chunk sizes) a run may never use and would
   // otherwise keep a primitive for each (≈ 30 MiB of heap over the full model's Linears). Then
@@ -106,16 +111,15 @@ struct Linear::Impl {
   memory weights;
   memory bias;  // f32 [1, c_out], empty when there is none; private or shared like weights
   std::mutex mutex;
-  // Most recently used first, at most kMaxPlans: a batch of many lengths would otherwise keep
-  // a primitive (and its jit code) for every row count it ever saw. Shared so that a plan in
-  // use survives its eviction by the plans it builds (the staged path's blocks).
+  // This Linear's one cache: its plans with their primitives and sizes, most recently used
+  // first, at most kMaxPlans: a batch of many lengths would otherwise keep a primitive (and its
+  // jit code) for every row count it ever saw. Shared so that a plan in use survives its
+  // eviction by the plans it builds (the staged path's blocks).
   detail::RecentlyUsed<PlanKey, std::shared_ptr<Plan>> plans{kMaxPlans};
-  // The staged path's scratch by row count, most recent first, at most kMaxPlans: the planner
-  // asks for the same few row counts for every candidate plan it weighs.
-  detail::RecentlyUsed<std::int64_t, std::size_t> staged_sizes{kMaxPlans};
 
   std::shared_ptr<Plan> plan(const PlanKey& key);
-  std::size_t cached_staged_scratch_bytes(std::int64_t rows);
+  // p.staged_fallback_bytes, sized on first use.
+  std::size_t staged_fallback_bytes(Plan& p) const;
   std::shared_ptr<Plan> build_plan(const PlanKey& key);
   // Makes p's primitive and argument map if no forward() has yet (see Plan::matmul).
   void instantiate(Plan& p) const;

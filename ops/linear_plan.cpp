@@ -40,10 +40,12 @@ std::shared_ptr<Plan> Linear::Impl::plan(const PlanKey& key) {
   return build_primitive(describe(key), [&] { return plans.insert(key, build_plan(key)); });
 }
 
-std::size_t Linear::Impl::cached_staged_scratch_bytes(std::int64_t rows) {
-  if (const std::size_t* hit = staged_sizes.find(rows)) return *hit;
-  return staged_sizes.insert(
-      rows, build_primitive("Linear staging", [&] { return staged_scratch_bytes(rows); }));
+std::size_t Linear::Impl::staged_fallback_bytes(Plan& p) const {
+  if (!p.staged_fallback_bytes) {
+    p.staged_fallback_bytes =
+        build_primitive("Linear staging", [&] { return staged_scratch_bytes(p.key.rows); });
+  }
+  return *p.staged_fallback_bytes;
 }
 
 std::shared_ptr<Plan> Linear::Impl::build_plan(const PlanKey& key) {
