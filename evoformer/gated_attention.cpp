@@ -23,7 +23,7 @@ GatedAttention::GatedAttention(const ParamScope& scope, std::int64_t c_in, Atten
               scope.get("output_b", {c_out}), 2, scope.linear_source()) {}
 
 void GatedAttention::forward(const Tensor& x, const AttentionBias& bias, const Tensor& dst,
-                             bool accumulate, Arena& scratch) const {
+                             bool accumulate, Arena& scratch, GemmCache* gemm) const {
   if (x.rank() != 3 || !x.is_contiguous()) {
     throw InternalError("GatedAttention input must be contiguous [batch, seq, c_in], got " +
                         x.describe());
@@ -48,7 +48,8 @@ void GatedAttention::forward(const Tensor& x, const AttentionBias& bias, const T
   const Tensor qkv = scratch.allocate(qkv_.compute(), Shape{n_batch, n_seq, 3, n_head, c});
   qkv_.forward(x, qkv.reshape(Shape{n_batch, n_seq, 3 * hc}), scratch);
   const Tensor o = scratch.allocate(DType::f32, Shape{n_batch, n_seq, n_head, c});
-  multi_head_attention(qkv.select(2, 0), qkv.select(2, 1), qkv.select(2, 2), bias, o, scratch);
+  multi_head_attention(qkv.select(2, 0), qkv.select(2, 1), qkv.select(2, 2), bias, o, scratch, 0,
+                       gemm);
 
   // g = sigmoid(x·Wg + bg) ⊙ o, fused into the gating projection; stored in bf16 when the
   // output projection computes in bf16 (it would round g to bf16 itself, in a pass of its own).

@@ -32,8 +32,9 @@ class GatedAttention {
   //      MSA) for a residual add with bf16 compute: the sum is rounded once.
   // bias.pair: [n_head, n_seq, n_seq] or empty; bias.mask: [n_batch, n_seq] or empty.
   // Every batch row is attended at once: the caller bounds n_batch (its chunk).
+  // gemm: the attention's tile primitives (RunContext::gemm; null: made for the call).
   void forward(const Tensor& x, const AttentionBias& bias, const Tensor& dst, bool accumulate,
-               Arena& scratch) const;
+               Arena& scratch, GemmCache* gemm) const;
 
   // Scratch bytes forward() takes for n_batch x n_seq rows into a dst of type `dst`.
   std::size_t scratch_bytes(std::int64_t n_batch, std::int64_t n_seq, bool accumulate,

@@ -48,7 +48,7 @@ void MsaColumnAttention::forward(const Tensor& m, const Tensor& msa_mask,
                           : arena.allocate(DType::bf16, Shape{nj, n_seq, c_m_});
     query_norm_.forward(x, xn);
     attention_.forward(xn, AttentionBias{Tensor(), mask_bias.slice(0, j0, j0 + nj)}, x,
-                       /*accumulate=*/false, arena);
+                       /*accumulate=*/false, arena, ctx.gemm);
     detail::add_columns(x, m, j0);
   }
 }

@@ -71,7 +71,7 @@ void MsaRowAttentionWithPairBias::forward(const Tensor& m, const Tensor& z, cons
     const Tensor x = arena.allocate(attention_.input_type(), Shape{ns, n_res, c_m_});
     query_norm_.forward(m_rows, x);
     attention_.forward(x, AttentionBias{pair_bias, mask_bias.slice(0, s0, s0 + ns)}, m_rows,
-                       /*accumulate=*/true, arena);
+                       /*accumulate=*/true, arena, ctx.gemm);
   }
 }
 

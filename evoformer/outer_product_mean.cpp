@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
 #include <string>
 
 #include "memory/strided_access.h"
@@ -48,14 +49,14 @@ struct OuterOperands {
   const bf16* b16;
 };
 
-void outer_sums(const OuterOperands& x, const float* mask, std::int64_t i0, std::int64_t ni,
-                std::int64_t n_seq, std::int64_t n_res, std::int64_t c, float beta, float* outer,
-                float* norm) {
+void outer_sums(GemmCache& gemm, const OuterOperands& x, const float* mask, std::int64_t i0,
+                std::int64_t ni, std::int64_t n_seq, std::int64_t n_res, std::int64_t c, float beta,
+                float* outer, float* norm) {
   const std::int64_t m = ni * c, n = n_res * c;
-  bool ok =
-      x.a16 != nullptr
-          ? detail::gemm_bf16(true, false, m, n, n_seq, 1.f, x.a16, x.lda, x.b16, n, beta, outer, n)
-          : detail::gemm_f32(true, false, m, n, n_seq, 1.f, x.a, x.lda, x.b, n, beta, outer, n);
+  bool ok = x.a16 != nullptr ? detail::gemm_bf16(gemm, true, false, m, n, n_seq, 1.f, x.a16, x.lda,
+                                                 x.b16, n, beta, outer, n)
+                             : detail::gemm_f32(gemm, true, false, m, n, n_seq, 1.f, x.a, x.lda,
+                                                x.b, n, beta, outer, n);
   ok = ok && detail::sgemm(true, false, ni, n_res, n_seq, 1.f, mask + i0, n_res, mask, n_res, beta,
                            norm, n_res);
   if (!ok) {
@@ -136,6 +137,8 @@ void OuterProductMean::forward(const Tensor& m, const Tensor& msa_mask, const Te
   }
   Arena& arena = ctx.arena();
   ArenaScope scope(arena);
+  std::optional<GemmCache> own_gemm;
+  GemmCache& gemm = given_or_own(ctx.gemm, own_gemm);
   const Tensor mask = arena.allocate(DType::f32, Shape{n_seq, n_res});
   const Tensor a = arena.allocate(DType::f32, Shape{n_seq, n_res, c});
   const Tensor b = arena.allocate(DType::f32, Shape{n_seq, n_res, c});
@@ -160,7 +163,7 @@ void OuterProductMean::forward(const Tensor& m, const Tensor& msa_mask, const Te
     // a and b as [n_seq, n_res·c] matrices.
     const OuterOperands x{a.data_as<float>() + i0 * c, a16 ? a16 + i0 * c : nullptr, n_res * c,
                           b.data_as<float>(), b16};
-    outer_sums(x, mask.data_as<float>(), i0, ni, n_seq, n_res, c, 0.f, outer.data_as<float>(),
+    outer_sums(gemm, x, mask.data_as<float>(), i0, ni, n_seq, n_res, c, 0.f, outer.data_as<float>(),
                norm.data_as<float>());
     const Tensor p = arena.allocate(projected_type(), Shape{ni, n_res, c * c});
     add_update(outer.data_as<float>(), norm.data_as<float>(), p, vz, i0, ni, n_res, arena);
@@ -353,6 +356,8 @@ void OuterProductMean::forward_in_slabs(const Tensor& m, const Tensor& msa_mask,
   Arena& arena = ctx.arena();
   ArenaScope scope(arena);
   const Slabs w = allocate_slabs(n_seq, n_res, ctx.chunk, arena);
+  std::optional<GemmCache> own_gemm;
+  GemmCache& gemm = given_or_own(ctx.gemm, own_gemm);
   const RowView vz = row_view(z, "OuterProductMean z");
   if (w.keep_right) right_rows(w, m, msa_mask, 0, n_seq, arena);
   // The slabs read a few residues of every sequence.
@@ -369,8 +374,8 @@ void OuterProductMean::forward_in_slabs(const Tensor& m, const Tensor& msa_mask,
       left_rows(w, m, i0, ni, s0, sb, arena);
       const float* const bp = w.use_bf16 ? nullptr : w.b.data_as<float>();  // bf16 reads b16
       // outer[(i, c1), (j, c2)] (+)= Σ_s a[s, i, c1]·b[s, j, c2]; norm likewise over the mask.
-      outer_sums({w.a.data_as<float>(), w.a16, ni * c, bp, w.b16}, w.mb.data_as<float>(), i0, ni,
-                 sb, n_res, c, s0 == 0 ? 0.f : 1.f, w.outer.data_as<float>(),
+      outer_sums(gemm, {w.a.data_as<float>(), w.a16, ni * c, bp, w.b16}, w.mb.data_as<float>(), i0,
+                 ni, sb, n_res, c, s0 == 0 ? 0.f : 1.f, w.outer.data_as<float>(),
                  w.norm.data_as<float>());
     }
     if (n_seq == 0) {

@@ -71,7 +71,7 @@ void TriangleAttention::forward(const Tensor& z, const Tensor& pair_mask,
   fill_mask_bias(mr, n, node_ == Node::starting, inf_, mask_bias);
   const Tensor bias = arena.allocate(DType::f32, Shape{n_head_, n, n});
   triangle_bias(z_rows, n, bias, arena);
-  attend(z, zr, bias, mask_bias, ctx.chunk, arena);
+  attend(z, zr, bias, mask_bias, ctx.chunk, arena, ctx.gemm);
 }
 
 // Triangle bias [n_head, query, key] from the whole normed z, before any row is updated.
@@ -111,7 +111,8 @@ void TriangleAttention::triangle_bias(const Tensor& z_rows, std::int64_t n, cons
 // of z for the ending node), each updating its own part of z once done: a slice reads only
 // its own rows (columns) of z, so the later slices still see the input.
 void TriangleAttention::attend(const Tensor& z, const RowView& zr, const Tensor& bias,
-                               const Tensor& mask_bias, std::int64_t chunk, Arena& arena) const {
+                               const Tensor& mask_bias, std::int64_t chunk, Arena& arena,
+                               GemmCache* gemm) const {
   const std::int64_t n = z.dim(0), c_z = c_z_;
   const auto& kern = detail::row_kernels();
   const std::int64_t rows = slice_rows(n, chunk);
@@ -135,7 +136,7 @@ void TriangleAttention::attend(const Tensor& z, const RowView& zr, const Tensor&
     if (node_ == Node::starting) {
       const Tensor zs = z.slice(0, b0, b0 + nb);
       query_norm_.forward(zs, xc);
-      attention_.forward(xc, ab, zs, /*accumulate=*/true, arena);
+      attention_.forward(xc, ab, zs, /*accumulate=*/true, arena, gemm);
       continue;
     }
     // Ending node: xc[jj, k] = z[k, b0 + jj], the update lands in xc and is added back
@@ -150,7 +151,7 @@ void TriangleAttention::attend(const Tensor& z, const RowView& zr, const Tensor&
     }
     const Tensor xn = xn_all.empty() ? xc : xn_all.slice(0, 0, nb);
     query_norm_.forward(xc, xn);
-    attention_.forward(xn, ab, xc, /*accumulate=*/false, arena);
+    attention_.forward(xn, ab, xc, /*accumulate=*/false, arena, gemm);
 #pragma omp parallel for collapse(2) schedule(static) if (nb * n * c_z >= (1 << 14))
     for (std::int64_t jj = 0; jj < nb; ++jj) {
       for (std::int64_t k = 0; k < n; ++k) {

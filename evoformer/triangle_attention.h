@@ -51,7 +51,7 @@ class TriangleAttention {
   // [n_head, n, n] from the whole normed z, then the gated attention slice by slice.
   void triangle_bias(const Tensor& z_rows, std::int64_t n, const Tensor& bias, Arena& arena) const;
   void attend(const Tensor& z, const RowView& zr, const Tensor& bias, const Tensor& mask_bias,
-              std::int64_t chunk, Arena& arena) const;
+              std::int64_t chunk, Arena& arena, GemmCache* gemm) const;
 
   std::int64_t c_z_, n_head_;
   Node node_;

@@ -99,6 +99,7 @@ struct TriangleMultiplication::Workspace {
   // and copies each over its channel of the (f32) left edge, bf16 writes them here directly.
   float* slab_products = nullptr;
   float* products = nullptr;  // fp32: one slab-sized product per thread
+  GemmCache* gemm = nullptr;  // bf16: the products' primitives
   // Block buffers: LayerNorm(z) rows, [proj | gate] rows (whose first c columns later hold
   // LayerNorm(p) rows), the output gate, and z rows gathered from a column slab.
   Tensor x, proj, gate, zc;
@@ -128,6 +129,8 @@ void TriangleMultiplication::forward(const Tensor& z, const Tensor& pair_mask,
   if (n == 0) return;
   const RowView zr = row_view(z, "TriangleMultiplication z");
   Workspace w;
+  std::optional<GemmCache> own_gemm;
+  w.gemm = &given_or_own(ctx.gemm, own_gemm);
   w.mask = row_view(pair_mask, "TriangleMultiplication pair_mask");
   w.z_rows = Tensor(zr.data, DType::f32, Shape{zr.rows, c_z_}, Shape{zr.ld, 1});
 
@@ -242,7 +245,7 @@ void TriangleMultiplication::triangle_products(const Slab& slab, const Workspace
   for (std::int64_t ch = 0; ch < c; ++ch) {
     if (w.slab.b16 != nullptr) {
       const bool ok =
-          detail::gemm_bf16(false, !slab.columns, r, n, n, 1.f, w.slab.b16 + ch * ss, n,
+          detail::gemm_bf16(*w.gemm, false, !slab.columns, r, n, n, 1.f, w.slab.b16 + ch * ss, n,
                             w.whole.b16 + ch * cs, n, 0.f, w.slab_products + ch * ss, n);
       if (!ok) failed.store(true, std::memory_order_relaxed);
       continue;

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <optional>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -124,9 +125,10 @@ bool run_tile(const Problem<float>& p, const Tile& t, float* logits) {
 // bf16: the small-head or AVX512-BF16 kernel where one was chosen; otherwise oneDNN GEMM tiles
 // that read q, k and v in place, with the unnormalised weights rounded to bf16 as the softmax
 // writes them (`weights`) and the product landing in an f32 tile (`product`) normalised into o.
-// `packed`: what the thread's work space holds packed (null without the AVX512-BF16 kernel).
+// `packed`: what the thread's work space holds packed (null without the AVX512-BF16 kernel);
+// `gemm`: the GEMM tiles' primitives.
 bool run_tile(const Problem<bf16>& p, const Tile& t, float* logits, bf16* weights, float* product,
-              detail::DotBf16Packed* packed) {
+              detail::DotBf16Packed* packed, GemmCache* gemm) {
   if (p.small_head != nullptr) {
     p.small_head(kernel_tile(p, t), logits);
     return true;
@@ -136,15 +138,16 @@ bool run_tile(const Problem<bf16>& p, const Tile& t, float* logits, bf16* weight
     return true;
   }
   const auto& kernels = detail::row_kernels();
-  bool ok = detail::gemm_bf16(false, true, t.nq, p.n_key, p.c, p.scale, p.q.at(t.b, t.q0, t.h),
-                              p.ld_q, p.k.at(t.b, 0, t.h), p.ld_k, 0.f, logits, p.n_key);
+  bool ok =
+      detail::gemm_bf16(*gemm, false, true, t.nq, p.n_key, p.c, p.scale, p.q.at(t.b, t.q0, t.h),
+                        p.ld_q, p.k.at(t.b, 0, t.h), p.ld_k, 0.f, logits, p.n_key);
   float inv_sum[kMaxQueryTile];
   for (std::int64_t i = 0; i < t.nq; ++i) {
     inv_sum[i] =
         1.f / kernels.softmax_numerator_bf16(logits + i * p.n_key, p.pair_row(t, i), p.mask_row(t),
                                              p.n_key, weights + i * p.n_key);
   }
-  ok = ok && detail::gemm_bf16(false, false, t.nq, p.c, p.n_key, 1.f, weights, p.n_key,
+  ok = ok && detail::gemm_bf16(*gemm, false, false, t.nq, p.c, p.n_key, 1.f, weights, p.n_key,
                                p.v.at(t.b, 0, t.h), p.ld_v, 0.f, product, p.c);
   float* out = p.o.at(t.b, t.q0, t.h);
   for (std::int64_t i = 0; i < t.nq; ++i) {
@@ -292,6 +295,7 @@ struct Workspace {
   float* product = nullptr;  // bf16 tiles: [tile, c] per thread
   // Which keys and values each thread's work space holds packed: none yet in this call.
   std::vector<detail::DotBf16Packed> packed;
+  GemmCache* gemm = nullptr;  // bf16 tiles: their products' primitives, a slot per thread
 };
 
 Workspace allocate_workspace(const CallShape& s, const CallKernels& kernels, int n_threads,
@@ -345,10 +349,10 @@ bool run_tiles(const Problem<T>& p, const CallShape& s, Workspace& w, int n_thre
       float* logits = w.logits + thread * w.logits_per_thread;
       bool ok;
       if constexpr (std::is_same_v<T, bf16>) {
-        ok = run_tile(p, t, logits,
-                      w.weights != nullptr ? w.weights + thread * tile * s.n_key : nullptr,
-                      w.product != nullptr ? w.product + thread * tile * s.c : nullptr,
-                      w.packed.empty() ? nullptr : &w.packed[static_cast<std::size_t>(thread)]);
+        ok = run_tile(
+            p, t, logits, w.weights != nullptr ? w.weights + thread * tile * s.n_key : nullptr,
+            w.product != nullptr ? w.product + thread * tile * s.c : nullptr,
+            w.packed.empty() ? nullptr : &w.packed[static_cast<std::size_t>(thread)], w.gemm);
       } else {
         ok = run_tile(p, t, logits);
       }
@@ -362,7 +366,7 @@ bool run_tiles(const Problem<T>& p, const CallShape& s, Workspace& w, int n_thre
 
 void multi_head_attention(const Tensor& q, const Tensor& k, const Tensor& v,
                           const AttentionBias& bias, const Tensor& o, Arena& scratch,
-                          std::int64_t chunk) {
+                          std::int64_t chunk, GemmCache* gemm) {
   const CallShape s = check_call(q, k, v, bias, o);
   if (s.n_batch == 0 || s.n_query == 0 || s.n_head == 0 || s.c == 0) return;
   if (s.n_key == 0) throw InternalError("attention over zero keys");
@@ -370,6 +374,8 @@ void multi_head_attention(const Tensor& q, const Tensor& k, const Tensor& v,
   const int n_threads = omp_get_max_threads();
   ArenaScope scope(scratch);
   Workspace w = allocate_workspace(s, kernels, n_threads, scratch);
+  std::optional<GemmCache> own;
+  if (kernels.bf16_tiles) w.gemm = &given_or_own(gemm, own);
   const bool use_bf16 = s.type == DType::bf16;
   const bool ok =
       use_bf16

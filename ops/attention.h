@@ -12,6 +12,8 @@
 
 namespace cpufold {
 
+class GemmCache;  // ops/gemm.h
+
 // Additive logit biases; each is optional (an empty Tensor).
 struct AttentionBias {
   Tensor pair;  // [n_head, n_query, n_key], shared by every batch row (pair / triangle bias)
@@ -37,9 +39,11 @@ struct AttentionBias {
 // the matmul tiles. Other heads of at most 16 channels take the AVX-512 small-head kernel
 // (small_head_attention.h): fp32 products of the bf16 operands, weights not rounded. fp32
 // heads of at most 8 channels (the extra-MSA stack's) take its fp32 version.
+// gemm: the primitives of the bf16 GEMM tiles (ops/gemm.h), which the caller keeps across calls
+// (RunContext::gemm); null: this call makes its own.
 void multi_head_attention(const Tensor& q, const Tensor& k, const Tensor& v,
                           const AttentionBias& bias, const Tensor& o, Arena& scratch,
-                          std::int64_t chunk = 0);
+                          std::int64_t chunk = 0, GemmCache* gemm = nullptr);
 
 // Queries per tile for n_key keys: a block of logits stays within a core's L2.
 std::int64_t attention_query_tile(std::int64_t n_key);

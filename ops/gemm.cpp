@@ -82,18 +82,24 @@ GemmPlan build_plan(const GemmKey& key, const dnnl::engine& engine) {
   return plan;
 }
 
-// oneDNN scratchpad bytes every thread's cache holds (gemm_scratch_bytes).
-std::atomic<std::size_t> scratch_held{0};
+}  // namespace
 
-// A thread's primitives (the RecentlyUsed cache Linear keeps its plans in), least recently used
-// dropped beyond kGemmCacheCapacity. Per thread because the attention tiles call gemm_bf16
-// from inside their OpenMP loops on whichever thread runs the tile; what the plans hold counts
-// in scratch_held.
-struct GemmCache {
-  RecentlyUsed<GemmKey, GemmPlan> plans{kGemmCacheCapacity};
+}  // namespace cpufold::detail
+
+namespace cpufold {
+
+using detail::GemmKey;
+using detail::GemmPlan;
+
+// One thread's primitives, in the RecentlyUsed cache Linear keeps its plans in; what they hold
+// counts in their GemmCache's scratch_held_.
+struct GemmCache::Slot {
+  detail::RecentlyUsed<GemmKey, GemmPlan> plans{detail::kGemmCacheCapacity};
   dnnl::stream stream;
+  std::atomic<std::size_t>& scratch_held;
 
-  ~GemmCache() {
+  explicit Slot(std::atomic<std::size_t>& held) : scratch_held(held) {}
+  ~Slot() {
     for (const auto& [key, plan] : plans) scratch_held -= plan.pad_bytes.size();
   }
 
@@ -103,19 +109,28 @@ struct GemmCache {
     if (GemmPlan* hit = plans.find(key)) return *hit;
     require_address_space(kPrimitiveHeadroom, "building a matmul kernel");
     if (plans.full()) scratch_held -= plans.least_recent().pad_bytes.size();
-    GemmPlan& plan = plans.insert(key, build_plan(key, engine));
+    GemmPlan& plan = plans.insert(key, detail::build_plan(key, engine));
     scratch_held += plan.pad_bytes.size();
     return plan;
   }
 };
 
-// One cache per thread for both input types, so kGemmCacheCapacity bounds them together.
-GemmCache& thread_cache() {
-  thread_local GemmCache cache;
-  return cache;
+GemmCache::GemmCache() : GemmCache(omp_get_max_threads()) {}
+
+GemmCache::GemmCache(int threads) {
+  for (int t = 0; t < threads; ++t) slots_.push_back(std::make_unique<Slot>(scratch_held_));
 }
 
-}  // namespace
+GemmCache::~GemmCache() = default;
+
+GemmCache::Slot* GemmCache::slot(int thread) {
+  return thread >= 0 && static_cast<std::size_t>(thread) < slots_.size() ? slots_[thread].get()
+                                                                         : nullptr;
+}
+
+}  // namespace cpufold
+
+namespace cpufold::detail {
 
 bool sgemm(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64_t k, float alpha,
            const float* a, std::int64_t lda, const float* b, std::int64_t ldb, float beta, float* c,
@@ -129,13 +144,14 @@ namespace {
 
 // gemm_bf16 and gemm_f32: T is bf16 or float.
 template <typename T>
-bool cached_matmul(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64_t k,
-                   float alpha, const T* a, std::int64_t lda, const T* b, std::int64_t ldb,
-                   float beta, float* c, std::int64_t ldc) noexcept {
+bool cached_matmul(GemmCache& cache, bool trans_a, bool trans_b, std::int64_t m, std::int64_t n,
+                   std::int64_t k, float alpha, const T* a, std::int64_t lda, const T* b,
+                   std::int64_t ldb, float beta, float* c, std::int64_t ldc) noexcept {
   if (m == 0 || n == 0) return m >= 0 && n >= 0;
   if (k == 0) return scale_only(m, n, beta, c, ldc);
+  GemmCache::Slot* slot = cache.slot(omp_get_thread_num());
+  if (slot == nullptr) return false;
   try {
-    GemmCache& cache = thread_cache();
     const bool in_parallel = omp_in_parallel() != 0;
     const GemmKey key{std::is_same_v<T, bf16>,
                       trans_a,
@@ -150,12 +166,12 @@ bool cached_matmul(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, s
                       ldc,
                       alpha,
                       beta};
-    GemmPlan& plan = cache.find(key);
+    GemmPlan& plan = slot->find(key);
     plan.src.set_data_handle(const_cast<T*>(a));
     plan.wei.set_data_handle(const_cast<T*>(b));
     plan.dst.set_data_handle(c);
-    plan.matmul.execute(cache.stream, plan.args);
-    cache.stream.wait();
+    plan.matmul.execute(slot->stream, plan.args);
+    slot->stream.wait();
     return true;
   } catch (...) {
     return false;
@@ -164,20 +180,16 @@ bool cached_matmul(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, s
 
 }  // namespace
 
-std::size_t gemm_scratch_bytes() {
-  return scratch_held.load();
+bool gemm_bf16(GemmCache& cache, bool trans_a, bool trans_b, std::int64_t m, std::int64_t n,
+               std::int64_t k, float alpha, const bf16* a, std::int64_t lda, const bf16* b,
+               std::int64_t ldb, float beta, float* c, std::int64_t ldc) noexcept {
+  return cached_matmul(cache, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 
-bool gemm_bf16(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64_t k,
-               float alpha, const bf16* a, std::int64_t lda, const bf16* b, std::int64_t ldb,
-               float beta, float* c, std::int64_t ldc) noexcept {
-  return cached_matmul(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
-}
-
-bool gemm_f32(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64_t k,
-              float alpha, const float* a, std::int64_t lda, const float* b, std::int64_t ldb,
-              float beta, float* c, std::int64_t ldc) noexcept {
-  return cached_matmul(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+bool gemm_f32(GemmCache& cache, bool trans_a, bool trans_b, std::int64_t m, std::int64_t n,
+              std::int64_t k, float alpha, const float* a, std::int64_t lda, const float* b,
+              std::int64_t ldb, float beta, float* c, std::int64_t ldc) noexcept {
+  return cached_matmul(cache, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 
 }  // namespace cpufold::detail

@@ -12,6 +12,8 @@
 
 namespace cpufold {
 
+class GemmCache;
+
 // Receives named intermediates (`<module>/call_<k>/<name>`, the reference's trace/ layout).
 class Tracer {
  public:
@@ -41,6 +43,10 @@ struct RunContext {
   // "evoformer"; "embedders" again for the MSA half, after the extra-MSA stack), so a caller
   // can time them (`cpufold bench model`); null: nobody listens.
   const std::function<void(std::string_view)>* on_phase = nullptr;
+  // The primitives of the attention tiles', triangle multiplication's and outer product mean's
+  // products (ops/gemm.h), owned by whoever runs the model so that they outlive one module's
+  // call; null: each such call makes its own (tests).
+  GemmCache* gemm = nullptr;
 
   Arena& arena() const { return *scratch; }
   Arena& activation_arena() const { return activations != nullptr ? *activations : *scratch; }

@@ -77,7 +77,7 @@ double BlockBench::run(std::int64_t chunk) {
   }
   Arena& scratch = *scratch_;
   scratch.release_to(0);
-  const RunContext ctx{&scratch, chunk, nullptr, 0, edges_ ? &*edges_ : nullptr};
+  const RunContext ctx{&scratch, chunk, nullptr, 0, edges_ ? &*edges_ : nullptr, nullptr, &gemm_};
   const auto t0 = std::chrono::steady_clock::now();
   block_.forward(m_, z_, msa_mask_, pair_mask_, ctx);
   write_back();

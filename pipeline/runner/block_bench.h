@@ -9,6 +9,7 @@
 
 #include "evoformer/evoformer_block.h"
 #include "memory/arena.h"
+#include "ops/gemm.h"
 
 namespace cpufold {
 
@@ -38,6 +39,7 @@ class BlockBench {
   Arena msa_, pair_;
   std::optional<Arena> edges_;    // on the MSA's tier when it is spilled
   std::optional<Arena> scratch_;  // kept while runs use the same chunk
+  GemmCache gemm_;                // the block's product primitives, kept from run to run
   std::int64_t scratch_chunk_ = 0;
   Tensor m_, z_, msa_mask_, pair_mask_;
   bool msa_spilled_, pair_spilled_;

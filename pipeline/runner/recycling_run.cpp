@@ -7,6 +7,7 @@
 #include "memory/byte_size.h"
 #include "memory/peak_tracker.h"
 #include "memory/tensor_copy.h"
+#include "ops/gemm.h"
 #include "pipeline/runner/ensemble_buffers.h"
 #include "pipeline/runner/prediction_heads.h"
 #include "pipeline/runner/recycle_stop.h"
@@ -55,8 +56,8 @@ class RecyclingRun {
     chunks_ = planned.chunks;
     allocate_outputs();
     for (std::int64_t k = resume(); k <= o_.recycles; ++k) {
-      const RunContext ctx{p_.scratch.get(),    chunks_.structure,    o_.tracer,
-                           static_cast<int>(k), p_.activations.get(), &o_.on_trunk_phase};
+      const RunContext ctx{p_.scratch.get(),     chunks_.structure,  o_.tracer, static_cast<int>(k),
+                           p_.activations.get(), &o_.on_trunk_phase, &gemm_};
       const double trunk_s = trunk_pass(k, ctx);
       const double structure_s = structure_pass(ctx);
       p_.iterations = k + 1;
@@ -272,6 +273,7 @@ class RecyclingRun {
   TrunkInputs in_;
   TrunkDims d_;
   ChunkSizes chunks_;  // the plan's
+  GemmCache gemm_;     // the trunk's product primitives, over every iteration
   Prediction p_;
   TrunkState state_;
   Tensor ca_prev_;

@@ -4,7 +4,6 @@
 
 #include <omp.h>
 #include <algorithm>
-#include <thread>
 
 #include <cmath>
 #include <string>
@@ -63,8 +62,8 @@ Operands make_operands(const Product& p, std::uint32_t seed) {
   return o;
 }
 
-bool run(const Product& p, Operands& o) {
-  return detail::gemm_bf16(p.trans_a, p.trans_b, p.m, p.n, p.k, p.alpha, o.a.data(), o.lda,
+bool run(GemmCache& cache, const Product& p, Operands& o) {
+  return detail::gemm_bf16(cache, p.trans_a, p.trans_b, p.m, p.n, p.k, p.alpha, o.a.data(), o.lda,
                            o.b.data(), o.ldb, p.beta, o.c.data(), o.ldc);
 }
 
@@ -86,9 +85,10 @@ const std::vector<Product> kProducts = {
 
 TEST(GemmBf16, MatchesDoubleProductOfBf16Inputs) {
   if (!bf16_support().available) GTEST_SKIP() << "oneDNN has no bf16 matmul on this CPU";
+  GemmCache cache;
   for (const Product& p : kProducts) {
     Operands o = make_operands(p, 7);
-    ASSERT_TRUE(run(p, o));
+    ASSERT_TRUE(run(cache, p, o));
     expect_product(p, o, "m " + std::to_string(p.m) + " n " + std::to_string(p.n));
   }
 }
@@ -96,87 +96,111 @@ TEST(GemmBf16, MatchesDoubleProductOfBf16Inputs) {
 // A primitive built inside an OpenMP region must do the whole product on the calling thread.
 TEST(GemmBf16, EveryThreadOfARegionGetsItsWholeProduct) {
   if (!bf16_support().available) GTEST_SKIP() << "oneDNN has no bf16 matmul on this CPU";
+  GemmCache cache(2);  // the region's two threads
   const Product p{false, true, 128, 256, 32, 1.f, 0.f};
   std::vector<Operands> per_task;
   for (int t = 0; t < 8; ++t) per_task.push_back(make_operands(p, 100 + t));
   int failures = 0;
 #pragma omp parallel for num_threads(2) reduction(+ : failures)
-  for (int t = 0; t < 8; ++t) failures += run(p, per_task[t]) ? 0 : 1;
+  for (int t = 0; t < 8; ++t) failures += run(cache, p, per_task[t]) ? 0 : 1;
   EXPECT_EQ(failures, 0);
   for (int t = 0; t < 8; ++t) expect_product(p, per_task[t], "task " + std::to_string(t));
   // And the same shape outside the region, on every thread.
   Operands o = make_operands(p, 9);
-  ASSERT_TRUE(run(p, o));
+  ASSERT_TRUE(run(cache, p, o));
   expect_product(p, o, "outside the region");
 }
 
 // More shapes than the cache holds: old ones are evicted and rebuilt, results stay right.
 TEST(GemmBf16, ManyShapesStayCorrectBeyondTheCacheCapacity) {
   if (!bf16_support().available) GTEST_SKIP() << "oneDNN has no bf16 matmul on this CPU";
+  GemmCache cache;
   for (int round = 0; round < 2; ++round) {
     for (std::int64_t m = 1; m <= static_cast<std::int64_t>(detail::kGemmCacheCapacity) + 4; ++m) {
       const Product p{false, false, m, 24, 16, 1.f, 0.f};
       Operands o = make_operands(p, static_cast<std::uint32_t>(m));
-      ASSERT_TRUE(run(p, o));
+      ASSERT_TRUE(run(cache, p, o));
       expect_product(p, o, "m " + std::to_string(m));
     }
   }
 }
 
-// The scratchpads a thread's plans hold are counted while they live (gemm_scratch_bytes) and
-// no longer once evicted or once the thread is gone.
-TEST(GemmBf16, ScratchOfEveryThreadsPlansIsCountedAndReleased) {
-  if (!bf16_support().available) GTEST_SKIP() << "oneDNN has no bf16 matmul on this CPU";
-  const std::size_t before = detail::gemm_scratch_bytes();
-  std::size_t most = 0;
-  std::thread worker([&] {
-    for (std::int64_t m = 1; m <= static_cast<std::int64_t>(detail::kGemmCacheCapacity) + 8; ++m) {
-      // a: [k, rows] read transposed, b: [k, 256], both dense (what outer products take).
-      const std::int64_t rows = 256 + m, n = 256, k = 1024;
-      const std::vector<bf16> a(static_cast<std::size_t>(k * rows)),
-          b(static_cast<std::size_t>(k * n));
-      std::vector<float> c(static_cast<std::size_t>(rows * n));
-      EXPECT_TRUE(detail::gemm_bf16(true, false, rows, n, k, 1.f, a.data(), rows, b.data(), n, 0.f,
-                                    c.data(), n));
-      most = std::max(most, detail::gemm_scratch_bytes());
-    }
-  });
-  worker.join();
-  EXPECT_GT(most, before) << "these products take a oneDNN scratchpad";
-  EXPECT_EQ(detail::gemm_scratch_bytes(), before);
+// Plans in `cache` for [256 + m, 1024] x [1024, 256] products, m = first..last: a oneDNN
+// scratchpad each (a transposed A, as the outer products take it).
+void run_shapes(GemmCache& cache, std::int64_t first, std::int64_t last) {
+  for (std::int64_t m = first; m <= last; ++m) {
+    const std::int64_t rows = 256 + m, n = 256, k = 1024;
+    const std::vector<bf16> a(static_cast<std::size_t>(k * rows)),
+        b(static_cast<std::size_t>(k * n));
+    std::vector<float> c(static_cast<std::size_t>(rows * n));
+    EXPECT_TRUE(detail::gemm_bf16(cache, true, false, rows, n, k, 1.f, a.data(), rows, b.data(), n,
+                                  0.f, c.data(), n));
+  }
 }
 
-bool run_f32(const Product& p, Operands& o) {
+// A cache counts the scratchpads of the plans it holds, and no longer those it evicted: after
+// more shapes than it keeps, it holds what a cache given only the last ones holds.
+TEST(GemmBf16, ScratchOfACachesPlansIsCountedUntilEvicted) {
+  if (!bf16_support().available) GTEST_SKIP() << "oneDNN has no bf16 matmul on this CPU";
+  const auto capacity = static_cast<std::int64_t>(detail::kGemmCacheCapacity);
+  GemmCache all(1), last(1);
+  EXPECT_EQ(all.scratch_bytes(), 0u);
+  run_shapes(all, 1, capacity + 8);
+  run_shapes(last, 9, capacity + 8);
+  EXPECT_GT(last.scratch_bytes(), 0u) << "these products take a oneDNN scratchpad";
+  EXPECT_EQ(all.scratch_bytes(), last.scratch_bytes());
+}
+
+// A product on a thread the cache has no slot for is refused, not run on another's primitives.
+TEST(GemmBf16, ThreadBeyondTheCachesSlotsIsRefused) {
+  GemmCache one(1);
+  EXPECT_NE(one.slot(0), nullptr);
+  EXPECT_EQ(one.slot(1), nullptr);
+  const std::vector<bf16> a(4, bf16(1.f)), b(4, bf16(1.f));
+  std::vector<float> c(4, 0.f);
+  bool second_ran = false, refused = false;
+#pragma omp parallel num_threads(2)
+  if (omp_get_thread_num() == 1) {
+    second_ran = true;
+    refused = !detail::gemm_bf16(one, false, false, 2, 2, 2, 1.f, a.data(), 2, b.data(), 2, 0.f,
+                                 c.data(), 2);
+  }
+  if (second_ran) EXPECT_TRUE(refused);
+}
+
+bool run_f32(GemmCache& cache, const Product& p, Operands& o) {
   // The bf16 operands' values as floats: the same double product is the reference.
   const std::vector<float> a(o.a.begin(), o.a.end()), b(o.b.begin(), o.b.end());
-  return detail::gemm_f32(p.trans_a, p.trans_b, p.m, p.n, p.k, p.alpha, a.data(), o.lda, b.data(),
-                          o.ldb, p.beta, o.c.data(), o.ldc);
+  return detail::gemm_f32(cache, p.trans_a, p.trans_b, p.m, p.n, p.k, p.alpha, a.data(), o.lda,
+                          b.data(), o.ldb, p.beta, o.c.data(), o.ldc);
 }
 
 // The fp32 version, right after the bf16 product of each shape: the two share one plan cache,
 // so a plan keyed on the shape alone would run the bf16 primitive on fp32 operands.
 TEST(GemmF32, MatchesDoubleProductBesideBf16PlansOfTheSameShape) {
+  GemmCache cache;
   for (const Product& p : kProducts) {
     const std::string what = "m " + std::to_string(p.m) + " n " + std::to_string(p.n);
     if (bf16_support().available) {
       Operands o = make_operands(p, 11);
-      ASSERT_TRUE(run(p, o));
+      ASSERT_TRUE(run(cache, p, o));
       expect_product(p, o, "bf16 " + what);
     }
     Operands o = make_operands(p, 12);
-    ASSERT_TRUE(run_f32(p, o));
+    ASSERT_TRUE(run_f32(cache, p, o));
     expect_product(p, o, "fp32 " + what);
   }
   std::vector<float> c = {1.f, 2.f};
-  ASSERT_TRUE(
-      detail::gemm_f32(false, false, 1, 2, 0, 1.f, nullptr, 1, nullptr, 2, 2.f, c.data(), 2));
+  ASSERT_TRUE(detail::gemm_f32(cache, false, false, 1, 2, 0, 1.f, nullptr, 1, nullptr, 2, 2.f,
+                               c.data(), 2));
   EXPECT_EQ(c, (std::vector<float>{2.f, 4.f})) << "an empty inner dimension scales C";
 }
 
 TEST(GemmBf16, EmptyInnerDimensionScalesC) {
+  GemmCache cache;
   std::vector<float> c = {1.f, 2.f, 3.f, 4.f};
-  ASSERT_TRUE(
-      detail::gemm_bf16(false, false, 2, 2, 0, 1.f, nullptr, 1, nullptr, 2, 0.5f, c.data(), 2));
+  ASSERT_TRUE(detail::gemm_bf16(cache, false, false, 2, 2, 0, 1.f, nullptr, 1, nullptr, 2, 0.5f,
+                                c.data(), 2));
   EXPECT_EQ(c, (std::vector<float>{0.5f, 1.f, 1.5f, 2.f}));
 }
 
