@@ -160,10 +160,12 @@ TEST(GemmBf16, ThreadBeyondTheCachesSlotsIsRefused) {
   std::vector<float> c(4, 0.f);
   bool second_ran = false, refused = false;
 #pragma omp parallel num_threads(2)
-  if (omp_get_thread_num() == 1) {
-    second_ran = true;
-    refused = !detail::gemm_bf16(one, false, false, 2, 2, 2, 1.f, a.data(), 2, b.data(), 2, 0.f,
-                                 c.data(), 2);
+  {
+    if (omp_get_thread_num() == 1) {
+      second_ran = true;
+      refused = !detail::gemm_bf16(one, false, false, 2, 2, 2, 1.f, a.data(), 2, b.data(), 2, 0.f,
+                                   c.data(), 2);
+    }
   }
   if (second_ran) EXPECT_TRUE(refused);
 }
