@@ -167,7 +167,9 @@ TEST(GemmBf16, ThreadBeyondTheCachesSlotsIsRefused) {
                                    c.data(), 2);
     }
   }
-  if (second_ran) EXPECT_TRUE(refused);
+  if (second_ran) {
+    EXPECT_TRUE(refused);
+  }
 }
 
 bool run_f32(GemmCache& cache, const Product& p, Operands& o) {
