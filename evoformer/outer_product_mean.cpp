@@ -4,6 +4,7 @@
 #include <cstring>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "memory/strided_access.h"
 #include "ops/bf16_rows.h"
@@ -244,47 +245,75 @@ void OuterProductMean::add_update(float* op, const float* np, const Tensor& p, c
 
 // The sizes and buffers of a chunked forward(), allocated once for every slab.
 struct OuterProductMean::Slabs {
+  // The sizes for `op` over an MSA of n_seq x n_res with `chunk`; no buffers yet.
+  Slabs(const OuterProductMean& op, std::int64_t n_seq, std::int64_t n_res, std::int64_t chunk);
+  // A buffer: the member it goes to, its type and shape.
+  struct Buffer {
+    Tensor Slabs::*tensor;
+    DType dtype;
+    Shape shape;
+  };
+  // One list of the buffers, read both to size the arena (slabs_scratch_bytes) and to allocate
+  // it (allocate_slabs).
+  std::vector<Buffer> buffers(const OuterProductMean& op) const;
+  // bf16: a and b rounded (null in fp32).
+  bf16* a16() const { return use_bf16 ? a_bf16.data_as<bf16>() : nullptr; }
+  bf16* b16() const { return use_bf16 ? b_bf16.data_as<bf16>() : nullptr; }
+
   std::int64_t n_seq, n_res;
   std::int64_t ni_max;  // residues i per slab
   std::int64_t sb_max;  // sequences per accumulation step: all of them when b is kept
   std::int64_t xb_max;  // sequences per LayerNorm block of the left projection
   std::int64_t rb_max;  // sequences per LayerNorm block of the right projection
   bool keep_right, use_bf16;
-  Tensor x;             // LayerNorm(m[s]) for the right projection
-  Tensor b;             // fp32: the right projection of the step's sequences; bf16: one call's rows
-  Tensor xa;            // m[s, slab] for the left projection
-  Tensor a;             // the left projection [sb_max, ni_max, c]
-  Tensor mb;            // the step's mask rows [sb_max, n_res]
-  Tensor outer;         // [ni_max·c, n_res·c]
-  Tensor norm;          // [ni_max, n_res]
-  Tensor p;             // the reordered outer products, add_update's room
-  bf16* a16 = nullptr;  // bf16: a and b rounded
-  bf16* b16 = nullptr;
+  Tensor x;       // LayerNorm(m[s]) for the right projection
+  Tensor b;       // fp32: the right projection of the step's sequences; bf16: one call's rows
+  Tensor xa;      // m[s, slab] for the left projection
+  Tensor a;       // the left projection [sb_max, ni_max, c]
+  Tensor mb;      // the step's mask rows [sb_max, n_res]
+  Tensor outer;   // [ni_max·c, n_res·c]
+  Tensor norm;    // [ni_max, n_res]
+  Tensor p;       // the reordered outer products, add_update's room
+  Tensor a_bf16;  // bf16 only: a and b rounded
+  Tensor b_bf16;
 };
+
+OuterProductMean::Slabs::Slabs(const OuterProductMean& op, std::int64_t n_seq, std::int64_t n_res,
+                               std::int64_t chunk)
+    : n_seq(n_seq),
+      n_res(n_res),
+      ni_max(detail::chunk_rows(n_res, chunk)),
+      sb_max(op.sequence_block(n_seq, ni_max)),
+      xb_max(std::min(kSeqBlock, sb_max)),
+      rb_max(std::min(right_block(n_seq, n_res), sb_max)),
+      keep_right(sb_max >= n_seq),
+      use_bf16(op.bf16_outer()) {}
+
+std::vector<OuterProductMean::Slabs::Buffer> OuterProductMean::Slabs::buffers(
+    const OuterProductMean& op) const {
+  const std::int64_t c = op.c_, c_m = op.c_m_;
+  std::vector<Buffer> list{
+      {&Slabs::x, op.norm_type(), Shape{rb_max, n_res, c_m}},
+      {&Slabs::b, DType::f32, Shape{use_bf16 ? rb_max : sb_max, n_res, c}},
+      {&Slabs::xa, DType::f32, Shape{xb_max * ni_max, c_m}},
+      {&Slabs::a, DType::f32, Shape{sb_max, ni_max, c}},
+      {&Slabs::mb, DType::f32, Shape{sb_max, n_res}},
+      {&Slabs::outer, DType::f32, Shape{ni_max * c, n_res * c}},
+      {&Slabs::norm, DType::f32, Shape{ni_max, n_res}},
+      {&Slabs::p, op.projected_type(), Shape{std::min(ni_max, kProjectRows), n_res, c * c}},
+  };
+  if (use_bf16) {
+    list.push_back({&Slabs::a_bf16, DType::bf16, Shape{sb_max, ni_max, c}});
+    list.push_back({&Slabs::b_bf16, DType::bf16, Shape{sb_max, n_res, c}});
+  }
+  return list;
+}
 
 OuterProductMean::Slabs OuterProductMean::allocate_slabs(std::int64_t n_seq, std::int64_t n_res,
                                                          std::int64_t chunk, Arena& arena) const {
-  Slabs w;
-  const std::int64_t c = c_;
-  w.n_seq = n_seq;
-  w.n_res = n_res;
-  w.ni_max = detail::chunk_rows(n_res, chunk);
-  w.sb_max = sequence_block(n_seq, w.ni_max);
-  w.keep_right = w.sb_max >= n_seq;
-  w.xb_max = std::min(kSeqBlock, w.sb_max);
-  w.rb_max = std::min(right_block(n_seq, n_res), w.sb_max);
-  w.use_bf16 = bf16_outer();
-  w.x = arena.allocate(norm_type(), Shape{w.rb_max, n_res, c_m_});
-  w.b = arena.allocate(DType::f32, Shape{w.use_bf16 ? w.rb_max : w.sb_max, n_res, c});
-  w.xa = arena.allocate(DType::f32, Shape{w.xb_max * w.ni_max, c_m_});
-  w.a = arena.allocate(DType::f32, Shape{w.sb_max, w.ni_max, c});
-  w.mb = arena.allocate(DType::f32, Shape{w.sb_max, n_res});
-  w.outer = arena.allocate(DType::f32, Shape{w.ni_max * c, n_res * c});
-  w.norm = arena.allocate(DType::f32, Shape{w.ni_max, n_res});
-  w.p = arena.allocate(projected_type(), Shape{std::min(w.ni_max, kProjectRows), n_res, c * c});
-  if (w.use_bf16) {
-    w.a16 = arena.allocate(DType::bf16, w.a.shape()).data_as<bf16>();
-    w.b16 = arena.allocate(DType::bf16, Shape{w.sb_max, n_res, c}).data_as<bf16>();
+  Slabs w(*this, n_seq, n_res, chunk);
+  for (const Slabs::Buffer& buffer : w.buffers(*this)) {
+    w.*buffer.tensor = arena.allocate(buffer.dtype, buffer.shape);
   }
   return w;
 }
@@ -311,14 +340,14 @@ void OuterProductMean::right_rows(const Slabs& w, const Tensor& m, const Tensor&
         std::all_of(block_mask, block_mask + ns * n_res, [](float v) { return v == 1.f; })) {
       // No row to weigh (an MSA without padding): the projection rounds its fp32 result to bf16
       // as it stores it (one rounding, as mask_rows makes), without fp32 rows and a pass.
-      right_.forward(xs, Tensor(w.b16 + r0 * n_res * c, DType::bf16, Shape{ns, n_res, c}), arena);
+      right_.forward(xs, Tensor(w.b16() + r0 * n_res * c, DType::bf16, Shape{ns, n_res, c}), arena);
       continue;
     }
     const Tensor dst = w.use_bf16 ? w.b.slice(0, 0, ns) : w.b.slice(0, r0, r0 + ns);
     right_.forward(xs, dst, arena);
     mask_rows(
         dst.data_as<float>(), ns * n_res, c, [&](std::int64_t r) { return block_mask[r]; },
-        w.use_bf16 ? w.b16 + r0 * n_res * c : nullptr);
+        w.use_bf16 ? w.b16() + r0 * n_res * c : nullptr);
   }
 }
 
@@ -347,7 +376,7 @@ void OuterProductMean::left_rows(const Slabs& w, const Tensor& m, std::int64_t i
   }
   const float* const mk = w.mb.data_as<float>();
   mask_rows(
-      ap, sb * ni, c, [&](std::int64_t t) { return mk[t / ni * n_res + i0 + t % ni]; }, w.a16);
+      ap, sb * ni, c, [&](std::int64_t t) { return mk[t / ni * n_res + i0 + t % ni]; }, w.a16());
 }
 
 void OuterProductMean::forward_in_slabs(const Tensor& m, const Tensor& msa_mask, const Tensor& z,
@@ -374,8 +403,8 @@ void OuterProductMean::forward_in_slabs(const Tensor& m, const Tensor& msa_mask,
       left_rows(w, m, i0, ni, s0, sb, arena);
       const float* const bp = w.use_bf16 ? nullptr : w.b.data_as<float>();  // bf16 reads b16
       // outer[(i, c1), (j, c2)] (+)= Σ_s a[s, i, c1]·b[s, j, c2]; norm likewise over the mask.
-      outer_sums(gemm, {w.a.data_as<float>(), w.a16, ni * c, bp, w.b16}, w.mb.data_as<float>(), i0,
-                 ni, sb, n_res, c, s0 == 0 ? 0.f : 1.f, w.outer.data_as<float>(),
+      outer_sums(gemm, {w.a.data_as<float>(), w.a16(), ni * c, bp, w.b16()}, w.mb.data_as<float>(),
+                 i0, ni, sb, n_res, c, s0 == 0 ? 0.f : 1.f, w.outer.data_as<float>(),
                  w.norm.data_as<float>());
     }
     if (n_seq == 0) {
@@ -407,44 +436,61 @@ std::int64_t OuterProductMean::sequence_block(std::int64_t n_seq, std::int64_t s
 std::size_t OuterProductMean::scratch_bytes(std::int64_t n_seq, std::int64_t n_res,
                                             std::int64_t chunk) const {
   if (n_res == 0) return 0;
+  return chunk > 0 ? slabs_scratch_bytes(n_seq, n_res, chunk)
+                   : whole_msa_scratch_bytes(n_seq, n_res, chunk);
+}
+
+std::size_t OuterProductMean::slabs_scratch_bytes(std::int64_t n_seq, std::int64_t n_res,
+                                                  std::int64_t chunk) const {
+  const Slabs w(*this, n_seq, n_res, chunk);
+  std::size_t buffers = 0;
+  for (const Slabs::Buffer& buffer : w.buffers(*this)) {
+    buffers += tensor_bytes(buffer.dtype, buffer.shape.numel());
+  }
+  return buffers + std::max(slab_projection_bytes(w), slab_update_bytes(w));
+}
+
+std::size_t OuterProductMean::slab_projection_bytes(const Slabs& w) const {
   const EpilogueKind normed{.bf16_in = bf16_norm()};
   const EpilogueKind normed_to_bf16{.bf16_out = true, .bf16_in = bf16_norm()};
-  const EpilogueKind projected{.bf16_in = projected_type() == DType::bf16};
-  if (chunk > 0) {
-    const std::int64_t ni = detail::chunk_rows(n_res, chunk);
-    const std::int64_t sb = sequence_block(n_seq, ni), xb = std::min(kSeqBlock, sb);
-    const std::int64_t rb = std::min(right_block(n_seq, n_res), sb);
-    const std::size_t buffers =
-        tensor_bytes(norm_type(), rb * n_res * c_m_) +
-        f32_bytes((bf16_outer() ? rb : sb) * n_res * c_) + f32_bytes(xb * ni * c_m_) +
-        f32_bytes(sb * ni * c_) + f32_bytes(sb * n_res) + f32_bytes(ni * c_ * n_res * c_) +
-        f32_bytes(ni * n_res) +
-        tensor_bytes(projected_type(), std::min(ni, kProjectRows) * n_res * c_ * c_) +
-        (bf16_outer() ? bf16_bytes(sb * ni * c_) + bf16_bytes(sb * n_res * c_) : 0);
-    std::size_t inner = 0;
-    for (std::int64_t s : {rb, sb % rb, n_seq % sb % rb}) {
-      if (s == 0) continue;
-      inner = std::max(inner, right_.scratch_bytes(s * n_res, normed));
-      if (bf16_outer()) inner = std::max(inner, right_.scratch_bytes(s * n_res, normed_to_bf16));
-    }
-    for (std::int64_t s : {xb, sb % xb, n_seq % sb % xb}) {
-      for (std::int64_t i : {ni, n_res % ni}) {
-        if (s > 0 && i > 0) inner = std::max(inner, left_.scratch_bytes(s * i));
-      }
-    }
-    // add_update's groups of a slab of i residues: min(i, kProjectRows) and the rest.
-    for (std::int64_t i : {ni, n_res % ni}) {
-      if (i == 0) continue;
-      const std::int64_t group = std::min(i, kProjectRows);
-      for (std::int64_t g : {group, i % group}) {
-        if (g == 0) continue;
-        std::size_t out = output_.scratch_bytes(g * n_res, projected);
-        if (g < i || c_z_ > c_ * c_) out += f32_bytes(g * n_res * c_z_);
-        inner = std::max(inner, out);
-      }
-    }
-    return buffers + inner;
+  const std::int64_t n_seq = w.n_seq, n_res = w.n_res, ni = w.ni_max, sb = w.sb_max;
+  const std::int64_t rb = w.rb_max, xb = w.xb_max;
+  std::size_t bytes = 0;
+  for (std::int64_t s : {rb, sb % rb, n_seq % sb % rb}) {
+    if (s == 0) continue;
+    bytes = std::max(bytes, right_.scratch_bytes(s * n_res, normed));
+    if (w.use_bf16) bytes = std::max(bytes, right_.scratch_bytes(s * n_res, normed_to_bf16));
   }
+  for (std::int64_t s : {xb, sb % xb, n_seq % sb % xb}) {
+    for (std::int64_t i : {ni, n_res % ni}) {
+      if (s > 0 && i > 0) bytes = std::max(bytes, left_.scratch_bytes(s * i));
+    }
+  }
+  return bytes;
+}
+
+std::size_t OuterProductMean::slab_update_bytes(const Slabs& w) const {
+  const EpilogueKind projected{.bf16_in = projected_type() == DType::bf16};
+  const std::int64_t n_res = w.n_res, ni = w.ni_max;
+  std::size_t bytes = 0;
+  // add_update's groups of a slab of i residues: min(i, kProjectRows) and the rest.
+  for (std::int64_t i : {ni, n_res % ni}) {
+    if (i == 0) continue;
+    const std::int64_t group = std::min(i, kProjectRows);
+    for (std::int64_t g : {group, i % group}) {
+      if (g == 0) continue;
+      std::size_t out = output_.scratch_bytes(g * n_res, projected);
+      if (g < i || c_z_ > c_ * c_) out += f32_bytes(g * n_res * c_z_);
+      bytes = std::max(bytes, out);
+    }
+  }
+  return bytes;
+}
+
+std::size_t OuterProductMean::whole_msa_scratch_bytes(std::int64_t n_seq, std::int64_t n_res,
+                                                      std::int64_t chunk) const {
+  const EpilogueKind normed{.bf16_in = bf16_norm()};
+  const EpilogueKind projected{.bf16_in = projected_type() == DType::bf16};
   const std::size_t persistent = f32_bytes(n_seq * n_res) + 2 * f32_bytes(n_seq * n_res * c_) +
                                  (bf16_outer() ? 2 * bf16_bytes(n_seq * n_res * c_) : 0);
   std::size_t step = 0;

@@ -59,6 +59,13 @@ class OuterProductMean {
                   std::int64_t end, Arena& arena) const;
   void left_rows(const Slabs& w, const Tensor& m, std::int64_t i0, std::int64_t ni, std::int64_t s0,
                  std::int64_t sb, Arena& arena) const;
+  // scratch_bytes() with a chunk: the Slabs' buffers and the largest of the projections' and
+  // the update's scratch; without: the whole MSA's projections and a slab's outer products.
+  std::size_t slabs_scratch_bytes(std::int64_t n_seq, std::int64_t n_res, std::int64_t chunk) const;
+  std::size_t slab_projection_bytes(const Slabs& w) const;
+  std::size_t slab_update_bytes(const Slabs& w) const;
+  std::size_t whole_msa_scratch_bytes(std::int64_t n_seq, std::int64_t n_res,
+                                      std::int64_t chunk) const;
   // Sequences whose right projections a chunked forward() holds at once: all of them (computed
   // once) or a block (recomputed per slab), whichever the .cpp's rule finds cheaper.
   std::int64_t sequence_block(std::int64_t n_seq, std::int64_t slab_rows) const;
