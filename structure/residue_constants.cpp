@@ -209,16 +209,8 @@ void store_frame(const RigidD& frame, float (&dst)[4][4]) {
   for (int i = 0; i < 16; ++i) dst[i / 4][i % 4] = static_cast<float>(m[i]);
 }
 
-// AF2 residue_constants._make_rigid_group_constants, in double precision like its numpy code,
-// rounded to float at the end (AF2's tables are float32).
-ResidueConstants build() {
-  ResidueConstants rc;
-  rc.resnames = kResnames;
-  rc.atom37_names = kAtomTypes;
-  rc.atom14_names = kAtom14Names;
-  for (int r = 0; r < kNumRestypes; ++r) rc.chi_angles_atoms[r] = kChiAnglesAtoms[r];
-
-  // Index maps and masks (AF2 make_atom14_masks; absent atoms map to 0).
+// Index maps and masks (AF2 make_atom14_masks; absent atoms map to 0).
+void add_atom_maps(ResidueConstants& rc) {
   for (int r = 0; r < kNumRestypesWithX; ++r) {
     for (int k = 0; k < kNumAtom14; ++k) {
       const std::string_view name = kAtom14Names[r][k];
@@ -231,9 +223,24 @@ ResidueConstants build() {
       rc.atom37_mask[r][a] = 1;
     }
   }
+}
 
-  // Per-atom rigid group and literature position; every literature atom has an atom14 slot.
-  std::array<std::array<RigidD::Vec3, kNumAtom37>, kNumRestypes> positions{};
+void add_chi_tables(ResidueConstants& rc) {
+  for (int r = 0; r < kNumRestypes; ++r) {
+    rc.chi_angles_atoms[r] = kChiAnglesAtoms[r];
+    for (int c = 0; c < kNumChis; ++c) {
+      rc.chi_angles_mask[r][c] = kChiAnglesAtoms[r][c][0].empty() ? 0.0f : 1.0f;
+      rc.chi_pi_periodic[r][c] = kChiPiPeriodic[r][c];
+    }
+  }
+}
+
+// Each residue type's literature positions by atom37 index, in double precision.
+using LiteraturePositions = std::array<std::array<RigidD::Vec3, kNumAtom37>, kNumRestypes>;
+
+// Per-atom rigid group and literature position; every literature atom has an atom14 slot.
+LiteraturePositions add_literature_positions(ResidueConstants& rc) {
+  LiteraturePositions positions{};
   for (const LiteratureAtom& la : kRigidGroupAtomPositions) {
     const int r = restype_of_resname(la.resname);
     const int k = r < 0 ? -1 : atom14_slot(r, la.atom);
@@ -245,38 +252,49 @@ ResidueConstants build() {
     rc.atom14_rigid_group_positions[r][k][2] = static_cast<float>(la.z);
     positions[r][atom37_index(la.atom)] = RigidD::Vec3(la.x, la.y, la.z);
   }
+  return positions;
+}
 
-  for (int r = 0; r < kNumRestypes; ++r) {
-    auto pos = [&](std::string_view atom) { return positions[r][atom37_index(atom)]; };
-    for (int c = 0; c < kNumChis; ++c) {
-      rc.chi_angles_mask[r][c] = kChiAnglesAtoms[r][c][0].empty() ? 0.0f : 1.0f;
-    }
-    for (int c = 0; c < kNumChis; ++c) rc.chi_pi_periodic[r][c] = kChiPiPeriodic[r][c];
-
-    // Backbone -> backbone and pre-omega -> backbone: identity.
-    store_frame(RigidD::identity(), rc.rigid_group_default_frame[r][0]);
-    store_frame(RigidD::identity(), rc.rigid_group_default_frame[r][1]);
-    // phi -> backbone.
-    store_frame(RigidD::from_axes(pos("N") - pos("CA"), RigidD::Vec3(1, 0, 0), pos("N")),
-                rc.rigid_group_default_frame[r][2]);
-    // psi -> backbone.
-    store_frame(RigidD::from_axes(pos("C") - pos("CA"), pos("CA") - pos("N"), pos("C")),
-                rc.rigid_group_default_frame[r][3]);
-    // chi1 -> backbone.
-    if (rc.chi_angles_mask[r][0] != 0) {
-      const ChiAtoms& base = kChiAnglesAtoms[r][0];
-      store_frame(
-          RigidD::from_axes(pos(base[2]) - pos(base[1]), pos(base[0]) - pos(base[1]), pos(base[2])),
-          rc.rigid_group_default_frame[r][4]);
-    }
-    // chi(k) -> chi(k-1): every next rotation axis starts at the previous frame's origin.
-    for (int c = 1; c < kNumChis; ++c) {
-      if (rc.chi_angles_mask[r][c] == 0) continue;
-      const RigidD::Vec3 axis_end = pos(kChiAnglesAtoms[r][c][2]);
-      store_frame(RigidD::from_axes(axis_end, RigidD::Vec3(-1, 0, 0), axis_end),
-                  rc.rigid_group_default_frame[r][4 + c]);
-    }
+// Residue type r's eight rigid groups' default frames from its literature positions (its chi
+// mask already set).
+void add_default_frames(ResidueConstants& rc, int r, const LiteraturePositions& positions) {
+  auto pos = [&](std::string_view atom) { return positions[r][atom37_index(atom)]; };
+  // Backbone -> backbone and pre-omega -> backbone: identity.
+  store_frame(RigidD::identity(), rc.rigid_group_default_frame[r][0]);
+  store_frame(RigidD::identity(), rc.rigid_group_default_frame[r][1]);
+  // phi -> backbone.
+  store_frame(RigidD::from_axes(pos("N") - pos("CA"), RigidD::Vec3(1, 0, 0), pos("N")),
+              rc.rigid_group_default_frame[r][2]);
+  // psi -> backbone.
+  store_frame(RigidD::from_axes(pos("C") - pos("CA"), pos("CA") - pos("N"), pos("C")),
+              rc.rigid_group_default_frame[r][3]);
+  // chi1 -> backbone.
+  if (rc.chi_angles_mask[r][0] != 0) {
+    const ChiAtoms& base = kChiAnglesAtoms[r][0];
+    store_frame(
+        RigidD::from_axes(pos(base[2]) - pos(base[1]), pos(base[0]) - pos(base[1]), pos(base[2])),
+        rc.rigid_group_default_frame[r][4]);
   }
+  // chi(k) -> chi(k-1): every next rotation axis starts at the previous frame's origin.
+  for (int c = 1; c < kNumChis; ++c) {
+    if (rc.chi_angles_mask[r][c] == 0) continue;
+    const RigidD::Vec3 axis_end = pos(kChiAnglesAtoms[r][c][2]);
+    store_frame(RigidD::from_axes(axis_end, RigidD::Vec3(-1, 0, 0), axis_end),
+                rc.rigid_group_default_frame[r][4 + c]);
+  }
+}
+
+// AF2 residue_constants._make_rigid_group_constants, in double precision like its numpy code,
+// rounded to float at the end (AF2's tables are float32).
+ResidueConstants build() {
+  ResidueConstants rc;
+  rc.resnames = kResnames;
+  rc.atom37_names = kAtomTypes;
+  rc.atom14_names = kAtom14Names;
+  add_atom_maps(rc);
+  add_chi_tables(rc);
+  const LiteraturePositions positions = add_literature_positions(rc);
+  for (int r = 0; r < kNumRestypes; ++r) add_default_frames(rc, r, positions);
   return rc;
 }
 
