@@ -122,8 +122,7 @@ void Linear::Impl::instantiate(Plan& p) const {
   // The same descriptor build_plan() accepted and sized the scratch from.
   const auto pd = try_desc(key, p.with_bias, p.fused_activation, p.fused_multiply, p.fused_sum);
   if (!pd || pd.scratchpad_desc().get_size() != p.dnnl_scratch_bytes) {
-    throw InternalError("Linear [" + std::to_string(key.rows) + " x " + std::to_string(c_in) +
-                        "]: oneDNN gave another matmul than the one planned");
+    throw InternalError(describe(key) + ": oneDNN gave another matmul than the one planned");
   }
   const auto& engine = DnnlContext::instance().engine();
   p.src = memory(pd.src_desc(), engine, DNNL_MEMORY_NONE);

@@ -26,8 +26,7 @@ RunOptions model_run_options(const PredictOptions& o) {
 RunOptions batch_run_options(const PredictOptions& o, RankBy rank) {
   RunOptions run = model_run_options(o);
   run.stop_when = stop_at_score(o, rank);
-  run.keep_iterations = o.save_recycles;
-  run.checkpoints = !o.save_recycles;
+  run.keep_iterations = o.save_recycles;  // and so no checkpoints (the runner's rule)
   char context[64];
   std::snprintf(context, sizeof context, "stop_at_score %a rank %d", o.stop_at_score,
                 static_cast<int>(rank));

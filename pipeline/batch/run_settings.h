@@ -20,9 +20,9 @@ FeatureConfig model_feature_config(const PredictOptions& o, const std::string& m
 RunOptions model_run_options(const PredictOptions& o);
 
 // The same for a batch run: ColabFold's check of the ranking score after every recycle
-// (--stop-at-score, stop_when), every iteration's structure kept with --save-recycles (and then
-// no checkpoints: a resumed run would miss the structures of the iterations before its
-// checkpoint), checkpoints keyed also by the options that decide when a run stops.
+// (--stop-at-score, stop_when), every iteration's structure kept with --save-recycles (the
+// runner then writes no checkpoints: a resumed run would miss the structures of the iterations
+// before its checkpoint), checkpoints keyed also by the options that decide when a run stops.
 RunOptions batch_run_options(const PredictOptions& o, RankBy rank);
 
 // RunOptions::stop_when for --stop-at-score: the ranking score above it. Empty when the score

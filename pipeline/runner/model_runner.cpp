@@ -23,21 +23,26 @@ void check_run_options(const FeatureSource& source, const RunOptions& o) {
 }
 
 // The cache the members' Linears take their weights from while they are built.
-std::unique_ptr<WeightCache> begin_weight_cache(const WeightStore& store, DType precision) {
+std::unique_ptr<WeightCache> make_weight_cache(const WeightStore& store, DType precision) {
   auto cache = WeightCache::for_parameters(store.path(), precision);
   cache->set_source(store.bytes(), [&store] { store.drop_resident_pages(); });
   return cache;
 }
 
+// The parameters' root scope, its Linears packed into (or mapped from) `cache`, in f32 unless a
+// module says otherwise (the trunk's stacks).
+ParamScope root_scope(const WeightStore& store, WeightCache* cache) {
+  return ParamScope(store, "", -1, 0, {cache});
+}
+
 }  // namespace
 
 ModelRunner::ModelRunner(const WeightStore& store, const ModelConfig& config, DType precision)
-    : weight_cache_(begin_weight_cache(store, precision)),
+    : weight_cache_(make_weight_cache(store, precision)),
       precision_(precision),
-      trunk_(ParamScope(store, "", -1, 0, {weight_cache_.get()}), config, precision),
-      structure_module_(ParamScope(store, "", -1, 0, {weight_cache_.get()}), config),
-      heads_(std::make_unique<PredictionHeads>(ParamScope(store, "", -1, 0, {weight_cache_.get()}),
-                                               config)) {
+      trunk_(root_scope(store, weight_cache_.get()), config, precision),
+      structure_module_(root_scope(store, weight_cache_.get()), config),
+      heads_(std::make_unique<PredictionHeads>(root_scope(store, weight_cache_.get()), config)) {
   weight_cache_->finish();
   residency_ = weight_cache_->residency();
   params_file_ = store.path();

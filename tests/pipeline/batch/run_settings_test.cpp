@@ -19,12 +19,6 @@ TEST(RunSettingsTest, CheckpointKeyHoldsWhatDecidesWhenARunStops) {
   EXPECT_NE(plddt.checkpoint_context, batch_run_options(o, RankBy::plddt).checkpoint_context);
 }
 
-TEST(RunSettingsTest, NoCheckpointsWhenEveryRecycleIsSaved) {
-  PredictOptions o;
-  o.save_recycles = true;
-  EXPECT_FALSE(batch_run_options(o, RankBy::plddt).checkpoints);
-}
-
 TEST(RunSettingsTest, NoStopCheckWithoutStopScore) {
   EXPECT_FALSE(stop_at_score(PredictOptions{}, RankBy::plddt));
   EXPECT_FALSE(batch_run_options(PredictOptions{}, RankBy::plddt).stop_when);

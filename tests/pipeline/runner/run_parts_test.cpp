@@ -3,8 +3,10 @@
 // measure.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <filesystem>
 #include <vector>
 
 #include "memory/error.h"
@@ -15,6 +17,7 @@
 #include "pipeline/runner/run_memory.h"
 #include "pipeline/runner/synthetic_features.h"
 #include "tests/support/parity.h"
+#include "tests/support/test_support.h"
 
 namespace cpufold {
 namespace {
@@ -79,6 +82,25 @@ TEST(IterationStep, KeptIterationsAreEachIterationsStructureAndArePlanned) {
                         p.final_atom_positions.nbytes()),
             0)
       << "keeping iterations changes no number";
+}
+
+// A run that keeps every iteration never resumes from a checkpoint (it would miss the
+// iterations before it), whoever sets its options.
+TEST(IterationStep, KeptIterationsTakeNoCheckpoint) {
+  testing::ScratchDir dir;
+  RunOptions o;
+  o.recycles = 2;
+  o.keep_iterations = true;
+  o.spill_dir = dir.path();
+  std::vector<std::string> lines;
+  o.progress = [&lines](const std::string& line) { lines.push_back(line); };
+  const Prediction p = tiny_model().runner->run(synthetic_feature_source(kSizes), o);
+  EXPECT_EQ(p.kept_iterations.size(), 3u);
+  EXPECT_TRUE(std::any_of(lines.begin(), lines.end(), [](const std::string& l) {
+    return l.find("no checkpoints") != std::string::npos;
+  }));
+  for (const auto& entry : std::filesystem::directory_iterator(dir.path()))
+    ADD_FAILURE() << "left in the spill dir: " << entry.path();
 }
 
 TEST(IterationStep, StopWhenEndsRecyclingAtTheFirstIterationItAccepts) {
