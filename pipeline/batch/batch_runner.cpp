@@ -38,9 +38,9 @@ class BatchRunner {
       : o_(o),
         jobs_(std::move(jobs)),
         rank_(rank),
-        log_(o.output_dir / "log.txt", o.progress),
+        log_(batch_log_path(o), o.progress),
         models_(std::move(params), o.model_type, o.mem_budget, o.precision),
-        timings_(o.output_dir / "timings.json") {
+        timings_(batch_timings_path(o)) {
     for (int i = 0; i < o.num_models; ++i) selected_models_.push_back(o.model_order[i]);
   }
 
@@ -92,12 +92,7 @@ class BatchRunner {
   fs::path done_marker(const PredictJob& job) const {
     return cpufold::done_marker(o_.output_dir, job.name);
   }
-  // ColabFold: the marker, or with --zip the job's result.zip.
-  bool is_done(const PredictJob& job) const {
-    std::error_code ec;  // an unusable path is not a done job; running it reports why
-    return !o_.overwrite_existing_results && (fs::exists(done_marker(job), ec) ||
-                                              fs::exists(result_zip(o_.output_dir, job.name), ec));
-  }
+  bool is_done(const PredictJob& job) const { return job_done_already(o_, job.name); }
 
   std::string eta(double current_units, double current_elapsed) const {
     return eta_text(seconds_since(start_), estimate_.remaining(current_units, current_elapsed));

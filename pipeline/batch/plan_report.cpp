@@ -1,11 +1,15 @@
 #include "pipeline/batch/plan_report.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
 #include "memory/byte_size.h"
 #include "memory/error.h"
 #include "pipeline/batch/chunk_sizes_json.h"
+#include "pipeline/batch/job_shards.h"
+#include "pipeline/batch/node_sizing.h"
+#include "pipeline/runner/time_model.h"
 
 namespace cpufold {
 namespace {
@@ -122,7 +126,7 @@ std::string plan_json(std::span<const JobPlan> plans) {
   return all.dump(2) + "\n";
 }
 
-std::string plan_slurm(std::span<const JobPlan> plans) {
+std::string plan_slurm(std::span<const JobPlan> plans, const SlurmTask& task) {
   const JobPlan* big = largest(plans);
   if (!big) throw InputError("no job could be planned, so there is no memory to request");
   const auto peak = static_cast<double>(big->plan.dram_peak_bytes);
@@ -138,7 +142,34 @@ std::string plan_slurm(std::span<const JobPlan> plans) {
     out += "# run cpufold with the same --mem-budget " + slurm_mem(*big->plan.budget) +
            " so that it follows this plan\n";
   }
-  return out + "#SBATCH --mem=" + slurm_mem(mem) + "\n";
+  out += "#SBATCH --mem=" + slurm_mem(mem) + "\n";
+
+  // The longest share's makespan with the task's cores and memory, as the task's predict runs it.
+  std::vector<double> costs;
+  std::vector<std::string> names;
+  for (const JobPlan& p : plans) {
+    costs.push_back(p.flops);
+    names.push_back(p.name);
+  }
+  const InstanceScaling& scaling = machine_time_model().instances;
+  double longest = 0;
+  for (int s = 1; s <= task.shards; ++s) {
+    std::vector<JobPlan> share;
+    for (std::size_t j : shard_members(costs, names, {s, task.shards})) share.push_back(plans[j]);
+    longest = std::max(longest,
+                       size_node(share, task.cores, mem, task.precision, scaling).makespan_seconds);
+  }
+  char line[256];
+  std::snprintf(line, sizeof line,
+                "# predicted %.0f min for the longest %s on %d core(s) (time model: %s), x%.1f "
+                "+ 5 min\n",
+                longest / 60, task.shards > 1 ? "share" : "batch", task.cores,
+                machine_time_model().source.c_str(), kSlurmTimeMargin);
+  out += line;
+  out += "#SBATCH --cpus-per-task=" + std::to_string(task.cores) + "\n";
+  out += "#SBATCH --time=" + slurm_time(longest * kSlurmTimeMargin + 300) + "\n";
+  if (task.shards > 1) out += "#SBATCH --array=1-" + std::to_string(task.shards) + "\n";
+  return out;
 }
 
 }  // namespace cpufold

@@ -9,8 +9,12 @@
 #include "pipeline/batch/batch_runner.h"
 #include "pipeline/batch/citations.h"
 #include "pipeline/batch/config_json.h"
+#include "pipeline/batch/instance_batch.h"
 #include "pipeline/batch/job_order.h"
 #include "pipeline/batch/predict_limits.h"
+#include "pipeline/output/job_outputs.h"
+#include "pipeline/runner/model_flops.h"
+#include "pipeline/runner/model_loader.h"
 
 namespace cpufold {
 namespace {
@@ -45,7 +49,51 @@ void check_options(const PredictOptions& o) {
   }
 }
 
+// Keeps the shard's jobs. Costs are the jobs' FLOPs at AF2's full MSA depth: they depend on
+// nothing but the input and the first model, so every shard and every rerun splits alike.
+void take_shard(BatchInputs& in, const PredictOptions& o, const Shard& shard) {
+  const ModelConfig config = open_model_weights(in.params.begin()->second).config;
+  std::vector<double> costs;
+  std::vector<std::string> names;
+  for (const PredictJob& j : in.jobs.jobs) {
+    const auto n = static_cast<std::int64_t>(j.sequence.size());
+    costs.push_back(model_flops(config, {n, 512, 5120, config.templates ? 4 : 0},
+                                (o.num_recycle + 1) * o.num_ensemble));
+    names.push_back(j.name);
+  }
+  std::vector<PredictJob> mine;
+  for (std::size_t i : shard_members(costs, names, shard)) mine.push_back(in.jobs.jobs[i]);
+  in.jobs.warnings.push_back("shard " + std::to_string(shard.index) + "/" +
+                             std::to_string(shard.count) + ": " + std::to_string(mine.size()) +
+                             " of " + std::to_string(in.jobs.jobs.size()) + " job(s)");
+  in.jobs.jobs = std::move(mine);
+}
+
 }  // namespace
+
+fs::path worker_log_path(const fs::path& output_dir, const std::string& job) {
+  return output_dir / "logs" / (job + ".log.txt");
+}
+
+fs::path worker_timings_path(const fs::path& output_dir, const std::string& job) {
+  return output_dir / "logs" / (job + ".timings.json");
+}
+
+fs::path batch_log_path(const PredictOptions& o) {
+  return o.worker_job.empty() ? o.output_dir / "log.txt"
+                              : worker_log_path(o.output_dir, o.worker_job);
+}
+
+fs::path batch_timings_path(const PredictOptions& o) {
+  return o.worker_job.empty() ? o.output_dir / "timings.json"
+                              : worker_timings_path(o.output_dir, o.worker_job);
+}
+
+bool job_done_already(const PredictOptions& o, const std::string& job) {
+  std::error_code ec;  // an unusable path is not a done job; running it reports why
+  return !o.overwrite_existing_results && (fs::exists(done_marker(o.output_dir, job), ec) ||
+                                           fs::exists(result_zip(o.output_dir, job), ec));
+}
 
 BatchInputs batch_inputs(const PredictOptions& o) {
   check_options(o);
@@ -57,6 +105,14 @@ BatchInputs batch_inputs(const PredictOptions& o) {
   in.jobs = discover_jobs(o.input, o.sort_queries_by);
   reorder_jobs(in.jobs.jobs, o.sort_queries_by, o.random_seed);
   apply_jobname_prefix(in.jobs.jobs, o.jobname_prefix);
+  if (!o.worker_job.empty()) {
+    std::erase_if(in.jobs.jobs, [&](const PredictJob& j) { return j.name != o.worker_job; });
+    if (in.jobs.jobs.empty()) throw InputError("--worker-job " + o.worker_job + ": no such job");
+    in.jobs.warnings.clear();  // the parent logged them
+    return in;
+  }
+  const std::optional<Shard> shard = o.shard ? o.shard : slurm_array_shard();
+  if (shard && shard->count > 1) take_shard(in, o, *shard);
   return in;
 }
 
@@ -67,6 +123,15 @@ std::size_t PredictSummary::count(JobOutcome::Status status) const {
 
 namespace {
 
+// The ranking and, when --rank ptm cannot be honoured, why.
+std::pair<RankBy, std::string> effective_rank(const PredictOptions& o) {
+  const RankBy rank = o.rank == RankBy::automatic ? RankBy::plddt : o.rank;
+  if (rank == RankBy::ptm && o.model_type != ModelType::alphafold2_ptm) {
+    return {RankBy::plddt, "--rank ptm needs --model-type alphafold2_ptm: ranking by mean pLDDT"};
+  }
+  return {rank, ""};
+}
+
 PredictSummary run_batch(const PredictOptions& o) {
   auto [params, jobs] = batch_inputs(o);
 
@@ -76,14 +141,13 @@ PredictSummary run_batch(const PredictOptions& o) {
     throw InputError(o.output_dir.string() + ": cannot create the output directory" +
                      (ec ? " (" + ec.message() + ")" : ""));
   }
+  if (!o.worker_job.empty()) {
+    fs::create_directories(batch_log_path(o).parent_path(), ec);
+    return run_jobs(o, std::move(jobs.jobs), effective_rank(o).first, std::move(params), {});
+  }
   const std::size_t stale = remove_stale_temporaries(o.output_dir);
 
-  RankBy rank = o.rank == RankBy::automatic ? RankBy::plddt : o.rank;
-  std::string rank_note;
-  if (rank == RankBy::ptm && o.model_type != ModelType::alphafold2_ptm) {
-    rank = RankBy::plddt;
-    rank_note = "--rank ptm needs --model-type alphafold2_ptm: ranking by mean pLDDT";
-  }
+  const auto [rank, rank_note] = effective_rank(o);
   write_file_atomically(o.output_dir / "config.json", config_json(o, rank, jobs.jobs.size()));
   const bool used_msas =
       !o.msa_dir.empty() || std::any_of(jobs.jobs.begin(), jobs.jobs.end(),
@@ -95,6 +159,8 @@ PredictSummary run_batch(const PredictOptions& o) {
                             " temporary file(s) left by an interrupted run");
   }
   if (!rank_note.empty()) jobs.warnings.push_back(rank_note);
+  if (wants_instances(o))
+    return run_instances(o, std::move(jobs.jobs), rank, std::move(params), jobs.warnings);
   return run_jobs(o, std::move(jobs.jobs), rank, std::move(params), jobs.warnings);
 }
 
@@ -107,7 +173,7 @@ PredictSummary predict(const PredictOptions& o) {
     // A batch that stops leaves its reason beside the progress lines, not only on stderr.
     std::error_code ec;
     if (fs::is_directory(o.output_dir, ec)) {
-      append_log_line(o.output_dir / "log.txt", std::string("error: ") + e.what());
+      append_log_line(batch_log_path(o), std::string("error: ") + e.what());
     }
     throw;
   }

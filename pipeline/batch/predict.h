@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "memory/dtype.h"
+#include "pipeline/batch/job_shards.h"
 #include "pipeline/batch/predict_jobs.h"
 #include "pipeline/batch/ranking.h"
 #include "pipeline/runner/params_directory.h"
@@ -47,10 +48,25 @@ struct PredictOptions : SharedRunOptions {
   bool zip = false;                          // JOB.result.zip instead of the job's files
   bool skip_msa = false, skip_plots = false, skip_pae_json = false;  // --skip-output
   std::function<void(const std::string&)> progress;  // one line per call; may be empty
+  // Several instances (pipeline/batch/instance_batch.h). 0: chosen by the time model, or one
+  // instance when only --threads is given (the command line's default); 1: this process.
+  int instances = 1;
+  int threads_per_instance = 0;
+  std::optional<Shard> shard;  // --shard I/N, or a Slurm array task's share
+  std::string worker_job;      // this process is a worker: it folds only that job
 };
 
+// Where a batch keeps its log and timings: OUTPUT_DIR/log.txt and timings.json, or for a
+// worker OUTPUT_DIR/logs/JOB.log.txt and JOB.timings.json.
+std::filesystem::path batch_log_path(const PredictOptions& o);
+std::filesystem::path batch_timings_path(const PredictOptions& o);
+std::filesystem::path worker_log_path(const std::filesystem::path& output_dir,
+                                      const std::string& job);
+std::filesystem::path worker_timings_path(const std::filesystem::path& output_dir,
+                                          const std::string& job);
+
 struct JobOutcome {
-  enum class Status { done, skipped, failed };
+  enum class Status { done, skipped, failed, interrupted };
   std::string name;
   Status status = Status::failed;
   std::string message;         // why it failed or was skipped
@@ -59,6 +75,7 @@ struct JobOutcome {
 
 struct PredictSummary {
   std::vector<JobOutcome> jobs;
+  int stopped_by_signal = 0;  // SIGINT / SIGTERM stopped a multi-instance batch
   std::size_t count(JobOutcome::Status status) const;
 };
 
@@ -69,8 +86,13 @@ struct PredictSummary {
 // error is appended to its log.txt first.
 PredictSummary predict(const PredictOptions& options);
 
+// Whether an earlier run finished `job` in o.output_dir (its done marker, or with --zip its
+// result.zip) and --overwrite-existing-results is off.
+bool job_done_already(const PredictOptions& o, const std::string& job);
+
 // What a batch works on, in predict's order, after the checks predict() makes before any work:
-// each selected model's parameter file (a missing one throws, naming the path) and the jobs.
+// each selected model's parameter file (a missing one throws, naming the path) and the jobs: for
+// a worker only its job; with a shard (o.shard, or a Slurm array task's) only the shard's jobs.
 struct BatchInputs {
   std::map<int, std::filesystem::path> params;
   JobList jobs;

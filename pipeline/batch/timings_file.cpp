@@ -62,6 +62,16 @@ void TimingsFile::job_failed(const std::string& job, const std::string& error) {
   json_->value["jobs"][job] = nlohmann::ordered_json{{"status", "failed"}, {"error", error}};
 }
 
+std::optional<TimingsFile::Record> TimingsFile::merge_job_from(const std::filesystem::path& other,
+                                                               const std::string& job) {
+  const TimingsFile theirs(other);
+  const auto& jobs = theirs.json_->value["jobs"];
+  if (!jobs.contains(job) || !jobs[job].is_object()) return std::nullopt;
+  const auto& record = jobs[job];
+  json_->value["jobs"][job] = record;
+  return Record{record.value("status", ""), record.value("error", "")};
+}
+
 void TimingsFile::write() const {
   write_file_atomically(path_, json_->value.dump(2) + "\n");
 }

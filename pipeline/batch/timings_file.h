@@ -43,6 +43,12 @@ class TimingsFile {
 
   void job_done(const std::string& job, const JobTiming& timing);
   void job_failed(const std::string& job, const std::string& error);
+  // Copies `job`'s record from another timings file (a worker's) into this one and returns its
+  // status ("done" or "failed") and error; empty when that file has no record of it.
+  struct Record {
+    std::string status, error;
+  };
+  std::optional<Record> merge_job_from(const std::filesystem::path& other, const std::string& job);
   // Writes the file atomically.
   void write() const;
 

@@ -5,11 +5,16 @@
 #include <iostream>
 #include <memory>
 
+#include "memory/byte_size.h"
 #include "memory/error.h"
+#include "memory/system_memory.h"
+#include "pipeline/batch/node_cores.h"
+#include "pipeline/batch/node_sizing.h"
 #include "pipeline/batch/plan_report.h"
 #include "pipeline/cli/cli.h"
 #include "pipeline/cli/predict_arguments.h"
 #include "pipeline/runner/evaluate.h"
+#include "pipeline/runner/time_model.h"
 
 namespace cpufold {
 namespace {
@@ -27,8 +32,13 @@ WHAT IT PRINTS
   "jobs": [{"name", "n_res", ..., "chunk_size", "dram_peak_bytes", "fits",
   "min_budget_bytes", "blocks": [...]}]} (the top-level figures are the largest
   job's).
-  --format slurm: the #SBATCH --mem= line for the largest job (the predicted
-  peak plus a 15% margin).
+  --format slurm: #SBATCH lines for a job (or with --shards N an array) that
+  runs predict: --mem for the largest job (the predicted peak plus a 15%
+  margin), --cpus-per-task (--node-cores, --threads or this machine's cores)
+  and --time (the longest share's predicted makespan x1.5 + 5 min).
+  --node-cores C / --node-memory M: how a node of that size would run the
+  batch with predict --instances auto: instances x threads, predicted makespan,
+  proteins/hour, peak memory, and the same on a quarter and half the cores.
   With --mem-budget, a job that cannot fit it makes the status 4 (the plan is
   still printed).
 
@@ -36,12 +46,22 @@ EXAMPLES
   cpufold plan proteins.fasta --msa-dir msas --data ~/af2 --mem-budget 4G
   cpufold plan --features features.h5 --params params_model_1_ptm.h5 --format json
   cpufold plan proteins.fasta --data ~/af2 --format slurm >> job.sbatch
+  cpufold plan proteins.fasta --data ~/af2 --node-cores 112 --node-memory 1T
 )";
 
 struct PlanArgs {
   PredictArguments predict;
   std::string features, format = "text";
+  int node_cores = 0, shards = 1;
+  std::string node_memory;
 };
+
+// The cores a node (or a Slurm task) has: --node-cores, else --threads, else this machine's.
+int task_cores(const PlanArgs& a) {
+  if (a.node_cores > 0) return a.node_cores;
+  if (a.predict.options.threads > 0) return a.predict.options.threads;
+  return static_cast<int>(node_cores().cpus.size());
+}
 
 std::vector<JobPlan> plan_features(PlanArgs& a) {
   EvaluateOptions o;
@@ -76,6 +96,17 @@ void add_plan_command(CLI::App& app) {
                   "plan `cpufold evaluate` on these processed features (.h5) instead of INPUT");
   cmd->add_option("--format", args->format, "text (default), json or slurm")
       ->check(CLI::IsMember({"text", "json", "slurm"}));
+  cmd->add_option("--node-cores", args->node_cores,
+                  "size a node (or a Slurm task) with this many cores: instances, threads each, "
+                  "predicted makespan and proteins/hour (text), --cpus-per-task (slurm)")
+      ->check(CLI::Range(1, 1 << 16));
+  cmd->add_option("--node-memory", args->node_memory,
+                  "the node's memory for --node-cores, e.g. 1T or 512G (default: --mem-budget, "
+                  "else this machine's); jobs are planned to fit it");
+  cmd->add_option("--shards", args->shards,
+                  "with --format slurm: a job array of this many tasks, each folding its share "
+                  "(--time is the longest share's)")
+      ->check(CLI::Range(1, 100000));
   cmd->callback([args] {
     PlanArgs& a = *args;
     resolve_predict_arguments(a.predict);
@@ -90,6 +121,9 @@ void add_plan_command(CLI::App& app) {
     if (!by_features && has_params) {
       throw InputError("--params goes with --features; for INPUT give --data (as predict)");
     }
+    if (!a.node_memory.empty()) {
+      a.predict.options.mem_budget = parse_byte_size(a.node_memory, "--node-memory");
+    }
     if (!a.predict.quiet && !by_features) {
       a.predict.options.progress = [](const std::string& line) { std::cerr << line << "\n"; };
     }
@@ -98,9 +132,15 @@ void add_plan_command(CLI::App& app) {
     if (a.format == "json") {
       std::cout << plan_json(plans);
     } else if (a.format == "slurm") {
-      std::cout << plan_slurm(plans);
+      std::cout << plan_slurm(plans, {task_cores(a), a.shards, a.predict.options.precision});
     } else {
       std::cout << plan_text(plans);
+      if (a.node_cores > 0 || !a.node_memory.empty()) {
+        const std::size_t memory =
+            a.predict.options.mem_budget ? *a.predict.options.mem_budget : usable_memory_bytes();
+        std::cout << node_sizing_text(plans, task_cores(a), memory, a.predict.options.precision,
+                                      machine_time_model().instances);
+      }
     }
     std::cout.flush();
     std::size_t unplanned = 0, over = 0;

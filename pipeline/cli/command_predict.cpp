@@ -1,6 +1,7 @@
 // `cpufold predict INPUT OUTPUT_DIR`: the batch folding users run, with colabfold_batch's
 // arguments, defaults and output file names.
 
+#include <csignal>
 #include <iostream>
 #include <memory>
 
@@ -128,6 +129,11 @@ void add_predict_command(CLI::App& app) {
     if (!args->quiet) o.progress = [](const std::string& line) { std::cerr << line << "\n"; };
 
     const PredictSummary summary = predict(o);
+    if (summary.stopped_by_signal != 0) {
+      // Stopped by SIGINT / SIGTERM: end as the signal would have, once the log is written.
+      std::signal(summary.stopped_by_signal, SIG_DFL);
+      std::raise(summary.stopped_by_signal);
+    }
     // predict() has printed the summary (done, skipped, each failure) on progress and log.txt;
     // --quiet hides progress, never failures.
     const std::size_t failed = summary.count(JobOutcome::Status::failed);

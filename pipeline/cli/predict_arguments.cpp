@@ -3,6 +3,7 @@
 #include <iostream>
 
 #include "memory/error.h"
+#include "pipeline/batch/job_shards.h"
 #include "pipeline/batch/predict_jobs.h"
 #include "pipeline/batch/ranking.h"
 #include "pipeline/cli/option_checks.h"
@@ -127,6 +128,42 @@ void add_output_arguments(CLI::App& cmd, PredictArguments& args) {
   }
 }
 
+// Several instances per node (predict only): pipeline/batch/instance_batch.h.
+void add_instance_arguments(CLI::App& cmd, PredictArguments& args) {
+  PredictOptions& o = args.options;
+  cmd.add_option("--instances", args.instances,
+                 "worker processes folding jobs at once, each pinned to its own cores and "
+                 "admitted when its planned peak fits --mem-budget beside the others (K or auto: "
+                 "what the cores, the memory and the time model favour; with only --threads "
+                 "given, 1)")
+      ->capture_default_str();
+  cmd.add_option("--threads-per-instance", o.threads_per_instance,
+                 "OpenMP threads (cores) of each instance (default: chosen with --instances)")
+      ->check(CLI::Range(1, 4096));
+  cmd.add_option("--shard", args.shard,
+                 "fold only share I of N of the jobs (1-based), split by predicted time; "
+                 "default in a Slurm job array: SLURM_ARRAY_TASK_ID of SLURM_ARRAY_TASK_COUNT");
+  cmd.add_option("--worker-job", o.worker_job)->group("");  // a batch's worker: one job
+}
+
+// --instances, --threads-per-instance and --shard into the options.
+void resolve_instance_arguments(PredictArguments& args) {
+  PredictOptions& o = args.options;
+  if (args.instances != "auto") {
+    const std::string& k = args.instances;
+    const bool digits =
+        !k.empty() && k.size() < 5 && k.find_first_not_of("0123456789") == std::string::npos;
+    if (!digits || std::stoi(k) < 1) {
+      throw InputError("--instances '" + k + "': expected a count of 1 or more, or auto");
+    }
+    o.instances = std::stoi(k);
+  } else {
+    o.instances = 0;
+  }
+  if (o.instances == 1 && o.threads_per_instance > 0) o.threads = o.threads_per_instance;
+  if (!args.shard.empty()) o.shard = parse_shard(args.shard);
+}
+
 }  // namespace
 
 void add_predict_arguments(CLI::App& cmd, PredictArguments& args, Command command) {
@@ -134,6 +171,7 @@ void add_predict_arguments(CLI::App& cmd, PredictArguments& args, Command comman
   add_common_options(cmd, args.common, command);
   add_batch_arguments(cmd, args);
   add_output_arguments(cmd, args);
+  if (command == Command::predict) add_instance_arguments(cmd, args);
 }
 
 void resolve_predict_arguments(PredictArguments& args) {
@@ -166,6 +204,7 @@ void resolve_predict_arguments(PredictArguments& args) {
   o.data_dir = args.data.empty() ? default_data_dir() : std::filesystem::path(args.data);
   if (args.max_seq > 0) o.max_seq = args.max_seq;
   if (args.max_extra_seq >= 0) o.max_extra_seq = args.max_extra_seq;
+  resolve_instance_arguments(args);
 }
 
 }  // namespace cpufold

@@ -22,6 +22,8 @@ struct PredictArguments {
   std::int64_t max_seq = 0, max_extra_seq = -1;
   std::string max_msa, skip_output;
   bool quiet = false;
+  std::string instances = "auto";  // --instances K|auto
+  std::string shard;               // --shard I/N
   ColabfoldValues colabfold;
   CommonOptions common;
 };

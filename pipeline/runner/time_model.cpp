@@ -79,6 +79,13 @@ TimeModel builtin_time_model() {
   // Estimates, not measurements (README, "Memory").
   m.spill_activations = 1.10;
   m.spill_outputs = 1.25;
+  // Full model_1_ptm configuration at N = 128, one iteration, fp32 (issue 30's table): 81.9 s
+  // on 1 thread, 47.6 s on 2; two 1-thread instances pinned side by side 99.7 s each; bf16 runs
+  // at N = 256 took 68.4 s against fp32's 120.9 s.
+  m.instances.gflops = 12913.5 / 81.9;  // model_flops of that run, in GFLOP
+  m.instances.bf16_speedup = 120.9 / 68.4;
+  m.instances.two_thread_speedup = 81.9 / 47.6;
+  m.instances.side_by_side = 99.7 / 81.9;
   m.cpu = "AMD EPYC";
   m.isa = "avx512_core_bf16";
   m.threads = 2;
@@ -157,6 +164,14 @@ TimeModel parse_time_model(const nlohmann::json& j) {
     m.extra_msa_chunk_factor = parse_factors(j.at("extra_msa_chunk_factor"));
   m.spill_activations = j.value("spill_activations", builtin_time_model().spill_activations);
   m.spill_outputs = j.value("spill_outputs", builtin_time_model().spill_outputs);
+  m.instances = builtin_time_model().instances;
+  if (j.contains("instances")) {
+    const nlohmann::json& i = j.at("instances");
+    m.instances.gflops = i.value("gflops", m.instances.gflops);
+    m.instances.bf16_speedup = i.value("bf16_speedup", m.instances.bf16_speedup);
+    m.instances.two_thread_speedup = i.value("two_thread_speedup", m.instances.two_thread_speedup);
+    m.instances.side_by_side = i.value("side_by_side", m.instances.side_by_side);
+  }
   return m;
 }
 
@@ -199,6 +214,10 @@ void save_time_model(const TimeModel& model, const fs::path& path) {
     j["extra_msa_chunk_factor"] = factors_json(model.extra_msa_chunk_factor);
   j["spill_activations"] = model.spill_activations;
   j["spill_outputs"] = model.spill_outputs;
+  j["instances"] = {{"gflops", model.instances.gflops},
+                    {"bf16_speedup", model.instances.bf16_speedup},
+                    {"two_thread_speedup", model.instances.two_thread_speedup},
+                    {"side_by_side", model.instances.side_by_side}};
   std::error_code ec;
   if (path.has_parent_path()) fs::create_directories(path.parent_path(), ec);
   write_file_atomically(path, j.dump(2) + "\n");

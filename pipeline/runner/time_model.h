@@ -20,6 +20,15 @@ struct FamilyShares {
   double templates = 0, extra_msa = 0, evoformer = 1, structure = 0;
 };
 
+// How fast whole runs go, and how instances side by side slow each other: what the batch
+// scheduler needs to choose instances × threads and to predict a batch's makespan.
+struct InstanceScaling {
+  double gflops = 0;              // FLOP rate of a whole fp32 run, one thread, alone
+  double bf16_speedup = 1;        // a bf16 run's rate over fp32's
+  double two_thread_speedup = 1;  // one instance on 2 threads over the same on 1
+  double side_by_side = 1;        // each instance's time when every core runs one, over alone
+};
+
 struct TimeModel {
   // Time of one Evoformer block with this chunk over the unsliced block's, by chunk (0:
   // unsliced, 1.0). The template stack and the structure module take these factors too.
@@ -29,8 +38,9 @@ struct TimeModel {
   std::map<std::int64_t, double> extra_msa_chunk_factor;
   double spill_activations = 1;  // run time with the activations arena spilled, over DRAM
   double spill_outputs = 1;      // with the outputs arena spilled too
-  std::string cpu;               // CPU model name the factors were measured on
-  std::string isa;               // oneDNN's effective ISA then
+  InstanceScaling instances;
+  std::string cpu;  // CPU model name the factors were measured on
+  std::string isa;  // oneDNN's effective ISA then
   int threads = 0;
   std::string source;  // one line for the plan: where the factors come from
 

@@ -1,0 +1,68 @@
+#include "pipeline/batch/batch_record.h"
+
+#include <ctime>
+#include <nlohmann/json.hpp>
+
+#include "io/atomic_file.h"
+#include "pipeline/batch/chunk_sizes_json.h"
+
+namespace cpufold {
+namespace {
+
+double mib(std::size_t bytes) {
+  return static_cast<double>(bytes) / (1 << 20);
+}
+
+nlohmann::ordered_json job_json(const InstanceJobRecord& j) {
+  nlohmann::ordered_json o;
+  o["name"] = j.name;
+  o["status"] = j.status;
+  o["length"] = j.length;
+  if (j.instance > 0) {
+    o["instance"] = j.instance;
+    o["cores"] = j.cores;
+    if (j.numa_node >= 0) o["numa_node"] = j.numa_node;
+    o["attempts"] = j.attempts;
+    o["start"] = j.start_time;
+    if (!j.end_time.empty()) o["end"] = j.end_time;
+    o["start_seconds"] = j.start_seconds;
+    if (j.end_seconds >= 0) o["seconds"] = j.end_seconds - j.start_seconds;
+  }
+  o["predicted_seconds"] = j.predicted_seconds;
+  o["predicted_peak_mib"] = mib(j.predicted_peak_bytes);
+  if (j.measured_peak_bytes > 0) o["measured_peak_mib"] = mib(j.measured_peak_bytes);
+  if (j.budget_bytes > 0) {
+    o["plan"] = {{"budget_mib", mib(j.budget_bytes)},
+                 {"chunk_sizes", j.chunks},
+                 {"lean", j.lean},
+                 {"spilled", j.spilled}};
+  }
+  if (!j.exit.empty()) o["exit"] = j.exit;
+  if (!j.message.empty()) o["message"] = j.message;
+  return o;
+}
+
+}  // namespace
+
+std::string utc_now() {
+  const std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return text;
+}
+
+void write_batch_record(const std::filesystem::path& path, const InstanceBatchRecord& record) {
+  nlohmann::ordered_json j;
+  j["instances"] = record.instances;
+  j["threads_per_instance"] = record.threads_per_instance;
+  j["layout"] = record.layout_reason;
+  j["memory_budget_mib"] = mib(record.budget_bytes);
+  j["memory_budget_source"] = record.budget_source;
+  j["jobs"] = nlohmann::ordered_json::array();
+  for (const InstanceJobRecord& job : record.jobs) j["jobs"].push_back(job_json(job));
+  write_file_atomically(path, j.dump(2) + "\n");
+}
+
+}  // namespace cpufold

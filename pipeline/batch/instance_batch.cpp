@@ -1,0 +1,603 @@
+#include "pipeline/batch/instance_batch.h"
+
+#include <omp.h>
+#include <signal.h>
+#include <time.h>
+
+#include <algorithm>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <fstream>
+
+#include "io/text_safety.h"
+#include "memory/byte_size.h"
+#include "memory/error.h"
+#include "memory/system_memory.h"
+#include "pipeline/batch/admission.h"
+#include "pipeline/batch/batch_log_lines.h"
+#include "pipeline/batch/batch_progress.h"
+#include "pipeline/batch/batch_record.h"
+#include "pipeline/batch/batch_runner.h"
+#include "pipeline/batch/node_cores.h"
+#include "pipeline/batch/node_sizing.h"
+#include "pipeline/batch/plan_jobs.h"
+#include "pipeline/batch/run_settings.h"
+#include "pipeline/batch/timings_file.h"
+#include "pipeline/batch/worker_process.h"
+#include "pipeline/runner/instance_layout.h"
+#include "pipeline/runner/model_cache.h"
+
+namespace cpufold {
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+volatile std::sig_atomic_t g_stop_signal = 0;
+extern "C" void on_stop_signal(int sig) {
+  g_stop_signal = sig;
+}
+
+// SIGINT, SIGTERM and SIGHUP stop the batch (the scheduler stops its workers) while this lives.
+class StopSignals {
+ public:
+  StopSignals() {
+    g_stop_signal = 0;
+    struct sigaction action {};
+    action.sa_handler = on_stop_signal;
+    sigemptyset(&action.sa_mask);
+    for (std::size_t i = 0; i < kSignals.size(); ++i) sigaction(kSignals[i], &action, &old_[i]);
+  }
+  ~StopSignals() {
+    for (std::size_t i = 0; i < kSignals.size(); ++i) sigaction(kSignals[i], &old_[i], nullptr);
+  }
+  StopSignals(const StopSignals&) = delete;
+  StopSignals& operator=(const StopSignals&) = delete;
+  static int received() { return g_stop_signal; }
+
+ private:
+  static constexpr std::array<int, 3> kSignals{SIGINT, SIGTERM, SIGHUP};
+  std::array<struct sigaction, 3> old_{};
+};
+
+double seconds_since(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
+
+std::size_t shared_weight_bytes(const MemoryPlan& plan) {
+  for (const PlannedBlock& b : plan.chosen.blocks) {
+    if (b.name.starts_with("shared weights")) return b.bytes;
+  }
+  return 0;
+}
+
+struct NodeBudget {
+  std::size_t bytes = 0;
+  std::string source;
+};
+
+NodeBudget node_budget(const PredictOptions& o) {
+  if (o.mem_budget) return {*o.mem_budget, "--mem-budget"};
+  const std::size_t usable = usable_memory_bytes();
+  if (usable == 0) {
+    throw InputError("cannot tell how much memory this machine has: pass --mem-budget TOTAL");
+  }
+  return {usable, cgroup_memory() ? "the cgroup's limit less its usage" : "MemAvailable"};
+}
+
+// One job of the batch, from its plan to its end.
+struct NodeJob {
+  std::size_t index = 0;                            // into the batch's jobs
+  JobPlan plan;                                     // the fastest plan under the budget
+  std::size_t shared = 0, peak = 0, lean_peak = 0;  // peaks include the shared weights
+  double relative = 1, lean_relative = 1;
+  bool alone = false;  // spilled: runs with nothing beside it
+  bool retry = false;  // a worker died: runs again alone with the leanest plan
+  ChunkSizes lean_chunks;
+  InstanceJobRecord record;
+  // While it runs.
+  pid_t pid = 0;
+  int slot = -1;
+  bool lean_run = false;
+  Clock::time_point start;
+  double seconds = 0;  // predicted, for the plan it runs with
+};
+
+class NodeBatch {
+ public:
+  NodeBatch(const PredictOptions& o, std::vector<PredictJob> jobs, RankBy rank,
+            std::map<int, fs::path> params)
+      : o_(o),
+        jobs_(std::move(jobs)),
+        rank_(rank),
+        params_(std::move(params)),
+        budget_(node_budget(o)),
+        scaling_(machine_time_model().instances) {}
+
+  PredictSummary run(const std::vector<std::string>& warnings);
+
+ private:
+  void plan_jobs_on_node();
+  NodeJob plan_node_job(std::size_t index, ModelCache& models);
+  InstanceLayout choose_layout() const;
+  void start_lines(const std::vector<std::string>& warnings, BatchLog& log) const;
+  void schedule(BatchLog& log);
+  bool admit_one(BatchLog& log);
+  void start(std::size_t waiting_index, bool lean, BatchLog& log);
+  void reap(BatchLog& log);
+  void finish(NodeJob& job, int status, std::size_t max_rss, BatchLog& log);
+  void stop_workers(BatchLog& log);
+  void progress_line(BatchLog& log);
+  std::vector<std::string> worker_args(const NodeJob& job, std::size_t budget) const;
+  std::size_t free_bytes() const;
+  double predicted_seconds(const NodeJob& job, bool lean) const;
+  void write_record();
+  PredictSummary summary(BatchLog& log);
+
+  const PredictOptions& o_;
+  std::vector<PredictJob> jobs_;
+  RankBy rank_;
+  std::map<int, fs::path> params_;
+  NodeBudget budget_;
+  InstanceScaling scaling_;
+  NodeCores cores_;
+  InstanceLayout layout_;
+  std::vector<CoreSlot> slots_;
+  std::vector<bool> slot_busy_;
+  std::vector<NodeJob> waiting_;  // longest predicted time first
+  std::vector<NodeJob> running_;
+  std::vector<JobOutcome> outcomes_;  // per job of jobs_
+  InstanceBatchRecord record_;
+  std::vector<std::size_t> record_of_;  // job index -> record_.jobs index
+  std::size_t max_shared_ = 0;
+  std::unique_ptr<TimingsFile> timings_;
+  Clock::time_point start_;
+  Clock::time_point last_progress_;
+  double measured_ = 0, predicted_done_ = 0;  // seconds of finished jobs, measured and predicted
+  std::size_t finished_ = 0, to_run_ = 0;
+  int stop_signal_ = 0;
+};
+
+NodeJob NodeBatch::plan_node_job(std::size_t index, ModelCache& models) {
+  NodeJob job;
+  job.index = index;
+  RunOptions run = batch_run_options(o_, rank_);
+  run.mem_budget = budget_.bytes;
+  job.plan = plan_job(jobs_[index], o_, models, params_, run);
+  if (!job.plan.error.empty()) return job;
+  const MemoryPlan& p = job.plan.plan;
+  job.shared = shared_weight_bytes(p);
+  job.peak = p.dram_peak_bytes;
+  job.relative = p.chosen.relative_time;
+  job.alone = p.spill_bytes > 0;
+  job.lean_peak = job.peak;
+  job.lean_relative = job.relative;
+  job.lean_chunks = p.chosen.chunks;
+  if (p.fits && !job.alone && p.min_budget_bytes < job.peak) {
+    run.mem_budget = p.min_budget_bytes;  // the leanest plan, and its time
+    const JobPlan lean = plan_job(jobs_[index], o_, models, params_, run);
+    if (lean.error.empty() && lean.plan.fits) {
+      job.lean_peak = lean.plan.dram_peak_bytes;
+      job.lean_relative = lean.plan.chosen.relative_time;
+      job.lean_chunks = lean.plan.chosen.chunks;
+    }
+  }
+  return job;
+}
+
+// The message of a plan that does not fit: what refuse_plan would throw.
+std::string refusal(const MemoryPlan& plan, const std::string& what) {
+  try {
+    refuse_plan(plan, what);
+  } catch (const BudgetError& e) {
+    return e.what();
+  }
+  return what + " does not fit";
+}
+
+void NodeBatch::plan_jobs_on_node() {
+  ModelCache models(params_, o_.model_type, budget_.bytes, o_.precision);
+  outcomes_.resize(jobs_.size());
+  for (std::size_t i = 0; i < jobs_.size(); ++i) {
+    const PredictJob& job = jobs_[i];
+    JobOutcome& out = outcomes_[i];
+    out.name = job.name;
+    InstanceJobRecord record;
+    record.name = job.name;
+    record.length = job.sequence.size();
+    if (!job.error.empty()) {
+      out.message = job.error;
+    } else if (job_done_already(o_, job.name)) {
+      out.status = JobOutcome::Status::skipped;
+      out.message = "already done (" + done_marker(o_.output_dir, job.name).string() + ")";
+    } else {
+      if (o_.progress)
+        o_.progress("planning [" + std::to_string(i + 1) + "/" + std::to_string(jobs_.size()) +
+                    "] " + job.name);
+      NodeJob planned = plan_node_job(i, models);
+      if (!planned.plan.error.empty()) {
+        out.message = planned.plan.error;
+      } else if (!planned.plan.plan.fits) {
+        out.message = refusal(planned.plan.plan, "job " + job.name);
+        out.out_of_memory = true;
+      } else {
+        planned.record = record;
+        planned.record.predicted_peak_bytes = planned.peak;
+        max_shared_ = std::max(max_shared_, planned.shared);
+        waiting_.push_back(std::move(planned));
+        out.status = JobOutcome::Status::interrupted;  // until it ends
+      }
+    }
+    if (out.status != JobOutcome::Status::interrupted) {
+      out.message = text::safe_text(out.message);
+      record.status = out.status == JobOutcome::Status::skipped ? "skipped" : "failed";
+      record.message = out.message;
+    } else {
+      record.status = "waiting";
+    }
+    record_of_.push_back(record_.jobs.size());
+    record_.jobs.push_back(record);
+  }
+  std::stable_sort(waiting_.begin(), waiting_.end(), [](const NodeJob& a, const NodeJob& b) {
+    return a.plan.flops * a.relative > b.plan.flops * b.relative;
+  });
+  to_run_ = waiting_.size();
+}
+
+InstanceLayout NodeBatch::choose_layout() const {
+  std::vector<JobPlan> plans;
+  for (const NodeJob& j : waiting_) plans.push_back(j.plan);
+  const int threads = o_.threads_per_instance > 0 ? o_.threads_per_instance : o_.threads;
+  const int cores = static_cast<int>(cores_.cpus.size());
+  if (plans.empty()) return fixed_layout(scaling_, cores, 1, 1, threads);
+  return size_node(plans, cores, budget_.bytes, o_.precision, scaling_, o_.instances, threads)
+      .layout;
+}
+
+double NodeBatch::predicted_seconds(const NodeJob& job, bool lean) const {
+  return run_seconds(scaling_, job.plan.flops, o_.precision, layout_.threads, layout_.instances,
+                     static_cast<int>(cores_.cpus.size())) *
+         (lean ? job.lean_relative : job.relative);
+}
+
+std::size_t NodeBatch::free_bytes() const {
+  std::size_t used = max_shared_;
+  for (const NodeJob& j : running_) used += (j.lean_run ? j.lean_peak : j.peak) - j.shared;
+  return budget_.bytes > used ? budget_.bytes - used : 0;
+}
+
+std::vector<std::string> NodeBatch::worker_args(const NodeJob& job, std::size_t budget) const {
+  std::vector<std::string> args = own_command_line();
+  if (args.size() < 2 || args[1] != "predict") {
+    throw InternalError("a multi-instance batch runs from the cpufold command line only");
+  }
+  args.erase(args.begin());
+  args = without_options(args,
+                         {"--instances", "--threads-per-instance", "--threads", "--mem-budget",
+                          "--shard", "--worker-job"},
+                         {"--quiet"});
+  for (const std::string& a :
+       {std::string("--worker-job"), jobs_[job.index].name, std::string("--instances"),
+        std::string("1"), std::string("--threads"), std::to_string(layout_.threads),
+        std::string("--mem-budget"), std::to_string(budget), std::string("--quiet")}) {
+    args.push_back(a);
+  }
+  return args;
+}
+
+void NodeBatch::start(std::size_t waiting_index, bool lean, BatchLog& log) {
+  NodeJob job = std::move(waiting_[waiting_index]);
+  waiting_.erase(waiting_.begin() + static_cast<std::ptrdiff_t>(waiting_index));
+  const auto slot = static_cast<std::size_t>(
+      std::find(slot_busy_.begin(), slot_busy_.end(), false) - slot_busy_.begin());
+  slot_busy_[slot] = true;
+  job.slot = static_cast<int>(slot);
+  job.lean_run = lean || job.retry;
+  job.seconds = predicted_seconds(job, job.lean_run);
+  const std::size_t budget = job.lean_run ? job.lean_peak : job.peak;
+  const PredictJob& p = jobs_[job.index];
+  std::error_code ec;
+  fs::create_directories(worker_log_path(o_.output_dir, p.name).parent_path(), ec);
+  fs::remove(worker_timings_path(o_.output_dir, p.name), ec);
+  job.start = Clock::now();
+  job.pid = start_worker(
+      {worker_args(job, budget), slots_[slot], worker_log_path(o_.output_dir, p.name)});
+
+  InstanceJobRecord& r = job.record;
+  r.status = "running";
+  r.instance = job.slot + 1;
+  r.cores = cpu_list(slots_[slot].cpus);
+  r.numa_node = slots_[slot].numa_node;
+  ++r.attempts;
+  r.start_seconds = seconds_since(start_);
+  r.start_time = utc_now();
+  r.end_seconds = -1;
+  r.end_time.clear();
+  r.predicted_seconds = job.seconds;
+  r.predicted_peak_bytes = budget;
+  r.budget_bytes = budget;
+  r.chunks = job.lean_run ? job.lean_chunks : job.plan.plan.chosen.chunks;
+  r.lean = job.lean_run;
+  r.spilled = job.alone && !job.retry;
+  log.say(job_head_with_length(job_head(job.index, jobs_.size(), p.name), p.sequence.size()) +
+          ": started on instance " + std::to_string(r.instance) + " (cores " + r.cores +
+          (r.numa_node >= 0 ? ", NUMA node " + std::to_string(r.numa_node) : "") +
+          "), predicted peak " + format_bytes(budget) + ", ~" + clock_time(job.seconds) +
+          (job.retry ? " (retry, alone, leanest plan)"
+           : lean    ? " (tighter plan: starts now)"
+                     : "") +
+          (r.spilled ? " (spilled plan, alone)" : ""));
+  record_.jobs[record_of_[job.index]] = r;
+  running_.push_back(std::move(job));
+  write_record();
+}
+
+bool NodeBatch::admit_one(BatchLog& log) {
+  const int free_slots = static_cast<int>(std::count(slot_busy_.begin(), slot_busy_.end(), false));
+  if (waiting_.empty() || free_slots == 0) return false;
+  NodeState node;
+  node.free_bytes = free_bytes();
+  node.free_slots = free_slots;
+  node.running = static_cast<int>(running_.size());
+  node.next_end_seconds = running_.empty() ? 0 : 1e300;
+  for (const NodeJob& j : running_) {
+    node.next_end_seconds =
+        std::min(node.next_end_seconds, std::max(0.0, j.seconds - seconds_since(j.start)));
+  }
+  std::vector<JobDemand> demands;
+  for (const NodeJob& j : waiting_) {
+    JobDemand d;
+    d.peak_bytes = (j.retry ? j.lean_peak : j.peak) - j.shared;
+    d.lean_peak_bytes = j.lean_peak - j.shared;
+    d.seconds = predicted_seconds(j, j.retry);
+    d.lean_seconds = predicted_seconds(j, true);
+    d.alone = j.alone || j.retry;
+    demands.push_back(d);
+  }
+  const std::optional<Admission> a = next_admission(demands, node);
+  if (!a) return false;
+  start(a->job, a->lean, log);
+  return true;
+}
+
+// The last "error:" line a worker wrote to its log, for a worker that died before recording why.
+std::string last_error_line(const fs::path& log) {
+  std::ifstream in(log);
+  std::string line, last;
+  while (std::getline(in, line)) {
+    if (const std::size_t at = line.find("error: "); at != std::string::npos)
+      last = line.substr(at + 7);
+  }
+  return last;
+}
+
+void NodeBatch::finish(NodeJob& job, int status, std::size_t max_rss, BatchLog& log) {
+  const PredictJob& p = jobs_[job.index];
+  const std::string head = job_head(job.index, jobs_.size(), p.name);
+  slot_busy_[static_cast<std::size_t>(job.slot)] = false;
+  const double seconds = seconds_since(job.start);
+  InstanceJobRecord& r = job.record;
+  r.end_seconds = seconds_since(start_);
+  r.end_time = utc_now();
+  r.measured_peak_bytes = max_rss;
+  r.exit = describe_exit(status);
+  const auto worker = timings_->merge_job_from(worker_timings_path(o_.output_dir, p.name), p.name);
+  const int code = exit_code_of(status);
+  JobOutcome& out = outcomes_[job.index];
+  if (code == 0 && worker && worker->status == "done") {
+    out.status = JobOutcome::Status::done;
+    out.message.clear();
+    r.status = "done";
+    ++finished_;
+    measured_ += seconds;
+    predicted_done_ += job.seconds;
+    log.say(head + ": done in " + clock_time(seconds) + " on instance " +
+            std::to_string(r.instance) + ", peak RSS " + format_bytes(max_rss) + " (predicted " +
+            format_bytes(r.predicted_peak_bytes) + ")");
+  } else if (stop_signal_ != 0) {
+    out.status = JobOutcome::Status::interrupted;
+    out.message = "stopped by signal " + std::to_string(stop_signal_);
+    r.status = "interrupted";
+    log.say(head + ": stopped (" + r.exit + "); a rerun resumes it");
+  } else if ((killed_by_signal(status) || code == 4) && !job.retry) {
+    log.say(head + ": worker " + r.exit + " after " + clock_time(seconds) +
+            "; retrying once, alone, with the leanest plan (" + format_bytes(job.lean_peak) + ")");
+    r.status = "waiting";
+    r.message = "attempt 1: " + r.exit;
+    job.retry = true;
+    job.pid = 0;
+    record_.jobs[record_of_[job.index]] = r;
+    waiting_.push_back(std::move(job));
+    write_record();
+    return;
+  } else {
+    out.status = JobOutcome::Status::failed;
+    out.out_of_memory = code == 4 || (killed_by_signal(status) && code == 128 + SIGKILL);
+    std::string why = worker && !worker->error.empty()
+                          ? worker->error
+                          : last_error_line(worker_log_path(o_.output_dir, p.name));
+    out.message =
+        text::safe_text(why.empty() ? "worker " + r.exit : why + " (worker " + r.exit + ")");
+    if (!worker) timings_->job_failed(p.name, out.message);
+    r.status = "failed";
+    r.message = out.message;
+    ++finished_;
+    log.say(job_failed_line(head, out.message));
+  }
+  record_.jobs[record_of_[job.index]] = r;
+  timings_->write();
+  write_record();
+}
+
+void NodeBatch::reap(BatchLog& log) {
+  while (const std::optional<WorkerExit> w = reap_worker()) {
+    const auto it = std::find_if(running_.begin(), running_.end(),
+                                 [&](const NodeJob& j) { return j.pid == w->pid; });
+    if (it == running_.end()) continue;  // not ours
+    NodeJob job = std::move(*it);
+    running_.erase(it);
+    finish(job, w->status, w->max_rss_bytes, log);
+  }
+}
+
+void NodeBatch::stop_workers(BatchLog& log) {
+  log.say("stopping: signal " + std::to_string(stop_signal_) + " (" + strsignal(stop_signal_) +
+          "); " + std::to_string(running_.size()) + " worker(s) told to stop, " +
+          std::to_string(waiting_.size()) + " job(s) not started; a rerun resumes");
+  for (const NodeJob& j : running_) ::kill(j.pid, SIGTERM);
+  for (NodeJob& j : waiting_) {
+    outcomes_[j.index].message = "not started: the batch was stopped";
+    j.record.status = "interrupted";
+    record_.jobs[record_of_[j.index]] = j.record;
+  }
+  waiting_.clear();
+  write_record();
+}
+
+void NodeBatch::progress_line(BatchLog& log) {
+  last_progress_ = Clock::now();
+  const double elapsed = seconds_since(start_);
+  std::size_t done = 0, failed = 0;
+  for (const InstanceJobRecord& r : record_.jobs) {
+    done += r.status == "done";
+    failed += r.status == "failed";
+  }
+  double left = 0;
+  for (const NodeJob& j : waiting_) left += predicted_seconds(j, j.retry);
+  for (const NodeJob& j : running_) left += std::max(0.0, j.seconds - seconds_since(j.start));
+  left /= layout_.instances;
+  if (predicted_done_ > 0) left *= measured_ / predicted_done_;  // what the runs so far showed
+  char rate[64];
+  std::snprintf(rate, sizeof rate, "%.1f proteins/h", elapsed > 0 ? done * 3600.0 / elapsed : 0.0);
+  log.say("progress: " + std::to_string(finished_) + "/" + std::to_string(to_run_) + " finished (" +
+          std::to_string(done) + " done, " + std::to_string(failed) + " failed), " +
+          std::to_string(running_.size()) + " running, " + rate + ", " + eta_text(elapsed, left));
+}
+
+void NodeBatch::schedule(BatchLog& log) {
+  constexpr double kProgressSeconds = 30, kStopGraceSeconds = 30;
+  StopSignals signals;
+  Clock::time_point stop_time;
+  bool killed = false;
+  while (!waiting_.empty() || !running_.empty()) {
+    if (StopSignals::received() != 0 && stop_signal_ == 0) {
+      stop_signal_ = StopSignals::received();
+      stop_time = Clock::now();
+      stop_workers(log);
+    }
+    if (stop_signal_ != 0 && !killed && seconds_since(stop_time) > kStopGraceSeconds) {
+      for (const NodeJob& j : running_) ::kill(j.pid, SIGKILL);  // a worker that hangs
+      killed = true;
+    }
+    if (stop_signal_ == 0) {
+      while (admit_one(log)) {
+      }
+      if (running_.empty() && !waiting_.empty()) {
+        throw InternalError("the scheduler cannot start " + jobs_[waiting_.front().index].name +
+                            " on an idle node");
+      }
+    }
+    reap(log);
+    if (seconds_since(last_progress_) >= kProgressSeconds) progress_line(log);
+    const timespec pause{0, 100'000'000};
+    ::nanosleep(&pause, nullptr);
+  }
+}
+
+void NodeBatch::write_record() {
+  try {
+    write_batch_record(o_.output_dir / "batch.json", record_);
+  } catch (const std::exception& e) {
+    if (o_.progress) o_.progress(std::string("warning: batch.json not written: ") + e.what());
+  }
+}
+
+void NodeBatch::start_lines(const std::vector<std::string>& warnings, BatchLog& log) const {
+  log.say(batch_start_line(CPUFOLD_VERSION, jobs_.size(), o_.input, o_.output_dir));
+  for (const std::string& w : warnings) log.say("warning: " + w);
+  std::vector<int> models;
+  for (int i = 0; i < o_.num_models; ++i) models.push_back(o_.model_order[i]);
+  log.say(batch_settings_line({model_type_name(o_.model_type), models, o_.num_seeds, o_.random_seed,
+                               o_.num_recycle, rank_ == RankBy::ptm, true}));
+  std::string cores;
+  for (const CoreSlot& s : slots_) cores += (cores.empty() ? "" : " ") + cpu_list(s.cpus);
+  log.say("instances: " + layout_.why + "; cores " + cores + "; memory budget " +
+          format_bytes(budget_.bytes) + " (" + budget_.source + "); " + std::to_string(to_run_) +
+          " job(s) to run; time model: " + machine_time_model().source);
+}
+
+PredictSummary NodeBatch::summary(BatchLog& log) {
+  try {
+    timings_->write();
+  } catch (const std::exception& e) {
+    log.say(std::string("warning: timings.json not written: ") + e.what());
+  }
+  write_record();
+  PredictSummary s;
+  s.jobs = outcomes_;
+  s.stopped_by_signal = stop_signal_;
+  log.say(batch_summary_line(s.count(JobOutcome::Status::done),
+                             s.count(JobOutcome::Status::skipped),
+                             s.count(JobOutcome::Status::failed), seconds_since(start_)));
+  for (const JobOutcome& job : s.jobs) {
+    if (job.status == JobOutcome::Status::failed) log.say(failed_job_line(job.name, job.message));
+  }
+  if (stop_signal_ != 0) {
+    log.say("stopped by signal " + std::to_string(stop_signal_) + ": " +
+            std::to_string(s.count(JobOutcome::Status::interrupted)) +
+            " job(s) unfinished; rerun the same command to resume");
+  }
+  return s;
+}
+
+PredictSummary NodeBatch::run(const std::vector<std::string>& warnings) {
+  cores_ = node_cores();
+  plan_jobs_on_node();
+  layout_ = choose_layout();
+  if (layout_.instances <= 1 || waiting_.empty()) {
+    PredictOptions one = o_;
+    one.instances = 1;
+    one.threads = layout_.threads;
+    omp_set_num_threads(layout_.threads);
+    if (o_.progress) o_.progress("instances: " + layout_.why + ": running in this process");
+    return run_jobs(one, std::move(jobs_), rank_, std::move(params_), warnings);
+  }
+  slots_ = core_slots(cores_, layout_.instances, layout_.threads);
+  slot_busy_.assign(slots_.size(), false);
+  record_.instances = layout_.instances;
+  record_.threads_per_instance = layout_.threads;
+  record_.layout_reason = layout_.why;
+  record_.budget_bytes = budget_.bytes;
+  record_.budget_source = budget_.source;
+  timings_ = std::make_unique<TimingsFile>(o_.output_dir / "timings.json");
+  BatchLog log(o_.output_dir / "log.txt", o_.progress);
+  start_ = Clock::now();
+  last_progress_ = start_;
+  start_lines(warnings, log);
+  for (std::size_t i = 0; i < outcomes_.size(); ++i) {
+    if (outcomes_[i].status == JobOutcome::Status::failed)
+      log.say(job_failed_line(job_head(i, jobs_.size(), jobs_[i].name), outcomes_[i].message));
+    if (outcomes_[i].status == JobOutcome::Status::skipped)
+      log.say(job_head(i, jobs_.size(), jobs_[i].name) + ": skipped, already done");
+  }
+  write_record();
+  schedule(log);
+  return summary(log);
+}
+
+}  // namespace
+
+bool wants_instances(const PredictOptions& o) {
+  if (!o.worker_job.empty() || o.instances == 1) return false;
+  return o.instances > 1 || o.threads_per_instance > 0 || o.threads == 0;
+}
+
+PredictSummary run_instances(const PredictOptions& o, std::vector<PredictJob> jobs, RankBy rank,
+                             std::map<int, fs::path> params,
+                             const std::vector<std::string>& warnings) {
+  NodeBatch batch(o, std::move(jobs), rank, std::move(params));
+  return batch.run(warnings);
+}
+
+}  // namespace cpufold
