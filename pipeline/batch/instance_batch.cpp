@@ -13,6 +13,7 @@
 #include "io/text_safety.h"
 #include "memory/byte_size.h"
 #include "memory/error.h"
+#include "memory/peak_tracker.h"
 #include "memory/system_memory.h"
 #include "pipeline/batch/admission.h"
 #include "pipeline/batch/batch_log_lines.h"
@@ -553,6 +554,10 @@ PredictSummary NodeBatch::summary(BatchLog& log) {
 
 PredictSummary NodeBatch::run(const std::vector<std::string>& warnings) {
   cores_ = node_cores();
+  // The scheduler stays resident beside its workers: what it holds is not theirs to plan with.
+  const std::size_t own = os_current_rss_bytes();
+  budget_.bytes = budget_.bytes > own ? budget_.bytes - own : 0;
+  budget_.source += ", less this scheduler's " + format_bytes(own);
   plan_jobs_on_node();
   layout_ = choose_layout();
   if (layout_.instances <= 1 || waiting_.empty()) {

@@ -1,5 +1,9 @@
 #include "pipeline/batch/timings_file.h"
 
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
 #include <fstream>
 #include <iterator>
 #include <nlohmann/json.hpp>
@@ -56,10 +60,12 @@ void TimingsFile::job_done(const std::string& job, const JobTiming& timing) {
   t["status"] = "done";
   t["total_seconds"] = timing.total_seconds;
   json_->value["jobs"][job] = t;
+  touched_.insert(job);
 }
 
 void TimingsFile::job_failed(const std::string& job, const std::string& error) {
   json_->value["jobs"][job] = nlohmann::ordered_json{{"status", "failed"}, {"error", error}};
+  touched_.insert(job);
 }
 
 std::optional<TimingsFile::Record> TimingsFile::merge_job_from(const std::filesystem::path& other,
@@ -69,11 +75,40 @@ std::optional<TimingsFile::Record> TimingsFile::merge_job_from(const std::filesy
   if (!jobs.contains(job) || !jobs[job].is_object()) return std::nullopt;
   const auto& record = jobs[job];
   json_->value["jobs"][job] = record;
+  touched_.insert(job);
   return Record{record.value("status", ""), record.value("error", "")};
 }
 
+namespace {
+
+// An exclusive flock on the file's directory for the scope: no lock file among the outputs.
+// Without one (the directory cannot be opened) the write still happens, as before locks.
+class FileLock {
+ public:
+  explicit FileLock(const std::filesystem::path& path)
+      : fd_(::open(
+            (path.has_parent_path() ? path.parent_path() : std::filesystem::path(".")).c_str(),
+            O_RDONLY | O_DIRECTORY | O_CLOEXEC)) {
+    if (fd_ >= 0) ::flock(fd_, LOCK_EX);
+  }
+  ~FileLock() {
+    if (fd_ >= 0) ::close(fd_);  // closing releases the lock
+  }
+  FileLock(const FileLock&) = delete;
+  FileLock& operator=(const FileLock&) = delete;
+
+ private:
+  int fd_;
+};
+
+}  // namespace
+
 void TimingsFile::write() const {
-  write_file_atomically(path_, json_->value.dump(2) + "\n");
+  const FileLock lock(path_);
+  TimingsFile now(path_);  // what other runs wrote since this one read the file
+  auto& jobs = now.json_->value["jobs"];
+  for (const std::string& job : touched_) jobs[job] = json_->value["jobs"][job];
+  write_file_atomically(path_, now.json_->value.dump(2) + "\n");
 }
 
 }  // namespace cpufold

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -49,13 +50,16 @@ class TimingsFile {
     std::string status, error;
   };
   std::optional<Record> merge_job_from(const std::filesystem::path& other, const std::string& job);
-  // Writes the file atomically.
+  // Writes the file atomically. Records of jobs this object did not touch are taken from the
+  // file as it is now (under a lock on its directory), so runs sharing an output directory (shards
+  // of a Slurm array) keep each other's records.
   void write() const;
 
  private:
   struct Json;
   std::filesystem::path path_;
   std::unique_ptr<Json> json_;
+  std::set<std::string> touched_;  // jobs recorded by this object
 };
 
 }  // namespace cpufold

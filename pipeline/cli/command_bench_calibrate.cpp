@@ -11,6 +11,7 @@
 #include <memory>
 
 #include "memory/file_tier.h"
+#include "pipeline/cli/calibrate_instances.h"
 #include "pipeline/cli/cli.h"
 #include "pipeline/cli/common_options.h"
 #include "pipeline/cli/option_checks.h"
@@ -26,6 +27,7 @@ struct CalibrateArgs {
   std::string out;
   std::int64_t n_res = 256, msa_rows = 516, extra_rows = 5120;
   int rounds = 2;
+  bool instances_only = false;
   CommonOptions common;
 };
 
@@ -68,15 +70,21 @@ void measure_chunk_factors(const CalibrateArgs& args, const ModelWeights& w, Blo
       chunk_factors(extra, family_chunks(ChunkFamily::extra_msa, dims), args.rounds);
 }
 
+// The chunk a default plan of the calibrated size takes: the leanest within the time slack.
+std::int64_t default_chunk(const TimeModel& model) {
+  std::int64_t chunk = 0;
+  for (const auto& [c, f] : model.chunk_factor) {
+    if (c > 0 && f <= 1 + kPlanTimeSlack && (chunk == 0 || c < chunk)) chunk = c;
+  }
+  return chunk;
+}
+
 // The Evoformer block with its activations, then also its outputs, in the spill tier under
 // `dir`, against `dram`, at the chunk a default plan of this size takes (the leanest within
 // the time slack): the spill factors of `model`.
 void measure_spill_factors(const CalibrateArgs& args, const ModelWeights& w, BlockBench& dram,
                            const std::filesystem::path& dir, TimeModel& model) {
-  std::int64_t chunk = 0;
-  for (const auto& [c, f] : model.chunk_factor) {
-    if (c > 0 && f <= 1 + kPlanTimeSlack && (chunk == 0 || c < chunk)) chunk = c;
-  }
+  const std::int64_t chunk = default_chunk(model);
   const auto kind = EvoformerBlock::Kind::evoformer;
   FileTier tier(dir);
   BlockBench msa_spilled(w.store, w.config, kind, DType::f32, args.msa_rows, args.n_res, tier,
@@ -110,6 +118,11 @@ void save_and_report(const CalibrateArgs& args, const TimeModel& model) {
   std::printf("\nrelative time per chunk, extra-MSA block:");
   for (const auto& [chunk, f] : model.extra_msa_chunk_factor)
     std::printf(" %lld: %.3f", static_cast<long long>(chunk), f);
+  const InstanceScaling& i = model.instances;
+  std::printf(
+      "\ninstances: %.1f GFLOP/s per thread (fp32), 2 threads %.2fx 1, one per core each %.2fx "
+      "slower than alone, bf16 %.2fx fp32",
+      i.gflops, i.two_thread_speedup, i.side_by_side, i.bf16_speedup);
   std::printf("\nsaved to %s: %s\n", path.c_str(),
               path == time_model_path() ? "plans on this CPU model and ISA use it from now on"
                                         : "plans use it when CPUFOLD_TIME_MODEL names that file");
@@ -117,6 +130,17 @@ void save_and_report(const CalibrateArgs& args, const TimeModel& model) {
 
 void calibrate(CalibrateArgs& args) {
   resolve_common_options(args.common);
+  if (args.instances_only) {
+    TimeModel model = machine_time_model();  // the chunk and spill factors stay as they are
+    model.cpu = this_cpu();
+    model.isa = this_isa();
+    std::printf("calibrating instances only on %s (oneDNN ISA %s); chunk factors from %s\n",
+                model.cpu.c_str(), model.isa.c_str(), model.source.c_str());
+    measure_instance_scaling(
+        {args.common.params, args.n_res, args.msa_rows, default_chunk(model), args.rounds}, model);
+    save_and_report(args, model);
+    return;
+  }
   const ModelWeights weights = open_model_weights(args.common.params);
   TimeModel model = builtin_time_model();
   model.cpu = this_cpu();
@@ -140,6 +164,8 @@ void calibrate(CalibrateArgs& args) {
         "measure them\n",
         model.spill_activations, model.spill_outputs);
   }
+  measure_instance_scaling(
+      {args.common.params, args.n_res, args.msa_rows, default_chunk(model), args.rounds}, model);
   save_and_report(args, model);
 }
 
@@ -152,7 +178,10 @@ void add_bench_calibrate_command(CLI::App& bench) {
       "Measures the memory planner's time model on this machine: one Evoformer block and one "
       "extra-MSA block (block 0 of PARAMS, random activations, fp32) at every chunk size the "
       "planner weighs, and with --spill-dir the Evoformer block with its activations in the spill "
-      "tier; saves the relative times where plans on this CPU model find them (default: "
+      "tier, and the same block in pinned child processes alone on 1 and 2 threads and one per "
+      "core at once (the rate and the slowdown of instances side by side that predict --instances "
+      "auto and plan --node-cores use); saves the results where plans on this CPU model find them "
+      "(default: "
       "time_model.json in $CPUFOLD_CACHE_DIR, $XDG_CACHE_HOME/cpufold or ~/.cache/cpufold; "
       "$CPUFOLD_TIME_MODEL names the file). Takes about 7 minutes at the default size on 2 "
       "cores.");
@@ -169,6 +198,9 @@ void add_bench_calibrate_command(CLI::App& bench) {
                   "runs per setting, the fastest kept (default 2; more on a busy machine)")
       ->transform(integer_in(1, kMaxRepeat));
   cmd->add_option("--out", args->out, "file to write (default: where plans look, see above)");
+  cmd->add_flag("--instances-only", args->instances_only,
+                "measure only the instances side by side (a few minutes), keeping this "
+                "machine's chunk and spill factors");
   add_hidden_alias(*cmd, "--n-seq", "--msa-rows");
   add_hidden_alias(*cmd, "--n-extra", "--extra-rows");
   add_common_options(*cmd, args->common, Command::bench_calibrate);

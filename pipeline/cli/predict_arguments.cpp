@@ -1,5 +1,7 @@
 #include "pipeline/cli/predict_arguments.h"
 
+#include <omp.h>
+
 #include <iostream>
 
 #include "memory/error.h"
@@ -160,7 +162,10 @@ void resolve_instance_arguments(PredictArguments& args) {
   } else {
     o.instances = 0;
   }
-  if (o.instances == 1 && o.threads_per_instance > 0) o.threads = o.threads_per_instance;
+  if (o.instances == 1 && o.threads_per_instance > 0) {
+    o.threads = o.threads_per_instance;
+    omp_set_num_threads(o.threads);  // this process is the one instance
+  }
   if (!args.shard.empty()) o.shard = parse_shard(args.shard);
 }
 
