@@ -24,6 +24,7 @@
 #include "pipeline/batch/node_sizing.h"
 #include "pipeline/batch/plan_jobs.h"
 #include "pipeline/batch/run_settings.h"
+#include "pipeline/batch/stop_signals.h"
 #include "pipeline/batch/timings_file.h"
 #include "pipeline/batch/worker_process.h"
 #include "pipeline/runner/instance_layout.h"
@@ -34,33 +35,6 @@ namespace {
 
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
-
-volatile std::sig_atomic_t g_stop_signal = 0;
-extern "C" void on_stop_signal(int sig) {
-  g_stop_signal = sig;
-}
-
-// SIGINT, SIGTERM and SIGHUP stop the batch (the scheduler stops its workers) while this lives.
-class StopSignals {
- public:
-  StopSignals() {
-    g_stop_signal = 0;
-    struct sigaction action {};
-    action.sa_handler = on_stop_signal;
-    sigemptyset(&action.sa_mask);
-    for (std::size_t i = 0; i < kSignals.size(); ++i) sigaction(kSignals[i], &action, &old_[i]);
-  }
-  ~StopSignals() {
-    for (std::size_t i = 0; i < kSignals.size(); ++i) sigaction(kSignals[i], &old_[i], nullptr);
-  }
-  StopSignals(const StopSignals&) = delete;
-  StopSignals& operator=(const StopSignals&) = delete;
-  static int received() { return g_stop_signal; }
-
- private:
-  static constexpr std::array<int, 3> kSignals{SIGINT, SIGTERM, SIGHUP};
-  std::array<struct sigaction, 3> old_{};
-};
 
 double seconds_since(Clock::time_point t) {
   return std::chrono::duration<double>(Clock::now() - t).count();
@@ -128,6 +102,10 @@ class NodeBatch {
   void start(std::size_t waiting_index, bool lean, BatchLog& log);
   void reap(BatchLog& log);
   void finish(NodeJob& job, int status, std::size_t max_rss, BatchLog& log);
+  void job_done(NodeJob& job, BatchLog& log);
+  void retry_alone(NodeJob job, BatchLog& log);
+  void job_failed(NodeJob& job, const std::string& why, bool out_of_memory, bool unrecorded,
+                  BatchLog& log);
   void stop_workers(BatchLog& log);
   void progress_line(BatchLog& log);
   std::vector<std::string> worker_args(const NodeJob& job, std::size_t budget) const;
@@ -375,9 +353,7 @@ std::string last_error_line(const fs::path& log) {
 
 void NodeBatch::finish(NodeJob& job, int status, std::size_t max_rss, BatchLog& log) {
   const PredictJob& p = jobs_[job.index];
-  const std::string head = job_head(job.index, jobs_.size(), p.name);
   slot_busy_[static_cast<std::size_t>(job.slot)] = false;
-  const double seconds = seconds_since(job.start);
   InstanceJobRecord& r = job.record;
   r.end_seconds = seconds_since(start_);
   r.end_time = utc_now();
@@ -385,50 +361,71 @@ void NodeBatch::finish(NodeJob& job, int status, std::size_t max_rss, BatchLog& 
   r.exit = describe_exit(status);
   const auto worker = timings_->merge_job_from(worker_timings_path(o_.output_dir, p.name), p.name);
   const int code = exit_code_of(status);
-  JobOutcome& out = outcomes_[job.index];
   if (code == 0 && worker && worker->status == "done") {
-    out.status = JobOutcome::Status::done;
-    out.message.clear();
-    r.status = "done";
-    ++finished_;
-    measured_ += seconds;
-    predicted_done_ += job.seconds;
-    log.say(head + ": done in " + clock_time(seconds) + " on instance " +
-            std::to_string(r.instance) + ", peak RSS " + format_bytes(max_rss) + " (predicted " +
-            format_bytes(r.predicted_peak_bytes) + ")");
+    job_done(job, log);
   } else if (stop_signal_ != 0) {
-    out.status = JobOutcome::Status::interrupted;
-    out.message = "stopped by signal " + std::to_string(stop_signal_);
+    outcomes_[job.index].status = JobOutcome::Status::interrupted;
+    outcomes_[job.index].message = "stopped by signal " + std::to_string(stop_signal_);
     r.status = "interrupted";
-    log.say(head + ": stopped (" + r.exit + "); a rerun resumes it");
+    log.say(job_head(job.index, jobs_.size(), p.name) + ": stopped (" + r.exit +
+            "); a rerun resumes it");
   } else if ((killed_by_signal(status) || code == 4) && !job.retry) {
-    log.say(head + ": worker " + r.exit + " after " + clock_time(seconds) +
-            "; retrying once, alone, with the leanest plan (" + format_bytes(job.lean_peak) + ")");
-    r.status = "waiting";
-    r.message = "attempt 1: " + r.exit;
-    job.retry = true;
-    job.pid = 0;
-    record_.jobs[record_of_[job.index]] = r;
-    waiting_.push_back(std::move(job));
-    write_record();
+    retry_alone(std::move(job), log);
     return;
   } else {
-    out.status = JobOutcome::Status::failed;
-    out.out_of_memory = code == 4 || (killed_by_signal(status) && code == 128 + SIGKILL);
-    std::string why = worker && !worker->error.empty()
-                          ? worker->error
-                          : last_error_line(worker_log_path(o_.output_dir, p.name));
-    out.message =
-        text::safe_text(why.empty() ? "worker " + r.exit : why + " (worker " + r.exit + ")");
-    if (!worker) timings_->job_failed(p.name, out.message);
-    r.status = "failed";
-    r.message = out.message;
-    ++finished_;
-    log.say(job_failed_line(head, out.message));
+    const std::string why = worker && !worker->error.empty()
+                                ? worker->error
+                                : last_error_line(worker_log_path(o_.output_dir, p.name));
+    job_failed(job, why, code == 4 || code == 128 + SIGKILL, !worker, log);
   }
   record_.jobs[record_of_[job.index]] = r;
   timings_->write();
   write_record();
+}
+
+void NodeBatch::job_done(NodeJob& job, BatchLog& log) {
+  const double seconds = seconds_since(job.start);
+  JobOutcome& out = outcomes_[job.index];
+  out.status = JobOutcome::Status::done;
+  out.message.clear();
+  job.record.status = "done";
+  ++finished_;
+  measured_ += seconds;
+  predicted_done_ += job.seconds;
+  log.say(job_head(job.index, jobs_.size(), jobs_[job.index].name) + ": done in " +
+          clock_time(seconds) + " on instance " + std::to_string(job.record.instance) +
+          ", peak RSS " + format_bytes(job.record.measured_peak_bytes) + " (predicted " +
+          format_bytes(job.record.predicted_peak_bytes) + ")");
+}
+
+// A worker that died or ran out of memory: its job waits to run again, alone, leanest plan.
+void NodeBatch::retry_alone(NodeJob job, BatchLog& log) {
+  InstanceJobRecord& r = job.record;
+  log.say(job_head(job.index, jobs_.size(), jobs_[job.index].name) + ": worker " + r.exit +
+          " after " + clock_time(seconds_since(job.start)) +
+          "; retrying once, alone, with the leanest plan (" + format_bytes(job.lean_peak) + ")");
+  r.status = "waiting";
+  r.message = "attempt 1: " + r.exit;
+  job.retry = true;
+  job.pid = 0;
+  record_.jobs[record_of_[job.index]] = r;
+  waiting_.push_back(std::move(job));
+  write_record();
+}
+
+void NodeBatch::job_failed(NodeJob& job, const std::string& why, bool out_of_memory,
+                           bool unrecorded, BatchLog& log) {
+  InstanceJobRecord& r = job.record;
+  JobOutcome& out = outcomes_[job.index];
+  out.status = JobOutcome::Status::failed;
+  out.out_of_memory = out_of_memory;
+  out.message =
+      text::safe_text(why.empty() ? "worker " + r.exit : why + " (worker " + r.exit + ")");
+  if (unrecorded) timings_->job_failed(jobs_[job.index].name, out.message);
+  r.status = "failed";
+  r.message = out.message;
+  ++finished_;
+  log.say(job_failed_line(job_head(job.index, jobs_.size(), jobs_[job.index].name), out.message));
 }
 
 void NodeBatch::reap(BatchLog& log) {

@@ -80,6 +80,72 @@ std::vector<JobPlan> plan_features(PlanArgs& a) {
   return {j};
 }
 
+// INPUT or --features, never both; --params only with --features.
+void check_plan_arguments(const PlanArgs& a) {
+  const bool by_features = !a.features.empty();
+  if (by_features == !a.predict.options.input.empty()) {
+    throw InputError(
+        "plan needs INPUT (as predict) or --features with --params (as evaluate), one of the two");
+  }
+  const bool has_params = !a.predict.common.params.empty();
+  if (by_features && !has_params) throw InputError("--features needs --params");
+  if (!by_features && has_params) {
+    throw InputError("--params goes with --features; for INPUT give --data (as predict)");
+  }
+}
+
+void print_plans(const PlanArgs& a, const std::vector<JobPlan>& plans) {
+  if (a.format == "json") {
+    std::cout << plan_json(plans);
+  } else if (a.format == "slurm") {
+    std::cout << plan_slurm(plans, {task_cores(a), a.shards, a.predict.options.precision});
+  } else {
+    std::cout << plan_text(plans);
+    if (a.node_cores > 0 || !a.node_memory.empty()) {
+      const std::size_t memory =
+          a.predict.options.mem_budget ? *a.predict.options.mem_budget : usable_memory_bytes();
+      std::cout << node_sizing_text(plans, task_cores(a), memory, a.predict.options.precision,
+                                    machine_time_model().instances);
+    }
+  }
+  std::cout.flush();
+}
+
+// Status 4 when a job does not fit the budget, 2 when one could not be planned.
+void require_all_planned(const std::vector<JobPlan>& plans) {
+  std::size_t unplanned = 0, over = 0;
+  for (const JobPlan& j : plans) {
+    if (!j.error.empty())
+      ++unplanned;
+    else if (!j.plan.fits && j.plan.budget)
+      ++over;
+  }
+  if (over > 0) {
+    throw BudgetError(std::to_string(over) + " of " + std::to_string(plans.size()) +
+                      " job(s) do not fit the budget (--mem-budget or --node-memory; see the "
+                      "plan above)");
+  }
+  if (unplanned > 0) {
+    throw InputError(std::to_string(unplanned) + " of " + std::to_string(plans.size()) +
+                     " job(s) could not be planned (see above)");
+  }
+}
+
+void run_plan(PlanArgs& a) {
+  resolve_predict_arguments(a.predict);
+  check_plan_arguments(a);
+  const bool by_features = !a.features.empty();
+  if (!a.node_memory.empty()) {
+    a.predict.options.mem_budget = parse_byte_size(a.node_memory, "--node-memory");
+  }
+  if (!a.predict.quiet && !by_features) {
+    a.predict.options.progress = [](const std::string& line) { std::cerr << line << "\n"; };
+  }
+  const std::vector<JobPlan> plans = by_features ? plan_features(a) : plan_jobs(a.predict.options);
+  print_plans(a, plans);
+  require_all_planned(plans);
+}
+
 }  // namespace
 
 void add_plan_command(CLI::App& app) {
@@ -107,58 +173,7 @@ void add_plan_command(CLI::App& app) {
                   "with --format slurm: a job array of this many tasks, each folding its share "
                   "(--time is the longest share's)")
       ->check(CLI::Range(1, 100000));
-  cmd->callback([args] {
-    PlanArgs& a = *args;
-    resolve_predict_arguments(a.predict);
-    const bool by_features = !a.features.empty();
-    if (by_features == !a.predict.options.input.empty()) {
-      throw InputError(
-          "plan needs INPUT (as predict) or --features with --params (as evaluate), "
-          "one of the two");
-    }
-    const bool has_params = !a.predict.common.params.empty();
-    if (by_features && !has_params) throw InputError("--features needs --params");
-    if (!by_features && has_params) {
-      throw InputError("--params goes with --features; for INPUT give --data (as predict)");
-    }
-    if (!a.node_memory.empty()) {
-      a.predict.options.mem_budget = parse_byte_size(a.node_memory, "--node-memory");
-    }
-    if (!a.predict.quiet && !by_features) {
-      a.predict.options.progress = [](const std::string& line) { std::cerr << line << "\n"; };
-    }
-    const std::vector<JobPlan> plans =
-        by_features ? plan_features(a) : plan_jobs(a.predict.options);
-    if (a.format == "json") {
-      std::cout << plan_json(plans);
-    } else if (a.format == "slurm") {
-      std::cout << plan_slurm(plans, {task_cores(a), a.shards, a.predict.options.precision});
-    } else {
-      std::cout << plan_text(plans);
-      if (a.node_cores > 0 || !a.node_memory.empty()) {
-        const std::size_t memory =
-            a.predict.options.mem_budget ? *a.predict.options.mem_budget : usable_memory_bytes();
-        std::cout << node_sizing_text(plans, task_cores(a), memory, a.predict.options.precision,
-                                      machine_time_model().instances);
-      }
-    }
-    std::cout.flush();
-    std::size_t unplanned = 0, over = 0;
-    for (const JobPlan& j : plans) {
-      if (!j.error.empty())
-        ++unplanned;
-      else if (!j.plan.fits && j.plan.budget)
-        ++over;
-    }
-    if (over > 0) {
-      throw BudgetError(std::to_string(over) + " of " + std::to_string(plans.size()) +
-                        " job(s) do not fit --mem-budget (see the plan above)");
-    }
-    if (unplanned > 0) {
-      throw InputError(std::to_string(unplanned) + " of " + std::to_string(plans.size()) +
-                       " job(s) could not be planned (see above)");
-    }
-  });
+  cmd->callback([args] { run_plan(*args); });
 }
 
 }  // namespace cpufold
