@@ -9,6 +9,19 @@
 
 namespace cpufold {
 
+// The --mem-budget a worker gets for a planned peak, and what admission counts for it: the
+// peak plus 1/32 and 8 MiB. The plan in the worker is made again there, with its own measured
+// process size and threads, and comes out a little different from the scheduler's.
+inline std::size_t worker_budget_bytes(std::size_t planned_peak) {
+  return planned_peak + planned_peak / 32 + (std::size_t{8} << 20);
+}
+
+// The largest planned peak whose worker budget fits `total`: the budget jobs are planned with.
+inline std::size_t planning_budget_bytes(std::size_t total) {
+  const std::size_t fixed = std::size_t{8} << 20;
+  return total > fixed ? (total - fixed) / 33 * 32 : 0;
+}
+
 // What one waiting job asks of the node.
 struct JobDemand {
   std::size_t peak_bytes = 0;       // its chosen plan's predicted peak, without shared weights

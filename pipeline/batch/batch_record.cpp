@@ -21,6 +21,7 @@ nlohmann::ordered_json job_json(const InstanceJobRecord& j) {
   if (j.instance > 0) {
     o["instance"] = j.instance;
     o["cores"] = j.cores;
+    o["threads"] = j.threads;
     if (j.numa_node >= 0) o["numa_node"] = j.numa_node;
     o["attempts"] = j.attempts;
     o["start"] = j.start_time;

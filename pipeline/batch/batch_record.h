@@ -17,6 +17,8 @@ struct InstanceJobRecord {
   std::size_t length = 0;
   int instance = -1;  // 1-based slot; -1: never started
   std::string cores;  // "4-7"
+  int threads = 0;    // its worker's: its instance's, or every free instance's when nothing
+                      // else could run beside it
   int numa_node = -1;
   int attempts = 0;
   double start_seconds = -1, end_seconds = -1;  // since the batch started

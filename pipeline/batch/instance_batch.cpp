@@ -9,7 +9,9 @@
 #include <csignal>
 #include <cstdio>
 #include <fstream>
+#include <set>
 
+#include "io/atomic_file.h"
 #include "io/text_safety.h"
 #include "memory/byte_size.h"
 #include "memory/error.h"
@@ -73,7 +75,9 @@ struct NodeJob {
   InstanceJobRecord record;
   // While it runs.
   pid_t pid = 0;
-  int slot = -1;
+  std::size_t budget = 0;          // its worker's --mem-budget (worker_budget_bytes)
+  std::vector<std::size_t> slots;  // the instances (core sets) it holds
+  CoreSlot cores;                  // their cores together
   bool lean_run = false;
   Clock::time_point start;
   double seconds = 0;  // predicted, for the plan it runs with
@@ -110,7 +114,10 @@ class NodeBatch {
   void progress_line(BatchLog& log);
   std::vector<std::string> worker_args(const NodeJob& job, std::size_t budget) const;
   std::size_t free_bytes() const;
-  double predicted_seconds(const NodeJob& job, bool lean) const;
+  // With `threads` 0: the layout's threads per instance.
+  double predicted_seconds(const NodeJob& job, bool lean, int threads = 0) const;
+  bool runs_alone_now(std::size_t private_bytes) const;
+  std::vector<std::size_t> take_slots(bool all_free);
   void write_record();
   PredictSummary summary(BatchLog& log);
 
@@ -142,7 +149,7 @@ NodeJob NodeBatch::plan_node_job(std::size_t index, ModelCache& models) {
   NodeJob job;
   job.index = index;
   RunOptions run = batch_run_options(o_, rank_);
-  run.mem_budget = budget_.bytes;
+  run.mem_budget = planning_budget_bytes(budget_.bytes);
   job.plan = plan_job(jobs_[index], o_, models, params_, run);
   if (!job.plan.error.empty()) return job;
   const MemoryPlan& p = job.plan.plan;
@@ -234,19 +241,44 @@ InstanceLayout NodeBatch::choose_layout() const {
       .layout;
 }
 
-double NodeBatch::predicted_seconds(const NodeJob& job, bool lean) const {
-  return run_seconds(scaling_, job.plan.flops, o_.precision, layout_.threads, layout_.instances,
+double NodeBatch::predicted_seconds(const NodeJob& job, bool lean, int threads) const {
+  return run_seconds(scaling_, job.plan.flops, o_.precision,
+                     threads > 0 ? threads : layout_.threads, layout_.instances,
                      static_cast<int>(cores_.cpus.size())) *
          (lean ? job.lean_relative : job.relative);
 }
 
+// Whether no other waiting job could start beside a job of `private_bytes` now: then that job
+// takes every free instance's cores instead of leaving them idle until something ends.
+bool NodeBatch::runs_alone_now(std::size_t private_bytes) const {
+  const std::size_t free = free_bytes();
+  const std::size_t after = free > private_bytes ? free - private_bytes : 0;
+  for (const NodeJob& j : waiting_) {
+    if (!j.alone && !j.retry && worker_budget_bytes(j.peak) - j.shared <= after) return false;
+  }
+  return true;
+}
+
+// The slots a starting job takes: the first free one, or every free one (runs_alone_now).
+std::vector<std::size_t> NodeBatch::take_slots(bool all_free) {
+  std::vector<std::size_t> taken;
+  for (std::size_t s = 0; s < slot_busy_.size(); ++s) {
+    if (slot_busy_[s]) continue;
+    slot_busy_[s] = true;
+    taken.push_back(s);
+    if (!all_free) break;
+  }
+  return taken;
+}
+
 std::size_t NodeBatch::free_bytes() const {
   std::size_t used = max_shared_;
-  for (const NodeJob& j : running_) used += (j.lean_run ? j.lean_peak : j.peak) - j.shared;
+  for (const NodeJob& j : running_) used += j.budget - j.shared;
   return budget_.bytes > used ? budget_.bytes - used : 0;
 }
 
 std::vector<std::string> NodeBatch::worker_args(const NodeJob& job, std::size_t budget) const {
+  const std::size_t threads = job.cores.cpus.size();
   std::vector<std::string> args = own_command_line();
   if (args.size() < 2 || args[1] != "predict") {
     throw InternalError("a multi-instance batch runs from the cpufold command line only");
@@ -258,7 +290,7 @@ std::vector<std::string> NodeBatch::worker_args(const NodeJob& job, std::size_t 
                          {"--quiet"});
   for (const std::string& a :
        {std::string("--worker-job"), jobs_[job.index].name, std::string("--instances"),
-        std::string("1"), std::string("--threads"), std::to_string(layout_.threads),
+        std::string("1"), std::string("--threads"), std::to_string(threads),
         std::string("--mem-budget"), std::to_string(budget), std::string("--quiet")}) {
     args.push_back(a);
   }
@@ -268,33 +300,39 @@ std::vector<std::string> NodeBatch::worker_args(const NodeJob& job, std::size_t 
 void NodeBatch::start(std::size_t waiting_index, bool lean, BatchLog& log) {
   NodeJob job = std::move(waiting_[waiting_index]);
   waiting_.erase(waiting_.begin() + static_cast<std::ptrdiff_t>(waiting_index));
-  const auto slot = static_cast<std::size_t>(
-      std::find(slot_busy_.begin(), slot_busy_.end(), false) - slot_busy_.begin());
-  slot_busy_[slot] = true;
-  job.slot = static_cast<int>(slot);
   job.lean_run = lean || job.retry;
-  job.seconds = predicted_seconds(job, job.lean_run);
-  const std::size_t budget = job.lean_run ? job.lean_peak : job.peak;
+  const std::size_t planned = job.lean_run ? job.lean_peak : job.peak;
+  const std::size_t budget = job.budget = worker_budget_bytes(planned);
+  job.slots = take_slots(job.alone || job.retry || runs_alone_now(budget - job.shared));
+  job.cores = CoreSlot{};
+  std::set<int> numa;
+  for (std::size_t s : job.slots) {
+    job.cores.cpus.insert(job.cores.cpus.end(), slots_[s].cpus.begin(), slots_[s].cpus.end());
+    numa.insert(slots_[s].numa_node);
+  }
+  job.cores.numa_node = numa.size() == 1 ? *numa.begin() : -1;
+  job.seconds = predicted_seconds(job, job.lean_run, static_cast<int>(job.cores.cpus.size()));
   const PredictJob& p = jobs_[job.index];
   std::error_code ec;
   fs::create_directories(worker_log_path(o_.output_dir, p.name).parent_path(), ec);
   fs::remove(worker_timings_path(o_.output_dir, p.name), ec);
   job.start = Clock::now();
-  job.pid = start_worker(
-      {worker_args(job, budget), slots_[slot], worker_log_path(o_.output_dir, p.name)});
+  job.pid =
+      start_worker({worker_args(job, budget), job.cores, worker_log_path(o_.output_dir, p.name)});
 
   InstanceJobRecord& r = job.record;
   r.status = "running";
-  r.instance = job.slot + 1;
-  r.cores = cpu_list(slots_[slot].cpus);
-  r.numa_node = slots_[slot].numa_node;
+  r.instance = static_cast<int>(job.slots.front()) + 1;
+  r.cores = cpu_list(job.cores.cpus);
+  r.threads = static_cast<int>(job.cores.cpus.size());
+  r.numa_node = job.cores.numa_node;
   ++r.attempts;
   r.start_seconds = seconds_since(start_);
   r.start_time = utc_now();
   r.end_seconds = -1;
   r.end_time.clear();
   r.predicted_seconds = job.seconds;
-  r.predicted_peak_bytes = budget;
+  r.predicted_peak_bytes = planned;
   r.budget_bytes = budget;
   r.chunks = job.lean_run ? job.lean_chunks : job.plan.plan.chosen.chunks;
   r.lean = job.lean_run;
@@ -302,7 +340,7 @@ void NodeBatch::start(std::size_t waiting_index, bool lean, BatchLog& log) {
   log.say(job_head_with_length(job_head(job.index, jobs_.size(), p.name), p.sequence.size()) +
           ": started on instance " + std::to_string(r.instance) + " (cores " + r.cores +
           (r.numa_node >= 0 ? ", NUMA node " + std::to_string(r.numa_node) : "") +
-          "), predicted peak " + format_bytes(budget) + ", ~" + clock_time(job.seconds) +
+          "), predicted peak " + format_bytes(planned) + ", ~" + clock_time(job.seconds) +
           (job.retry ? " (retry, alone, leanest plan)"
            : lean    ? " (tighter plan: starts now)"
                      : "") +
@@ -315,6 +353,9 @@ void NodeBatch::start(std::size_t waiting_index, bool lean, BatchLog& log) {
 bool NodeBatch::admit_one(BatchLog& log) {
   const int free_slots = static_cast<int>(std::count(slot_busy_.begin(), slot_busy_.end(), false));
   if (waiting_.empty() || free_slots == 0) return false;
+  for (const NodeJob& j : running_) {
+    if (j.alone || j.retry) return false;  // it has the node to itself
+  }
   NodeState node;
   node.free_bytes = free_bytes();
   node.free_slots = free_slots;
@@ -327,8 +368,8 @@ bool NodeBatch::admit_one(BatchLog& log) {
   std::vector<JobDemand> demands;
   for (const NodeJob& j : waiting_) {
     JobDemand d;
-    d.peak_bytes = (j.retry ? j.lean_peak : j.peak) - j.shared;
-    d.lean_peak_bytes = j.lean_peak - j.shared;
+    d.peak_bytes = worker_budget_bytes(j.retry ? j.lean_peak : j.peak) - j.shared;
+    d.lean_peak_bytes = worker_budget_bytes(j.lean_peak) - j.shared;
     d.seconds = predicted_seconds(j, j.retry);
     d.lean_seconds = predicted_seconds(j, true);
     d.alone = j.alone || j.retry;
@@ -353,7 +394,7 @@ std::string last_error_line(const fs::path& log) {
 
 void NodeBatch::finish(NodeJob& job, int status, std::size_t max_rss, BatchLog& log) {
   const PredictJob& p = jobs_[job.index];
-  slot_busy_[static_cast<std::size_t>(job.slot)] = false;
+  for (std::size_t s : job.slots) slot_busy_[s] = false;
   InstanceJobRecord& r = job.record;
   r.end_seconds = seconds_since(start_);
   r.end_time = utc_now();
@@ -400,6 +441,7 @@ void NodeBatch::job_done(NodeJob& job, BatchLog& log) {
 
 // A worker that died or ran out of memory: its job waits to run again, alone, leanest plan.
 void NodeBatch::retry_alone(NodeJob job, BatchLog& log) {
+  remove_stale_temporaries(o_.output_dir);  // what the dead worker was writing
   InstanceJobRecord& r = job.record;
   log.say(job_head(job.index, jobs_.size(), jobs_[job.index].name) + ": worker " + r.exit +
           " after " + clock_time(seconds_since(job.start)) +
@@ -498,6 +540,11 @@ void NodeBatch::schedule(BatchLog& log) {
     }
     reap(log);
     if (seconds_since(last_progress_) >= kProgressSeconds) progress_line(log);
+    if (stop_signal_ != 0 && running_.empty()) {
+      // Workers stopped mid-write leave their temporaries (never a torn file): tidy them.
+      remove_stale_temporaries(o_.output_dir);
+      remove_stale_temporaries(o_.output_dir / "logs");
+    }
     const timespec pause{0, 100'000'000};
     ::nanosleep(&pause, nullptr);
   }

@@ -22,27 +22,55 @@ std::size_t shared_bytes(const MemoryPlan& plan) {
 struct Running {
   double end = 0;
   std::size_t bytes = 0;
+  int slots = 1;
+  bool alone = false;
 };
+
+// The node the replay runs on: its instances and how a job's time shrinks with more of them.
+struct PaperNode {
+  std::size_t room = 0, shared = 0;
+  InstanceLayout layout;
+  const InstanceScaling* scaling = nullptr;
+};
+
+// Whether no other waiting job fits beside one of `bytes` (the scheduler then gives it every
+// free instance: instance_batch's runs_alone_now).
+bool alone_now(const std::vector<JobDemand>& waiting, std::size_t job, std::size_t free,
+               std::size_t bytes) {
+  const std::size_t after = free > bytes ? free - bytes : 0;
+  for (std::size_t i = 0; i < waiting.size(); ++i) {
+    if (i != job && !waiting[i].alone && waiting[i].peak_bytes <= after) return false;
+  }
+  return true;
+}
 
 // Runs the admission loop against a clock (jobs longest first); returns the makespan and sets
 // the peak of the running jobs' plans.
-double replay(std::vector<JobDemand> waiting, std::size_t room, int slots, std::size_t shared,
-              std::size_t& peak) {
+double replay(std::vector<JobDemand> waiting, const PaperNode& n, std::size_t& peak) {
   std::vector<Running> running;
   std::size_t used = 0;
+  int busy = 0;
   double now = 0;
   peak = 0;
   while (!waiting.empty() || !running.empty()) {
-    NodeState node{room > used ? room - used : 0, slots - static_cast<int>(running.size()),
+    NodeState node{n.room > used ? n.room - used : 0, n.layout.instances - busy,
                    static_cast<int>(running.size()), running.empty() ? 0 : 1e300};
     for (const Running& r : running)
       node.next_end_seconds = std::min(node.next_end_seconds, r.end - now);
-    if (const auto a = next_admission(waiting, node)) {
+    const bool held =
+        std::any_of(running.begin(), running.end(), [](const Running& r) { return r.alone; });
+    if (const auto a = held ? std::nullopt : next_admission(waiting, node)) {
       const JobDemand& j = waiting[a->job];
-      running.push_back({now + (a->lean ? j.lean_seconds : j.seconds),
-                         a->lean ? j.lean_peak_bytes : j.peak_bytes});
-      used += running.back().bytes;
-      peak = std::max(peak, shared + used);
+      const std::size_t bytes = a->lean ? j.lean_peak_bytes : j.peak_bytes;
+      const int slots =
+          j.alone || alone_now(waiting, a->job, node.free_bytes, bytes) ? node.free_slots : 1;
+      const double speedup = thread_speedup(*n.scaling, n.layout.threads * slots) /
+                             thread_speedup(*n.scaling, n.layout.threads);
+      running.push_back(
+          {now + (a->lean ? j.lean_seconds : j.seconds) / speedup, bytes, slots, j.alone});
+      used += bytes;
+      busy += slots;
+      peak = std::max(peak, n.shared + used);
       waiting.erase(waiting.begin() + static_cast<std::ptrdiff_t>(a->job));
       continue;
     }
@@ -52,6 +80,7 @@ double replay(std::vector<JobDemand> waiting, std::size_t room, int slots, std::
                          [](const Running& a, const Running& b) { return a.end < b.end; });
     now = first->end;
     used -= first->bytes;
+    busy -= first->slots;
     running.erase(first);
   }
   return now;
@@ -80,13 +109,13 @@ NodeSizing size_node(std::span<const JobPlan> plans, int cores, std::size_t memo
   std::vector<const JobPlan*> fit;
   for (const JobPlan& p : plans) {
     ++out.jobs;
-    if (!p.error.empty() || !p.plan.fits || p.plan.dram_peak_bytes > memory) {
+    if (!p.error.empty() || !p.plan.fits || worker_budget_bytes(p.plan.dram_peak_bytes) > memory) {
       ++out.unfit;
       continue;
     }
     fit.push_back(&p);
     shared = std::max(shared, shared_bytes(p.plan));
-    largest = std::max(largest, p.plan.dram_peak_bytes - shared_bytes(p.plan));
+    largest = std::max(largest, worker_budget_bytes(p.plan.dram_peak_bytes) - shared_bytes(p.plan));
   }
   const std::size_t room = memory > shared ? memory - shared : 0;
   const int by_memory = static_cast<int>(std::clamp<std::size_t>(room / largest, 1, 1 << 16));
@@ -107,7 +136,8 @@ NodeSizing size_node(std::span<const JobPlan> plans, int cores, std::size_t memo
       const double relative = p->plan.chosen.relative_time;
       d.seconds = d.lean_seconds =
           run_seconds(scaling, p->flops, precision, l.threads, l.instances, cores) * relative;
-      d.peak_bytes = d.lean_peak_bytes = p->plan.dram_peak_bytes - shared_bytes(p->plan);
+      d.peak_bytes = d.lean_peak_bytes =
+          worker_budget_bytes(p->plan.dram_peak_bytes) - shared_bytes(p->plan);
       d.alone = p->plan.spill_bytes > 0;
       jobs.push_back(d);
       serial += run_seconds(scaling, p->flops, precision, cores, 1, cores) * relative;
@@ -115,7 +145,7 @@ NodeSizing size_node(std::span<const JobPlan> plans, int cores, std::size_t memo
     std::stable_sort(jobs.begin(), jobs.end(),
                      [](const JobDemand& a, const JobDemand& b) { return a.seconds > b.seconds; });
     std::size_t peak = 0;
-    const double makespan = replay(std::move(jobs), room, l.instances, shared, peak);
+    const double makespan = replay(std::move(jobs), {room, shared, l, &scaling}, peak);
     if (out.makespan_seconds < 0 || makespan < out.makespan_seconds * (1 - 1e-9)) {
       out.layout = l;
       out.makespan_seconds = makespan;

@@ -86,6 +86,17 @@ OUTPUT_DIR (per job JOB, K = rank 001.., M = model, SSS = seed)
   killed run leaves no half-written file; a rerun skips jobs whose .done.txt
   exists (unless --overwrite-existing-results) and redoes the others.
 
+INSTANCES
+  --instances auto (the default) folds several jobs at once when the time
+  model says that is faster: each job in a worker process pinned to its own
+  cores, started when its planned peak fits beside the running jobs' under
+  --mem-budget (default: the cgroup limit or MemAvailable), longest first. A
+  worker that dies is retried once alone with its leanest plan; SIGINT or
+  SIGTERM stops the workers and a rerun resumes. OUTPUT_DIR then also holds
+  batch.json (per job: instance, cores, start/end, predicted and measured
+  peak, plan) and logs/JOB.log.txt. --threads N alone, or --instances 1,
+  folds in this process. --shard I/N (or a Slurm array task) folds share I.
+
 COLABFOLD_BATCH OPTIONS
   Every colabfold_batch option is accepted. Those cpufold cannot honour yet
   (--templates, --amber, --msa-mode mmseqs2_*, multimer model types,

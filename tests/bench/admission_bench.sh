@@ -35,10 +35,12 @@ for n in map(int, sys.argv[2:]):
 PY
 common=(--data "$data" --model-order 1 --num-models 1 --num-recycle 0 --quiet)
 "$cpufold" predict "$out/in/len${lengths[0]}.a3m" "$out/warm" "${common[@]}" --threads 2 >/dev/null
-"$cpufold" plan "$out/in" "${common[@]}" --format json | python3 -c '
+"$cpufold" plan "$out/in" "${common[@]}" --format json >"$out/plan.json"
+python3 - "$out/plan.json" <<'PY'
 import json, sys
-for j in json.load(sys.stdin)["jobs"]:
-    print(f"  plan {j[\"name\"]}: peak {j[\"dram_peak_bytes\"] / 2**20:.0f} MiB")'
+for j in json.load(open(sys.argv[1]))["jobs"]:
+    print("  plan %s: peak %.0f MiB" % (j["name"], j["dram_peak_bytes"] / 2**20))
+PY
 
 run() {  # NAME ARGS...
   local name=$1
