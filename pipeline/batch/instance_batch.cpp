@@ -42,13 +42,6 @@ double seconds_since(Clock::time_point t) {
   return std::chrono::duration<double>(Clock::now() - t).count();
 }
 
-std::size_t shared_weight_bytes(const MemoryPlan& plan) {
-  for (const PlannedBlock& b : plan.chosen.blocks) {
-    if (b.name.starts_with("shared weights")) return b.bytes;
-  }
-  return 0;
-}
-
 struct NodeBudget {
   std::size_t bytes = 0;
   std::string source;

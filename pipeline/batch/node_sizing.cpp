@@ -12,13 +12,6 @@
 namespace cpufold {
 namespace {
 
-std::size_t shared_bytes(const MemoryPlan& plan) {
-  for (const PlannedBlock& b : plan.chosen.blocks) {
-    if (b.name.starts_with("shared weights")) return b.bytes;
-  }
-  return 0;
-}
-
 struct Running {
   double end = 0;
   std::size_t bytes = 0;
@@ -114,8 +107,9 @@ NodeSizing size_node(std::span<const JobPlan> plans, int cores, std::size_t memo
       continue;
     }
     fit.push_back(&p);
-    shared = std::max(shared, shared_bytes(p.plan));
-    largest = std::max(largest, worker_budget_bytes(p.plan.dram_peak_bytes) - shared_bytes(p.plan));
+    shared = std::max(shared, shared_weight_bytes(p.plan));
+    largest = std::max(largest,
+                       worker_budget_bytes(p.plan.dram_peak_bytes) - shared_weight_bytes(p.plan));
   }
   const std::size_t room = memory > shared ? memory - shared : 0;
   const int by_memory = static_cast<int>(std::clamp<std::size_t>(room / largest, 1, 1 << 16));
@@ -137,7 +131,7 @@ NodeSizing size_node(std::span<const JobPlan> plans, int cores, std::size_t memo
       d.seconds = d.lean_seconds =
           run_seconds(scaling, p->flops, precision, l.threads, l.instances, cores) * relative;
       d.peak_bytes = d.lean_peak_bytes =
-          worker_budget_bytes(p->plan.dram_peak_bytes) - shared_bytes(p->plan);
+          worker_budget_bytes(p->plan.dram_peak_bytes) - shared_weight_bytes(p->plan);
       d.alone = p->plan.spill_bytes > 0;
       jobs.push_back(d);
       serial += run_seconds(scaling, p->flops, precision, cores, 1, cores) * relative;

@@ -12,6 +12,13 @@
 
 namespace cpufold {
 
+std::size_t shared_weight_bytes(const MemoryPlan& plan) {
+  for (const PlannedBlock& b : plan.chosen.blocks) {
+    if (b.name.starts_with("shared weights")) return b.bytes;
+  }
+  return 0;
+}
+
 JobPlan plan_job(const PredictJob& job, const PredictOptions& o, ModelCache& models,
                  const std::map<int, std::filesystem::path>& params, const RunOptions& run) {
   JobPlan plan;

@@ -22,6 +22,9 @@ struct JobPlan {
   std::string error;  // the job cannot be planned (bad input); plan is then empty
 };
 
+// The plan's shared weights (the mapped weight cache): what concurrent instances hold once.
+std::size_t shared_weight_bytes(const MemoryPlan& plan);
+
 class ModelCache;
 struct RunOptions;
 
