@@ -100,17 +100,22 @@ MemoryPlan choose_plan(std::vector<PlanCandidate> candidates, std::optional<std:
 }
 
 void refuse_plan(const MemoryPlan& plan, const std::string& what) {
+  throw BudgetError(refusal_message(plan, what));
+}
+
+std::string refusal_message(const MemoryPlan& plan, const std::string& what) {
   const std::string limit = plan.budget
                                 ? "the memory budget " + format_bytes(*plan.budget)
                                 : "the memory available here " + format_bytes(plan.usable_bytes);
-  throw BudgetError(
-      what + " needs at least " + format_bytes(plan.min_budget_bytes) + " (the leanest plan, " +
-      describe_chunk_sizes(plan.chosen.chunks) + "), more than " + limit + "; give --mem-budget " +
-      slurm_mem(plan.min_budget_bytes) + " or more (and as much to the job's memory limit)" +
-      (plan.spill_considered ? std::string(", or fold it on a machine with more memory")
-                             : std::string(", or add --spill-dir DIR (a directory on a local SSD "
-                                           "or a DAX mount) to place the largest activations in "
-                                           "files there")));
+  return what + " needs at least " + format_bytes(plan.min_budget_bytes) + " (the leanest plan, " +
+         describe_chunk_sizes(plan.chosen.chunks) + "), more than " + limit +
+         "; give --mem-budget " + slurm_mem(plan.min_budget_bytes) +
+         " or more (and as much to the job's memory limit)" +
+         (plan.spill_considered
+              ? std::string(", or fold it on a machine with more memory")
+              : std::string(", or add --spill-dir DIR (a directory on a local SSD "
+                            "or a DAX mount) to place the largest activations in "
+                            "files there"));
 }
 
 }  // namespace cpufold

@@ -56,5 +56,7 @@ MemoryPlan choose_plan(std::vector<PlanCandidate> candidates, std::optional<std:
 // The BudgetError (exit 4) for a plan that does not fit: what it needs, what the budget or the
 // machine offers and the smallest budget that would do.
 [[noreturn]] void refuse_plan(const MemoryPlan& plan, const std::string& what);
+// That error's message, for a caller that reports it without throwing (a batch's job).
+std::string refusal_message(const MemoryPlan& plan, const std::string& what);
 
 }  // namespace cpufold

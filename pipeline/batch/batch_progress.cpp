@@ -29,13 +29,22 @@ BatchLog::BatchLog(const std::filesystem::path& path,
 
 namespace {
 
-std::string timestamp() {
+// Now in `format` (strftime's), as local or UTC time.
+std::string now_as(const char* format, bool utc) {
   const std::time_t now = std::time(nullptr);
-  std::tm local{};
-  localtime_r(&now, &local);
-  char stamp[32];
-  std::strftime(stamp, sizeof stamp, "%Y-%m-%d %H:%M:%S ", &local);
-  return stamp;
+  std::tm tm{};
+  if (utc) {
+    gmtime_r(&now, &tm);
+  } else {
+    localtime_r(&now, &tm);
+  }
+  char text[32];
+  std::strftime(text, sizeof text, format, &tm);
+  return text;
+}
+
+std::string timestamp() {
+  return now_as("%Y-%m-%d %H:%M:%S ", false);
 }
 
 }  // namespace
@@ -64,6 +73,10 @@ double TimeEstimate::remaining(double current_units, double current_elapsed) con
   const double rate = done_seconds_ / done_units_;
   const double current_left = std::max(0.0, rate * current_units - current_elapsed);
   return rate * std::max(0.0, planned_ - current_units) + current_left;
+}
+
+std::string utc_now() {
+  return now_as("%Y-%m-%dT%H:%M:%SZ", true);
 }
 
 }  // namespace cpufold

@@ -9,6 +9,9 @@
 
 namespace cpufold {
 
+// "2026-12-04T05:06:07Z": now, UTC, ISO 8601 (batch.json's start and end times).
+std::string utc_now();
+
 // "0:07", "12:34", "1:02:03".
 std::string clock_time(double seconds);
 

@@ -1,6 +1,5 @@
 #include "pipeline/batch/batch_record.h"
 
-#include <ctime>
 #include <nlohmann/json.hpp>
 
 #include "io/atomic_file.h"
@@ -44,15 +43,6 @@ nlohmann::ordered_json job_json(const InstanceJobRecord& j) {
 }
 
 }  // namespace
-
-std::string utc_now() {
-  const std::time_t now = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&now, &tm);
-  char text[32];
-  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return text;
-}
 
 void write_batch_record(const std::filesystem::path& path, const InstanceBatchRecord& record) {
   nlohmann::ordered_json j;

@@ -40,9 +40,6 @@ struct InstanceBatchRecord {
   std::vector<InstanceJobRecord> jobs;
 };
 
-// "2026-12-04T05:06:07Z" for now.
-std::string utc_now();
-
 // Writes `record` to `path` atomically.
 void write_batch_record(const std::filesystem::path& path, const InstanceBatchRecord& record);
 

@@ -20,16 +20,13 @@
 #include "pipeline/output/plots.h"
 #include "pipeline/runner/finite_outputs.h"
 #include "pipeline/runner/model_cache.h"
+#include "pipeline/runner/wall_clock.h"
 
 namespace cpufold {
 namespace {
 
 namespace fs = std::filesystem;
-using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point t) {
-  return std::chrono::duration<double>(Clock::now() - t).count();
-}
+using Clock = WallClock;
 
 class BatchRunner {
  public:

@@ -31,16 +31,13 @@
 #include "pipeline/batch/worker_process.h"
 #include "pipeline/runner/instance_layout.h"
 #include "pipeline/runner/model_cache.h"
+#include "pipeline/runner/wall_clock.h"
 
 namespace cpufold {
 namespace {
 
 namespace fs = std::filesystem;
-using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point t) {
-  return std::chrono::duration<double>(Clock::now() - t).count();
-}
+using Clock = WallClock;
 
 struct NodeBudget {
   std::size_t bytes = 0;
@@ -165,16 +162,6 @@ NodeJob NodeBatch::plan_node_job(std::size_t index, ModelCache& models) {
   return job;
 }
 
-// The message of a plan that does not fit: what refuse_plan would throw.
-std::string refusal(const MemoryPlan& plan, const std::string& what) {
-  try {
-    refuse_plan(plan, what);
-  } catch (const BudgetError& e) {
-    return e.what();
-  }
-  return what + " does not fit";
-}
-
 void NodeBatch::plan_jobs_on_node() {
   ModelCache models(params_, o_.model_type, budget_.bytes, o_.precision);
   outcomes_.resize(jobs_.size());
@@ -198,7 +185,7 @@ void NodeBatch::plan_jobs_on_node() {
       if (!planned.plan.error.empty()) {
         out.message = planned.plan.error;
       } else if (!planned.plan.plan.fits) {
-        out.message = refusal(planned.plan.plan, "job " + job.name);
+        out.message = refusal_message(planned.plan.plan, "job " + job.name);
         out.out_of_memory = true;
       } else {
         planned.record = record;

@@ -18,6 +18,7 @@
 #include "pipeline/cli/option_checks.h"
 #include "pipeline/features/feature_pipeline.h"
 #include "pipeline/runner/model_flops.h"
+#include "pipeline/runner/wall_clock.h"
 
 namespace cpufold {
 namespace {
@@ -47,10 +48,6 @@ Msa random_msa(std::int64_t rows, std::int64_t n_res, std::uint32_t seed) {
     msa.descriptions.push_back("row" + std::to_string(r));
   }
   return msa;
-}
-
-double seconds_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
 void add_bench_features(CLI::App& bench) {

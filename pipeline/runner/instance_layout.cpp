@@ -67,17 +67,7 @@ InstanceLayout fixed_layout(const InstanceScaling& s, int cores, int max_instanc
     }
     return make_layout(s, std::min(cores / threads, max_instances), threads, cores);
   }
-  // Every instance count gets all the cores split evenly: idle cores never help a batch.
-  InstanceLayout best;
-  for (int k = 1; k <= std::min(cores, max_instances); ++k) {
-    const InstanceLayout l = make_layout(s, k, cores / k, cores);
-    if (l.throughput > best.throughput * (1 + 1e-9)) best = l;
-  }
-  return best;
-}
-
-InstanceLayout best_layout(const InstanceScaling& s, int cores, int max_instances) {
-  return fixed_layout(s, cores, max_instances, 0, 0);
+  return make_layout(s, 1, cores, cores);
 }
 
 }  // namespace cpufold

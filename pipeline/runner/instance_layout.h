@@ -32,13 +32,10 @@ struct InstanceLayout {
 // `instances` x `threads` on `cores` and its throughput.
 InstanceLayout make_layout(const InstanceScaling& s, int instances, int threads, int cores);
 
-// The layout with the highest throughput on `cores` cores, with at most `max_instances`
-// instances (what memory allows; also the number of jobs): K instances share the cores evenly
-// (cores / K threads each, no core runs two). Ties go to fewer instances (less memory).
-InstanceLayout best_layout(const InstanceScaling& s, int cores, int max_instances);
-
-// The layout for fixed instances and/or threads (0: free), the rest chosen as best_layout
-// would; InputError when instances × threads exceeds `cores`.
+// The layout for a fixed instance count and/or threads per instance: the other follows from
+// `cores` (instances: cores / threads, at most `max_instances`); neither fixed: one instance on
+// every core. InputError when instances x threads exceeds `cores`. Choosing a free layout is
+// node_sizing's (a replay of the batch), not this.
 InstanceLayout fixed_layout(const InstanceScaling& s, int cores, int max_instances, int instances,
                             int threads);
 

@@ -13,17 +13,14 @@
 #include "pipeline/runner/recycle_stop.h"
 #include "pipeline/runner/run_checkpoint.h"
 #include "pipeline/runner/run_memory.h"
+#include "pipeline/runner/wall_clock.h"
 #include "structure/atom_builder.h"
 #include "structure/rigid.h"
 
 namespace cpufold {
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point t) {
-  return std::chrono::duration<double>(Clock::now() - t).count();
-}
+using Clock = WallClock;
 
 // final_rot_mats [n, 3, 3] and final_trans [n, 3] from the tensor-7 frames.
 void split_frames(const Tensor& frames7, const Tensor& rot, const Tensor& trans) {

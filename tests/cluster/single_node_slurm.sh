@@ -9,10 +9,16 @@ action=$1
 dir=$(realpath -m "$2")
 
 if [ "$action" = stop ]; then
-  for d in slurmd slurmctld; do
-    [ -f "$dir/$d.pid" ] && kill "$(cat "$dir/$d.pid")" 2>/dev/null || true
+  # Waits for each daemon to exit, so that its state files are written before DIR is removed.
+  for d in slurmd slurmctld munged; do
+    [ -f "$dir/$d.pid" ] || continue
+    pid=$(cat "$dir/$d.pid")
+    kill "$pid" 2>/dev/null || continue
+    for _ in $(seq 1 100); do
+      kill -0 "$pid" 2>/dev/null || break
+      sleep 0.1
+    done
   done
-  [ -f "$dir/munged.pid" ] && kill "$(cat "$dir/munged.pid")" 2>/dev/null || true
   exit 0
 fi
 

@@ -18,7 +18,7 @@ for tool in slurmctld slurmd sbatch munged; do
   }
 done
 dir=$(mktemp -d)
-trap '"$repo/tests/cluster/single_node_slurm.sh" stop "$dir/slurm"; rm -rf "$dir"' EXIT
+trap '"$repo/tests/cluster/single_node_slurm.sh" stop "$dir/slurm"; rm -rf "$dir" || true' EXIT
 SLURM_CONF=$("$repo/tests/cluster/single_node_slurm.sh" start "$dir/slurm")
 export SLURM_CONF
 

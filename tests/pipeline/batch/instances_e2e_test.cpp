@@ -4,7 +4,6 @@
 #include <dirent.h>
 #include <gtest/gtest.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -15,8 +14,6 @@
 #include <thread>
 
 #include "tests/pipeline/batch/predict_test_helpers.h"
-
-extern char** environ;
 
 namespace cpufold {
 namespace {
@@ -62,17 +59,6 @@ std::vector<pid_t> workers_of(const fs::path& out, const std::string& job = "") 
   }
   ::closedir(proc);
   return pids;
-}
-
-pid_t spawn_cpufold(const std::vector<std::string>& args) {
-  std::vector<std::string> owned{CPUFOLD_BINARY};
-  owned.insert(owned.end(), args.begin(), args.end());
-  std::vector<char*> argv;
-  for (std::string& a : owned) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  pid_t pid = 0;
-  if (::posix_spawn(&pid, CPUFOLD_BINARY, nullptr, nullptr, argv.data(), environ) != 0) return -1;
-  return pid;
 }
 
 std::vector<std::string> spawn_args(const fs::path& fasta, const fs::path& out,
@@ -146,7 +132,7 @@ TEST(InstancesE2eTest, AKilledWorkerLosesOnlyItsAttemptAndIsRetriedAlone) {
   ScratchDir dir;
   const fs::path fasta = dir / "jobs.fasta";
   write_jobs(fasta, {{"big", 400}, {"a", 30}, {"b", 40}, {"c", 50}});
-  const pid_t batch = spawn_cpufold(spawn_args(fasta, dir / "out", "3"));
+  const pid_t batch = testing::spawn_cpufold(spawn_args(fasta, dir / "out", "3"));
   ASSERT_GT(batch, 0);
   ASSERT_TRUE(wait_for([&] { return !workers_of(dir / "out", "big").empty(); }));
   for (pid_t w : workers_of(dir / "out", "big")) ::kill(w, SIGKILL);
@@ -172,7 +158,7 @@ TEST(InstancesE2eTest, SigtermStopsTheWorkersCleanlyAndARerunResumes) {
   const fs::path fasta = dir / "jobs.fasta";
   write_jobs(fasta, {{"x", 400}, {"y", 400}, {"z", 30}});
   const fs::path out = dir / "out";
-  const pid_t batch = spawn_cpufold(spawn_args(fasta, out, "3"));
+  const pid_t batch = testing::spawn_cpufold(spawn_args(fasta, out, "3"));
   ASSERT_GT(batch, 0);
   ASSERT_TRUE(wait_for([&] { return workers_of(out).size() == 2; }));
   ::kill(batch, SIGTERM);

@@ -3,7 +3,6 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -12,8 +11,6 @@
 #include <thread>
 
 #include "tests/pipeline/batch/predict_test_helpers.h"
-
-extern char** environ;
 
 namespace cpufold {
 namespace {
@@ -47,19 +44,11 @@ TEST(PredictResumeE2eTest, KilledBatchResumesWithFinishedJobsSkipped) {
   testing::write_file(fasta, text);
 
   // Run the binary directly (not through a shell) so the kill hits cpufold itself.
-  std::vector<std::string> args = {CPUFOLD_BINARY,  "predict",
-                                   fasta.string(),  out.string(),
-                                   "--data",        testing::test_data_dir().string(),
-                                   "--model-order", "3",
-                                   "--num-models",  "1",
-                                   "--num-recycle", "0",
-                                   "--threads",     "1",
-                                   "--quiet"};
-  std::vector<char*> argv;
-  for (std::string& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  pid_t pid = 0;
-  ASSERT_EQ(::posix_spawn(&pid, CPUFOLD_BINARY, nullptr, nullptr, argv.data(), environ), 0);
+  const pid_t pid = testing::spawn_cpufold({"predict", fasta.string(), out.string(), "--data",
+                                            testing::test_data_dir().string(), "--model-order", "3",
+                                            "--num-models", "1", "--num-recycle", "0", "--threads",
+                                            "1", "--quiet"});
+  ASSERT_GT(pid, 0);
 
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
   bool exited = false;

@@ -2,6 +2,7 @@
 // a look at an output directory.
 #pragma once
 
+#include <spawn.h>
 #include <sys/wait.h>
 
 #include <array>
@@ -14,7 +15,22 @@
 
 #include "tests/support/test_support.h"
 
+extern char** environ;
+
 namespace cpufold::testing {
+
+// Starts the built `cpufold` with `args` directly (no shell, so a signal sent to the PID hits
+// cpufold itself); -1 when it cannot be started.
+inline pid_t spawn_cpufold(const std::vector<std::string>& args) {
+  std::vector<std::string> owned{CPUFOLD_BINARY};
+  owned.insert(owned.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (std::string& a : owned) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  pid_t pid = 0;
+  if (::posix_spawn(&pid, CPUFOLD_BINARY, nullptr, nullptr, argv.data(), environ) != 0) return -1;
+  return pid;
+}
 
 // Fast settings on the shipped tiny weights (models 1 and 3 exist).
 inline std::string fast_predict_options(const std::string& models = "1") {

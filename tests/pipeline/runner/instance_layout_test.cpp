@@ -17,30 +17,19 @@ InstanceScaling measured() {  // issue 30's figures: 2 cores, AVX-512
   return s;
 }
 
-TEST(InstanceLayoutTest, OnTwoCoresOneTwoThreadInstanceBeatsTwoSingleThreadOnesAsMeasured) {
-  const InstanceLayout l = best_layout(measured(), 2, 8);
-  EXPECT_EQ(l.instances, 1);
-  EXPECT_EQ(l.threads, 2);
-  // The model reproduces what it was fitted to: 1x2 at 1.72x and 2x1 at 1.64x one thread.
-  EXPECT_NEAR(l.throughput, 81.9 / 47.6, 1e-9);
-  EXPECT_NEAR(fixed_layout(measured(), 2, 8, 2, 1).throughput, 2 * 81.9 / 99.7, 1e-9);
+TEST(InstanceLayoutTest, ThroughputReproducesTheMeasurementsItWasFittedTo) {
+  // 1x2 at 1.72x and 2x1 at 1.64x one thread's throughput on 2 cores.
+  EXPECT_NEAR(make_layout(measured(), 1, 2, 2).throughput, 81.9 / 47.6, 1e-9);
+  EXPECT_NEAR(make_layout(measured(), 2, 1, 2).throughput, 2 * 81.9 / 99.7, 1e-9);
 }
 
-TEST(InstanceLayoutTest, ManyCoresFavourManyInstancesUnlessMemoryLimitsThem) {
-  const InstanceLayout wide = best_layout(measured(), 112, 1000);
-  EXPECT_EQ(wide.instances * wide.threads, 112);
-  EXPECT_GT(wide.instances, 8);
-  const InstanceLayout tight = best_layout(measured(), 112, 4);
-  EXPECT_EQ(tight.instances, 4);
-  EXPECT_EQ(tight.threads, 28);
-}
-
-TEST(InstanceLayoutTest, WithoutSlowdownSideBySideEveryCoreGetsItsOwnInstance) {
-  InstanceScaling s = measured();
-  s.side_by_side = 1;
-  const InstanceLayout l = best_layout(s, 4, 8);
-  EXPECT_EQ(l.instances, 4);
-  EXPECT_EQ(l.threads, 1);
+TEST(InstanceLayoutTest, AFixedCountOrThreadCountTakesTheOtherFromTheCores) {
+  EXPECT_EQ(fixed_layout(measured(), 112, 1000, 4, 0).threads, 28);
+  EXPECT_EQ(fixed_layout(measured(), 112, 1000, 0, 8).instances, 14);
+  EXPECT_EQ(fixed_layout(measured(), 112, 4, 0, 8).instances, 4);  // what memory allows
+  const InstanceLayout neither = fixed_layout(measured(), 112, 1000, 0, 0);
+  EXPECT_EQ(neither.instances, 1);
+  EXPECT_EQ(neither.threads, 112);
 }
 
 TEST(InstanceLayoutTest, RunSecondsFollowTheRateThreadsAndNeighbours) {
