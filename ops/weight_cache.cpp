@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "io/cache_location.h"
+#include "io/file_identity.h"
 #include "memory/error.h"
 #include "memory/heap_policy.h"
 #include "ops/dnnl_context.h"
@@ -59,16 +60,12 @@ bool blob_matches(const Blob& blob, const dnnl::memory::desc& desc, std::uint64_
 }
 
 std::string key_for(const fs::path& params, DType precision) {
-  std::error_code ec;
-  const fs::path canonical = fs::canonical(params, ec);
-  const auto size = fs::file_size(params, ec);
-  const auto mtime = fs::last_write_time(params, ec).time_since_epoch().count();
   const dnnl_version_t* v = dnnl_version();
   std::ostringstream key;
-  key << "cpufold packed Linear weights\nparams " << canonical.string() << "\nsize " << size
-      << "\nmtime " << mtime << "\nonednn " << v->major << "." << v->minor << "." << v->patch << " "
-      << v->hash << "\nisa " << static_cast<int>(dnnl::get_effective_cpu_isa()) << "\nprecision "
-      << dtype_name(precision) << "\n";
+  key << "cpufold packed Linear weights\nparams " << file_content_hash(params) << "\nonednn "
+      << v->major << "." << v->minor << "." << v->patch << " " << v->hash << "\nisa "
+      << static_cast<int>(dnnl::get_effective_cpu_isa()) << "\nprecision " << dtype_name(precision)
+      << "\n";
   return key.str();
 }
 

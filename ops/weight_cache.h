@@ -38,8 +38,8 @@ class WeightCache {
  public:
   // The cache for `params` built in `precision` (--precision; part of the key, so each
   // precision and ISA has its own file, bf16 Linears' weights packed in bf16): located as
-  // io/cache_location.h says, keyed by the file's canonical path, size and mtime, the oneDNN
-  // version and the effective CPU ISA. CPUFOLD_WEIGHT_CACHE=off disables it (no warning).
+  // io/cache_location.h says, keyed by the file's content (io/file_identity.h), the
+  // oneDNN version and the effective CPU ISA. CPUFOLD_WEIGHT_CACHE=off disables it (no warning).
   static std::unique_ptr<WeightCache> for_parameters(const std::filesystem::path& params,
                                                      DType precision = DType::f32);
   // Disabled when `file` is empty: every Linear keeps a private copy.

@@ -14,6 +14,7 @@
 
 #include "io/atomic_file.h"
 #include "io/blob_cache_file.h"
+#include "io/file_identity.h"
 #include "io/text_safety.h"
 #include "memory/error.h"
 #include "ops/row_kernels.h"
@@ -44,11 +45,7 @@ std::string_view contents(const Tensor& t) {
 }
 
 void describe_file(std::ostream& key, const fs::path& file) {
-  std::error_code ec;
-  const fs::path canonical = fs::canonical(file, ec);
-  const auto size = fs::file_size(file, ec);
-  const auto mtime = fs::last_write_time(file, ec).time_since_epoch().count();
-  key << "params " << canonical.string() << " size " << size << " mtime " << mtime << "\n";
+  key << "params " << file_content_hash(file) << "\n";
 }
 
 void describe_config(std::ostream& key, const ModelConfig& c) {

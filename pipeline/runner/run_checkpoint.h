@@ -41,7 +41,7 @@ struct RecycledState {
 
 // What a run's numbers depend on besides the features.
 struct RunIdentity {
-  std::filesystem::path params;  // by canonical path, size and mtime
+  std::filesystem::path params;  // by content (io/file_identity.h)
   const ModelConfig* config = nullptr;
   std::int64_t recycles = 0, ensemble = 1;
   double early_stop_tolerance = 0;

@@ -3,6 +3,7 @@
 // outputs are bit-identical to Linears without a cache in every case.
 #include "ops/weight_cache.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -235,6 +236,21 @@ TEST(WeightCache, ParametersCacheLivesInCacheDirAndDependsOnTheFileAndPrecision)
   EXPECT_EQ(f32.filename().string().rfind("params.", 0), 0u) << f32;
   EXPECT_NE(f32, bf16);
   EXPECT_NE(f32, changed);
+}
+
+TEST(WeightCache, ParametersReplacedBySameSizeAndMtimeGetAnotherCache) {
+  const ScratchDir dir;
+  ::setenv("CPUFOLD_CACHE_DIR", (dir / "cache").c_str(), 1);
+  write_file(dir / "params.npz", "weights A");
+  struct stat st {};
+  ASSERT_EQ(::stat((dir / "params.npz").c_str(), &st), 0);
+  const fs::path before = WeightCache::for_parameters(dir / "params.npz")->file();
+  write_file(dir / "params.npz", "weights B");  // as `cp -p` or `rsync -a` would leave it
+  const timespec times[2] = {st.st_mtim, st.st_mtim};
+  ASSERT_EQ(::utimensat(AT_FDCWD, (dir / "params.npz").c_str(), times, 0), 0);
+  const fs::path after = WeightCache::for_parameters(dir / "params.npz")->file();
+  ::unsetenv("CPUFOLD_CACHE_DIR");
+  EXPECT_NE(before, after);
 }
 
 TEST(WeightCache, DisabledByEnvironment) {

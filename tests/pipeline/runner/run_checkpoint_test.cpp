@@ -3,7 +3,9 @@
 // anything that changes a run's numbers.
 #include "pipeline/runner/run_checkpoint.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <cstring>
 #include <fstream>
@@ -199,6 +201,30 @@ TEST(RunCheckpointKey, SameRunSameKeyAndEveryNumericSettingChangesIt) {
   differs("one family's chunk", [](KeyCase& c) { c.id.chunks.extra_msa = 2; });
   differs("the early stop", [](KeyCase& c) { c.id.early_stop_tolerance = 0.5; });
   differs("the caller's context", [](KeyCase& c) { c.id.context = "stop_at_score 80"; });
+}
+
+// `cp -p`, `rsync -a` and `tar x` keep the mtime of the file they replace.
+void set_mtime_of(const fs::path& file, const fs::path& like) {
+  struct stat st {};
+  ASSERT_EQ(::stat(like.c_str(), &st), 0);
+  const timespec times[2] = {st.st_mtim, st.st_mtim};
+  ASSERT_EQ(::utimensat(AT_FDCWD, file.c_str(), times, 0), 0);
+}
+
+TEST(RunCheckpointKey, ParameterFileIsKnownByItsBytesNotItsPathSizeOrMtime) {
+  const testing::ScratchDir dir;
+  KeyCase original;
+  KeyCase copy;
+  copy.id.params = dir / "params.npz";
+  fs::copy_file(original.id.params, copy.id.params);
+  set_mtime_of(copy.id.params, original.id.params);
+  const std::string key = copy.key();
+  EXPECT_EQ(key, original.key()) << "the same bytes elsewhere are the same weights";
+  std::string bytes = testing::read_file(copy.id.params);
+  bytes[bytes.size() / 2] ^= 1;
+  testing::write_file(copy.id.params, bytes);
+  set_mtime_of(copy.id.params, original.id.params);
+  EXPECT_NE(copy.key(), key);
 }
 
 }  // namespace
