@@ -1,13 +1,21 @@
 #include "io/sequence_input.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cctype>
-#include <fstream>
-#include <sstream>
+#include <cerrno>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
 
 #include "io/text_input.h"
 #include "io/text_safety.h"
+#include "memory/byte_size.h"
 #include "memory/error.h"
+#include "memory/unique_fd.h"
 
 namespace cpufold {
 namespace {
@@ -19,13 +27,52 @@ bool is_unknown_residue(char c) {
 
 }  // namespace
 
+std::size_t max_input_bytes() {
+  const char* setting = std::getenv("CPUFOLD_MAX_INPUT_BYTES");
+  if (setting == nullptr || *setting == '\0') return kDefaultMaxInputBytes;
+  return parse_byte_size(setting, "CPUFOLD_MAX_INPUT_BYTES");
+}
+
 std::string read_input_text(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path.string() + ": cannot open file");
-  std::ostringstream bytes;
-  bytes << in.rdbuf();
-  if (in.bad()) throw InputError(path.string() + ": cannot read file");
-  return bytes.str();
+  const std::size_t limit = max_input_bytes();
+  const auto too_large = [&](const std::string& size) {
+    return InputError(path.string() + ": " + size + " is more than the " + format_bytes(limit) +
+                      " an input file may hold; set CPUFOLD_MAX_INPUT_BYTES (e.g. 8G) to read "
+                      "it");
+  };
+  const UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd) throw InputError(path.string() + ": cannot open file: " + std::strerror(errno));
+  struct stat st {};
+  if (::fstat(fd.get(), &st) != 0)
+    throw InputError(path.string() + ": cannot read file: " + std::strerror(errno));
+  if (S_ISDIR(st.st_mode)) throw InputError(path.string() + ": is a directory, not a file");
+  if (!S_ISREG(st.st_mode) && !S_ISFIFO(st.st_mode)) {
+    throw InputError(path.string() +
+                     ": is a device or socket, not a file (input must be a regular file or a "
+                     "pipe that ends)");
+  }
+  if (S_ISREG(st.st_mode) && static_cast<std::uint64_t>(st.st_size) > limit)
+    throw too_large(format_bytes(static_cast<std::size_t>(st.st_size)));
+  // Read in pieces up to the limit: a pipe, or a file that grows while it is read, is cut off
+  // there instead of filling memory.
+  std::string text;
+  constexpr std::size_t kPiece = std::size_t{1} << 20;
+  if (S_ISREG(st.st_mode)) text.reserve(static_cast<std::size_t>(st.st_size) + kPiece);
+  for (;;) {
+    const std::size_t old_size = text.size();
+    text.resize(old_size + kPiece);
+    const ssize_t got = ::read(fd.get(), text.data() + old_size, kPiece);
+    if (got < 0 && errno == EINTR) {
+      text.resize(old_size);
+      continue;
+    }
+    if (got < 0) throw InputError(path.string() + ": cannot read file: " + std::strerror(errno));
+    text.resize(old_size + static_cast<std::size_t>(got));
+    if (got == 0) break;
+    if (text.size() > limit) throw too_large("more than " + format_bytes(limit));
+  }
+  text.shrink_to_fit();
+  return text;
 }
 
 std::vector<SequenceRecord> parse_fasta(std::string_view text, const std::string& source_name) {

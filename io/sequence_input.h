@@ -52,7 +52,16 @@ std::vector<SequenceRecord> read_fasta(const std::filesystem::path& path,
 // A file-system-safe job name: every character outside [A-Za-z0-9_.-] becomes '_'.
 std::string job_name(const std::string& header_id);
 
-// The whole content of a text input file; InputError naming the path if it cannot be read.
+// The most bytes one input file (FASTA, A3M, Stockholm, CSV/TSV) may hold unless
+// CPUFOLD_MAX_INPUT_BYTES says otherwise: far above any real query file or MSA a run can use,
+// far below what reading it whole would cost a node.
+inline constexpr std::size_t kDefaultMaxInputBytes = std::size_t{1} << 30;
+// kDefaultMaxInputBytes, or CPUFOLD_MAX_INPUT_BYTES ("4G"; InputError when it is not a size).
+std::size_t max_input_bytes();
+
+// The whole content of a text input file: a regular file or a pipe (process substitution),
+// at most max_input_bytes(). InputError naming the path when it cannot be read, is larger,
+// or is a directory, device or socket (/dev/zero would never end).
 std::string read_input_text(const std::filesystem::path& path);
 
 }  // namespace cpufold

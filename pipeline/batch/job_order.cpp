@@ -35,7 +35,9 @@ void reorder_jobs(std::vector<PredictJob>& jobs, QueryOrder order, std::uint64_t
   if (order == QueryOrder::msa_depth) {
     std::vector<std::pair<std::size_t, PredictJob>> keyed;
     for (PredictJob& job : jobs) {
-      keyed.emplace_back(job.a3m.empty() ? 0 : a3m_rows(job.a3m), std::move(job));
+      // A failed job's file may be anything (too large, a device): it is not read again.
+      const bool readable = !job.a3m.empty() && job.error.empty();
+      keyed.emplace_back(readable ? a3m_rows(job.a3m) : 0, std::move(job));
     }
     std::stable_sort(keyed.begin(), keyed.end(),
                      [](const auto& a, const auto& b) { return a.first > b.first; });

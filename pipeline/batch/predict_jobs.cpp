@@ -217,6 +217,20 @@ void add_table(const fs::path& file, std::size_t max_length, JobList& out) {
   }
 }
 
+// Why a directory entry that is not a regular file is skipped; "" for a subdirectory, which
+// is skipped without a word (as by ColabFold).
+std::string why_not_a_file(const fs::directory_entry& entry) {
+  std::error_code ec;
+  if (entry.is_symlink(ec)) {
+    const fs::path target = fs::read_symlink(entry.path(), ec);
+    std::error_code target_ec;
+    if (!fs::exists(entry.path(), target_ec))
+      return "a symbolic link to " + target.string() + ", which does not exist";
+  }
+  if (entry.is_directory(ec)) return "";
+  return "not a regular file";
+}
+
 void add_file(const fs::path& file, bool in_directory, std::size_t max_length, JobList& out) {
   switch (kind_of(file)) {
     case InputKind::a3m:
@@ -275,15 +289,23 @@ JobList discover_jobs(const fs::path& input, QueryOrder order, std::size_t max_l
   std::error_code ec;
   if (fs::is_directory(input, ec)) {
     std::vector<fs::path> files;
+    std::vector<std::pair<fs::path, std::string>> skipped;
     fs::directory_iterator it(input, ec);
     for (; !ec && it != fs::directory_iterator(); it.increment(ec)) {
       const std::string name = it->path().filename().string();
+      if (name.empty() || name.front() == '.') continue;
       std::error_code type_ec;
-      if (!it->is_regular_file(type_ec) || name.empty() || name.front() == '.') continue;
-      files.push_back(it->path());
+      if (it->is_regular_file(type_ec)) {
+        files.push_back(it->path());
+      } else if (std::string why = why_not_a_file(*it); !why.empty()) {
+        skipped.emplace_back(it->path(), std::move(why));
+      }
     }
     if (ec) throw InputError(input.string() + ": cannot list the directory: " + ec.message());
     std::sort(files.begin(), files.end());
+    std::sort(skipped.begin(), skipped.end());
+    for (const auto& [path, why] : skipped)
+      out.warnings.push_back(path.string() + ": skipped (" + why + ")");
     for (const fs::path& file : files) add_file(file, true, max_length, out);
   } else if (fs::exists(input, ec)) {
     add_file(input, false, max_length, out);

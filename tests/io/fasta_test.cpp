@@ -1,6 +1,13 @@
 #include "io/sequence_input.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <cstdlib>
+#include <thread>
 
 #include <string>
 
@@ -174,6 +181,70 @@ TEST(FastaTest, RefusesUnreadableFile) {
   const std::string message =
       testing::thrown_message<InputError>([&] { read_fasta(dir / "missing.fasta"); });
   EXPECT_NE(message.find("missing.fasta"), std::string::npos) << message;
+}
+
+TEST(InputText, DeviceThatNeverEndsIsRefusedAtOnce) {
+  for (const char* device : {"/dev/zero", "/dev/urandom"}) {
+    const std::string message =
+        testing::thrown_message<InputError>([&] { read_input_text(device); });
+    EXPECT_NE(message.find(device), std::string::npos) << message;
+    EXPECT_NE(message.find("not a file"), std::string::npos) << message;
+  }
+}
+
+TEST(InputText, DirectoryIsRefused) {
+  ScratchDir dir;
+  EXPECT_NE(testing::thrown_message<InputError>([&] {
+              read_input_text(dir.path());
+            }).find("is a directory"),
+            std::string::npos);
+}
+
+struct MaxInputBytes {
+  explicit MaxInputBytes(const char* v) { ::setenv("CPUFOLD_MAX_INPUT_BYTES", v, 1); }
+  ~MaxInputBytes() { ::unsetenv("CPUFOLD_MAX_INPUT_BYTES"); }
+};
+
+TEST(InputText, FileOverTheLimitIsRefusedNamingTheLimitAndHowToRaiseIt) {
+  ScratchDir dir;
+  write_file(dir / "q.fasta", ">q\n" + std::string(3000, 'A') + "\n");
+  const MaxInputBytes limit("2K");
+  const std::string message =
+      testing::thrown_message<InputError>([&] { read_input_text(dir / "q.fasta"); });
+  EXPECT_NE(message.find("2.00 KiB"), std::string::npos) << message;
+  EXPECT_NE(message.find("CPUFOLD_MAX_INPUT_BYTES"), std::string::npos) << message;
+  write_file(dir / "small.fasta", ">q\nMK\n");
+  EXPECT_EQ(read_input_text(dir / "small.fasta"), ">q\nMK\n");
+}
+
+TEST(InputText, PipeIsReadUpToTheLimit) {
+  ScratchDir dir;
+  const std::string fifo = (dir / "q.fifo").string();
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  const MaxInputBytes limit("64K");
+  const auto old_handler = std::signal(SIGPIPE, SIG_IGN);  // the writer's end is cut off
+  // A writer that never stops, like `yes | cpufold predict /dev/stdin`.
+  std::thread writer([&] {
+    const int fd = ::open(fifo.c_str(), O_WRONLY);
+    const std::string block(4096, 'A');
+    while (::write(fd, block.data(), block.size()) > 0) {
+    }
+    ::close(fd);
+  });
+  const std::string message = testing::thrown_message<InputError>([&] { read_input_text(fifo); });
+  writer.join();  // its next write fails with EPIPE once the reader has closed the pipe
+  std::signal(SIGPIPE, old_handler);
+  EXPECT_NE(message.find("more than 64.0 KiB"), std::string::npos) << message;
+}
+
+TEST(InputText, BadLimitSettingIsAnInputError) {
+  ScratchDir dir;
+  write_file(dir / "q.fasta", ">q\nMK\n");
+  const MaxInputBytes limit("lots");
+  EXPECT_NE(testing::thrown_message<InputError>([&] {
+              read_input_text(dir / "q.fasta");
+            }).find("CPUFOLD_MAX_INPUT_BYTES"),
+            std::string::npos);
 }
 
 TEST(FastaTest, JobNameReplacesUnsafeCharacters) {

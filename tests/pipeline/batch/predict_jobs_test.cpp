@@ -2,6 +2,7 @@
 #include "pipeline/batch/predict_jobs.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <climits>
 
@@ -165,6 +166,28 @@ TEST(PredictJobsTest, DirectoryReadsFilesInNameOrderAndFastaFilesByStem) {
   ASSERT_EQ(list.warnings.size(), 2u);
   EXPECT_TRUE(contains(list.warnings[0], "1 more record(s) ignored"));
   EXPECT_TRUE(contains(list.warnings[1], "notes.txt: skipped"));
+}
+
+TEST(PredictJobsTest, DirectorySkipsDanglingLinksAndDevicesWithAWarning) {
+  ScratchDir dir;
+  write_file(dir / "a.fasta", ">a\nMKTA\n");
+  std::filesystem::create_symlink(dir / "gone.fasta", dir / "b.fasta");
+  std::filesystem::create_directory(dir / "sub");
+  ASSERT_EQ(::mkfifo((dir / "c.fasta").c_str(), 0600), 0);
+  const JobList list = discover_jobs(dir.path(), QueryOrder::none);
+  ASSERT_EQ(list.jobs.size(), 1u);
+  ASSERT_EQ(list.warnings.size(), 2u);
+  EXPECT_TRUE(contains(list.warnings[0], "b.fasta: skipped (a symbolic link to"))
+      << list.warnings[0];
+  EXPECT_TRUE(contains(list.warnings[0], "which does not exist")) << list.warnings[0];
+  EXPECT_TRUE(contains(list.warnings[1], "c.fasta: skipped (not a regular file)"))
+      << list.warnings[1];
+}
+
+TEST(PredictJobsTest, DeviceAsInputFailsItsJobWithoutReadingIt) {
+  const JobList list = discover_jobs("/dev/zero", QueryOrder::none);
+  ASSERT_EQ(list.jobs.size(), 1u);
+  EXPECT_TRUE(contains(list.jobs[0].error, "not a file")) << list.jobs[0].error;
 }
 
 TEST(PredictJobsTest, DuplicateJobNamesAreRefused) {
