@@ -11,7 +11,10 @@
 
 #include "evoformer/evoformer_block.h"
 #include "io/model_config.h"
+#include "memory/byte_size.h"
+#include "memory/error.h"
 #include "memory/peak_tracker.h"
+#include "memory/system_memory.h"
 #include "ops/compute_precision.h"
 #include "pipeline/cli/cli.h"
 #include "pipeline/cli/common_options.h"
@@ -50,6 +53,22 @@ Msa random_msa(std::int64_t rows, std::int64_t n_res, std::uint32_t seed) {
   return msa;
 }
 
+// Bytes per MSA cell bench features holds at once before its arena: the random MSA (a letter
+// and an int deletion count), its raw features (two ints) and the pipeline's AF2-ordered copy
+// (one byte), plus deduplication's row copies.
+constexpr std::size_t kFeatureBytesPerCell = 16;
+
+// BudgetError before anything is allocated when `bytes` exceed what this process can use, as
+// the model commands refuse a plan up front instead of growing until the kernel kills them.
+void require_memory(std::size_t bytes, const std::string& what) {
+  const std::size_t usable = usable_memory_bytes();
+  if (usable == 0 || bytes <= usable) return;
+  throw BudgetError("bench features needs about " + format_bytes(bytes) + " for " + what +
+                    ", more than the " + format_bytes(usable) +
+                    " this process can use (MemAvailable or the cgroup's limit); pass a smaller "
+                    "--n-res or --msa-rows");
+}
+
 void add_bench_features(CLI::App& bench) {
   struct Args {
     std::int64_t n_res = 1000, msa_rows = 10000;
@@ -73,6 +92,11 @@ void add_bench_features(CLI::App& bench) {
   add_common_options(*cmd, args->common, Command::bench_features);
   cmd->callback([args] {
     resolve_common_options(args->common);
+    const auto cells =
+        static_cast<std::size_t>(args->msa_rows) * static_cast<std::size_t>(args->n_res);
+    require_memory(cells * kFeatureBytesPerCell,
+                   "a random MSA of " + std::to_string(args->msa_rows) + " rows x " +
+                       std::to_string(args->n_res) + " residues and its features");
     const std::vector<Msa> msas{random_msa(args->msa_rows, args->n_res, 7)};
     const std::vector<std::string> names{"random"};
     auto t0 = std::chrono::steady_clock::now();
@@ -81,6 +105,7 @@ void add_bench_features(CLI::App& bench) {
     t0 = std::chrono::steady_clock::now();
     const FeaturePipeline pipeline(raw, af2_feature_config(args->model));
     const double setup_secs = seconds_since(t0);
+    require_memory(pipeline.bytes_per_iteration(), "one iteration's processed features");
     Arena arena("bench-features", dram_tier(), pipeline.bytes_per_iteration());
     t0 = std::chrono::steady_clock::now();
     for (int k = 0; k < args->repeat; ++k) {

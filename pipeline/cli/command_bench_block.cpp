@@ -17,6 +17,7 @@
 #include "pipeline/runner/block_bench.h"
 #include "pipeline/runner/model_flops.h"
 #include "pipeline/runner/model_loader.h"
+#include "pipeline/runner/run_plan.h"
 
 namespace cpufold {
 namespace {
@@ -90,7 +91,7 @@ void add_block_options(CLI::App& cmd, BlockArgs& args) {
                  "(block 0 of the extra-MSA stack, Alg. 18) (default evoformer)")
       ->check(CLI::IsMember({"evoformer", "extra-msa"}));
   cmd.add_option("--n-res", args.n_res, "residues (default 128)")
-      ->transform(integer_in(1, kMaxRows));
+      ->transform(integer_in(1, kMaxResidues));
   cmd.add_option("--msa-rows", args.msa_rows,
                  "MSA rows (default 512; 5120 extra rows with --stack extra-msa)")
       ->transform(integer_in(1, kMaxRows));

@@ -24,6 +24,7 @@
 #include "pipeline/cli/option_checks.h"
 #include "pipeline/runner/model_flops.h"
 #include "pipeline/runner/model_loader.h"
+#include "pipeline/runner/run_plan.h"
 #include "pipeline/runner/synthetic_features.h"
 
 namespace cpufold {
@@ -220,7 +221,7 @@ void add_bench_model_command(CLI::App& bench) {
       "of it.");
   cmd->add_option("--n-res", args->n_res, "residues")
       ->required()
-      ->transform(integer_in(1, kMaxRows));
+      ->transform(integer_in(1, kMaxResidues));
   add_random_run_options(*cmd, args->sizes);
   cmd->add_option("--peak-size", args->peak_size,
                   "m = n = k of the matmul whose rate is the peak (default 1024)")

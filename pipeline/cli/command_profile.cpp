@@ -16,6 +16,7 @@
 #include "pipeline/cli/common_options.h"
 #include "pipeline/cli/option_checks.h"
 #include "pipeline/runner/model_loader.h"
+#include "pipeline/runner/run_plan.h"
 
 namespace cpufold {
 namespace {
@@ -68,7 +69,7 @@ std::vector<std::int64_t> parse_lengths(const std::string& text) {
                        "' has an empty entry; give residue counts separated by commas, e.g. "
                        "64,128,256");
     }
-    const std::int64_t n = parse_integer("--lengths", item, 1, kMaxRows, "residues per run");
+    const std::int64_t n = parse_integer("--lengths", item, 1, kMaxResidues, "residues per run");
     if (std::find(lengths.begin(), lengths.end(), n) != lengths.end())
       throw InputError("--lengths: " + std::to_string(n) +
                        " is given twice; give each length once");

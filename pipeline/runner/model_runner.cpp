@@ -86,6 +86,7 @@ RunArenas ModelRunner::arena_bytes(const TrunkDims& d, std::size_t features_byte
 
 MemoryPlan ModelRunner::plan(const TrunkDims& d, std::size_t features_bytes,
                              const RunOptions& o) const {
+  check_residue_count(d.n_res, trunk_.config().c_z);
   PlanRequest request;
   request.chunks = o.chunks;
   request.budget = o.mem_budget;

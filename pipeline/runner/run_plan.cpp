@@ -1,9 +1,11 @@
 #include "pipeline/runner/run_plan.h"
 
 #include <algorithm>
+#include <limits>
 #include <optional>
 
 #include "memory/byte_size.h"
+#include "memory/error.h"
 #include "pipeline/runner/model_flops.h"
 
 namespace cpufold {
@@ -140,6 +142,18 @@ std::vector<ChunkSizes> chunk_sets(const TrunkDims& d, const TimeModel& time,
 }
 
 }  // namespace
+
+void check_residue_count(std::int64_t n_res, std::int64_t c_z) {
+  static_assert(kMaxResidues * kMaxResidues <= std::numeric_limits<std::int32_t>::max() &&
+                (kMaxResidues + 1) * (kMaxResidues + 1) > std::numeric_limits<std::int32_t>::max());
+  if (n_res <= kMaxResidues) return;
+  const auto pair = static_cast<std::size_t>(n_res) * static_cast<std::size_t>(n_res) *
+                    static_cast<std::size_t>(c_z) * sizeof(float);
+  throw InputError(std::to_string(n_res) + " residues is more than cpufold can run (" +
+                   std::to_string(kMaxResidues) + " at most: the pair representation's N x N " +
+                   "rows must stay under oneDNN's matmul limit of 2^31 - 1 rows; at this length " +
+                   "the pair alone holds " + format_bytes(pair) + ")");
+}
 
 MemoryPlan plan_run(const ModelConfig& config, const TrunkDims& d, const PlanRequest& r,
                     const std::function<RunArenas(const ChunkSizes& chunks, bool apart)>& arenas) {

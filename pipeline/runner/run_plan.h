@@ -62,6 +62,12 @@ struct PlanRequest {
   std::optional<FamilyShares> shares;
 };
 
+// The longest chain cpufold can run: the pair representation is N² rows, and oneDNN's matmul
+// takes at most 2^31 - 1 rows (INT32_MAX), which a Linear over the whole pair must stay under.
+inline constexpr std::int64_t kMaxResidues = 46'340;
+// InputError naming the limit, its reason and the pair's size when n_res > kMaxResidues.
+void check_residue_count(std::int64_t n_res, std::int64_t c_z);
+
 // Chunk sizes the planner weighs for each family, unsliced first.
 inline constexpr std::int64_t kChunkCandidates[] = {0, 256, 128, 64, 32, 16, 8, 4, 2, 1};
 

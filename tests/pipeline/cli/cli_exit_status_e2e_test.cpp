@@ -150,6 +150,18 @@ TEST(CliExitStatusE2eTest, Exit4WhenTheRunDoesNotFitInMemory) {
   EXPECT_TRUE(contains(r.output, "bytes")) << r.output;
 }
 
+TEST(CliExitStatusE2eTest, BenchFeaturesTooLargeIsRefusedBeforeItAllocates) {
+  CPUFOLD_SKIP_UNDER_ASAN_ULIMIT();
+  // Under the address-space limit a run that allocates first ends in bad_alloc with the
+  // chunk-size advice instead: the message tells the two apart.
+  const auto r =
+      run_command(with_memory_limit("bench features --n-res 1000000 --msa-rows 1000000"));
+  EXPECT_EQ(r.exit_code, 4) << r.output;
+  EXPECT_TRUE(contains(r.output, "cpufold bench features: error: bench features needs about"))
+      << r.output;
+  EXPECT_TRUE(contains(r.output, "pass a smaller --n-res or --msa-rows")) << r.output;
+}
+
 TEST(CliExitStatusE2eTest, PredictExits4WhenEveryFailedJobRanOutOfMemory) {
   CPUFOLD_SKIP_UNDER_ASAN_ULIMIT();
   testing::ScratchDir dir;

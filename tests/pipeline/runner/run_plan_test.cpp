@@ -6,6 +6,9 @@
 
 #include <algorithm>
 
+#include "memory/error.h"
+#include "tests/support/test_support.h"
+
 namespace cpufold {
 namespace {
 
@@ -26,6 +29,16 @@ MemoryPlan plan_with_spill_space(std::size_t free_bytes) {
   r.may_spill = true;
   r.spill_free_bytes = free_bytes;
   return plan_run(ModelConfig{}, TrunkDims{100, 10, 10, 0}, r, arenas);
+}
+
+TEST(RunPlan, LengthsWhosePairPassesOneDnnsRowLimitAreRefusedWithTheReason) {
+  EXPECT_NO_THROW(check_residue_count(kMaxResidues, 128));
+  const std::string message =
+      testing::thrown_message<InputError>([] { check_residue_count(kMaxResidues + 1, 128); });
+  EXPECT_NE(message.find("46341 residues is more than cpufold can run (46340 at most"),
+            std::string::npos)
+      << message;
+  EXPECT_NE(message.find("1.00 TiB"), std::string::npos) << message;
 }
 
 TEST(RunPlan, SpilledPlansTheDirectoryCannotHoldAreDroppedAndTheNoteSaysWhatTheyNeed) {
