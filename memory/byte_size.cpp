@@ -1,8 +1,10 @@
 #include "memory/byte_size.h"
 
 #include <cctype>
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 
 #include "memory/error.h"
@@ -15,12 +17,22 @@ std::size_t parse_byte_size(std::string_view text, std::string_view what) {
                       "' is not a memory size; write e.g. 1.5G, 800M or 2048M (binary units K, "
                       "M, G, T; no unit: bytes)");
   };
+  const auto too_large = [&] {
+    return InputError(
+        std::string(what) + ": '" + std::string(text.substr(0, 24)) +
+        (text.size() > 24 ? "...' (" + std::to_string(text.size()) + " characters)" : "'") +
+        " is out of range (more than 8 EiB); give a size such as 64G");
+  };
   std::size_t i = 0;
   while (i < text.size() && (std::isdigit(static_cast<unsigned char>(text[i])) || text[i] == '.'))
     ++i;
   const std::string number(text.substr(0, i));
   if (number.empty() || number == "." || number.find('.') != number.rfind('.')) throw refuse();
-  const double value = std::stod(number);
+  // strtod, not stod: a number past the range of double (400 digits) is an input to refuse,
+  // not an exception from the library.
+  errno = 0;
+  const double value = std::strtod(number.c_str(), nullptr);
+  if (errno == ERANGE && value != 0) throw too_large();
   std::string_view unit = text.substr(i);
   double scale = 1;
   if (!unit.empty()) {
@@ -36,7 +48,7 @@ std::size_t parse_byte_size(std::string_view text, std::string_view what) {
     if (!unit.empty()) throw refuse();
   }
   const double bytes = value * scale;
-  if (!std::isfinite(bytes) || bytes >= 0x1p63) throw refuse();
+  if (!std::isfinite(bytes) || bytes >= 0x1p63) throw too_large();
   if (bytes < 1) {
     throw InputError(std::string(what) + ": '" + std::string(text) + "' is zero; give a size");
   }

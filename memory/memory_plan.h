@@ -42,6 +42,10 @@ struct MemoryPlan {
   std::string why;                    // one line: why this candidate was chosen
   std::string time_model;             // where the relative times come from (the caller's)
   std::string spill_note;  // why no spilled plan was weighed that would be leaner; may be empty
+
+  // The peak is above what the machine or cgroup offers now (a budget larger than the
+  // machine's memory lets such a plan "fit"): the run may be killed.
+  bool above_usable_memory() const { return usable_bytes > 0 && dram_peak_bytes > usable_bytes; }
 };
 
 // Picks among `candidates` (at least one). The default choice is the leanest candidate whose

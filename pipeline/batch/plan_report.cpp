@@ -67,6 +67,10 @@ std::string plan_text(std::span<const JobPlan> plans) {
     out += std::string("  ") + (p.fits ? "fits " : "does NOT fit ") + limit +
            "; smallest budget that fits: " + format_bytes(p.min_budget_bytes) + " (--mem-budget " +
            slurm_mem(p.min_budget_bytes) + ")\n";
+    if (p.fits && p.budget && p.above_usable_memory()) {
+      out += "  but the peak is more than the " + format_bytes(p.usable_bytes) +
+             " of memory available now: the run may be killed\n";
+    }
   }
   return out;
 }
@@ -96,6 +100,7 @@ std::string plan_json(std::span<const JobPlan> plans) {
     o["dram_peak_bytes"] = p.dram_peak_bytes;
     o["spill_bytes"] = p.spill_bytes;
     o["fits"] = p.fits;
+    o["above_available_memory"] = p.above_usable_memory();
     o["min_budget_bytes"] = p.min_budget_bytes;
     o["budget_bytes"] = p.budget ? Json(*p.budget) : Json(nullptr);
     o["usable_bytes"] = p.usable_bytes;

@@ -30,8 +30,9 @@ WHAT IT PRINTS
   for the same options.
   --format json: {"dram_peak_bytes", "spill_bytes", "fits", "min_budget_bytes",
   "jobs": [{"name", "n_res", ..., "chunk_size", "dram_peak_bytes", "fits",
-  "min_budget_bytes", "blocks": [...]}]} (the top-level figures are the largest
-  job's).
+  "above_available_memory", "min_budget_bytes", "blocks": [...]}]} (the
+  top-level figures are the largest job's). A plan that fits a --mem-budget
+  above the memory available now says so: such a run may be killed.
   --format slurm: #SBATCH lines for a job (or with --shards N an array) that
   runs predict: --mem for the largest job (the predicted peak plus a 15%
   margin), --cpus-per-task (--node-cores, --threads or this machine's cores)

@@ -19,6 +19,11 @@ std::unique_ptr<Tier> make_spill_tier(const RunOptions& o, std::string& where) {
 
 void refuse_or_warn(const PlannedRun& r, const RunOptions& o, const MemoryPlan& plan,
                     const std::function<void(const std::string&)>& say) {
+  if (plan.fits && plan.above_usable_memory() && say) {
+    say("warning: the plan's peak " + format_bytes(plan.dram_peak_bytes) + " fits --mem-budget " +
+        format_bytes(*plan.budget) + " but is more than the " + format_bytes(plan.usable_bytes) +
+        " of memory available now; the run may be killed");
+  }
   if (plan.fits) return;
   if (o.mem_budget) refuse_plan(plan, "this run (N_res " + std::to_string(r.dims.n_res) + ")");
   if (say) {

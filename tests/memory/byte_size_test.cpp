@@ -29,6 +29,22 @@ TEST(ByteSize, RefusesWhatIsNotASizeNamingTheOption) {
   }
 }
 
+TEST(ByteSize, ANumberPastTheRangeOfADoubleIsOutOfRangeNotAnInternalError) {
+  const std::string huge = "1" + std::string(400, '0');
+  for (const std::string& text :
+       {huge, huge + "G", std::string("9000000000P"), std::string("8E")}) {
+    try {
+      parse_byte_size(text, "--mem-budget");
+      ADD_FAILURE() << "accepted " << text;
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find(text.size() > 24 ? "out of range" : "--mem-budget"),
+                std::string::npos)
+          << e.what();
+      EXPECT_LT(std::string(e.what()).size(), 200u) << "quotes all 400 digits: " << e.what();
+    }
+  }
+}
+
 TEST(ByteSize, FormatsWithThreeSignificantFigures) {
   EXPECT_EQ(format_bytes(512), "512 B");
   EXPECT_EQ(format_bytes(1536), "1.50 KiB");

@@ -45,6 +45,7 @@ TEST(CliExitStatusE2eTest, EveryUsageErrorExits2WithAPlainMessageAndAHint) {
       {"predict in out --threads 1 --threads 2", {"--threads was given more than once"}},
       {"predict in out --quiet=maybe", {"--quiet is a flag and takes no value (given 'maybe')"}},
       {"predict -- in out extra", {"unexpected argument 'extra'"}},
+      {"predict in out --mem-budget 1" + std::string(400, '0'), {"is out of range"}},
       {"bench", {"cpufold bench: error: a command is required", "block, calibrate, features"}},
       {"bench foo", {"unknown command 'foo'", "block", "cpufold bench --help"}},
       {"bench features --n-res", {"--n-res needs a value"}},
