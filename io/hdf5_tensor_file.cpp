@@ -228,9 +228,12 @@ void Hdf5TensorWriter::commit() {
   close();
   std::error_code ec;
   std::filesystem::rename(tmp_path_, path_, ec);
-  if (ec)
+  if (ec) {
+    std::error_code ignored;
+    std::filesystem::remove(tmp_path_, ignored);  // the whole output: never left behind
     throw InputError("cannot move " + tmp_path_.string() + " to " + path_.string() + ": " +
                      ec.message());
+  }
 }
 
 }  // namespace cpufold

@@ -197,7 +197,8 @@ void add_bench_calibrate_command(CLI::App& bench) {
   cmd->add_option("--rounds", args->rounds,
                   "runs per setting, the fastest kept (default 2; more on a busy machine)")
       ->transform(integer_in(1, kMaxRepeat));
-  cmd->add_option("--out", args->out, "file to write (default: where plans look, see above)");
+  cmd->add_option("--out", args->out, "file to write (default: where plans look, see above)")
+      ->check(output_file_option());
   cmd->add_flag("--instances-only", args->instances_only,
                 "measure only the instances side by side (a few minutes), keeping this "
                 "machine's chunk and spill factors");

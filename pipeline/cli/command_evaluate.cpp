@@ -27,7 +27,9 @@ void add_evaluate_command(CLI::App& app) {
       "(exit 5; the --trace file still is).");
   add_common_options(*cmd, args->common, Command::evaluate);
   cmd->add_option("--features", args->options.features, "processed features (.h5)")->required();
-  cmd->add_option("--out", args->options.out, "output file (.h5), written atomically")->required();
+  cmd->add_option("--out", args->options.out, "output file (.h5), written atomically")
+      ->required()
+      ->check(output_file_option());
   cmd->add_option("--recycles", args->recycles,
                   "recycling iterations after the first pass (default: as many as the feature "
                   "file holds)")
@@ -37,7 +39,8 @@ void add_evaluate_command(CLI::App& app) {
                   "(RMS, Å) between iterations (default 0: off, as AF2 monomer)")
       ->transform(real_in(0, kMaxEarlyStopTolerance));
   cmd->add_option("--trace", args->options.trace,
-                  "also write named intermediates (the reference's trace/ names) to this .h5");
+                  "also write named intermediates (the reference's trace/ names) to this .h5")
+      ->check(output_file_option());
   cmd->add_flag("--quiet", args->quiet, "no progress messages on stderr");
   cmd->callback([args] {
     if (args->recycles >= 0) args->options.recycles = args->recycles;

@@ -163,7 +163,12 @@ void run_profile(ProfileArgs& a) {
                          "; " + precision_name(precision) + "; random inputs at real sizes";
   if (a.common.run.mem_budget) subtitle += "; budget " + format_bytes(*a.common.run.mem_budget);
   // An output directory that cannot be made fails now, not after hours of runs.
-  std::filesystem::create_directories(a.out);
+  std::error_code ec;
+  std::filesystem::create_directories(a.out, ec);
+  if (!std::filesystem::is_directory(a.out)) {
+    throw InputError("--out " + a.out + ": cannot create the output directory" +
+                     (ec ? " (" + ec.message() + ")" : "") + "; give a directory");
+  }
   std::cerr << "profile: " << model << ", " << lengths.size() << " length(s), " << a.sizes.msa_rows
             << " MSA rows, " << a.sizes.extra_rows << " extra rows, " << *a.sizes.templates
             << " templates, " << a.sizes.recycles << " recycle(s); each in its own process\n";
@@ -199,8 +204,8 @@ void add_profile_command(CLI::App& app) {
                   "residue counts to run, comma-separated, e.g. 64,128,256 (each once)")
       ->required();
   add_random_run_options(*cmd, args->sizes);
-  cmd->add_option("--out", args->out,
-                  "directory for profile.csv and profile.png (default profile)");
+  cmd->add_option("--out", args->out, "directory for profile.csv and profile.png (default profile)")
+      ->check(output_directory_option());
   cmd->add_flag("--child", args->child, "measure one length in this process (internal)")->group("");
   add_common_options(*cmd, args->common, Command::profile);
   args->command = cmd;

@@ -207,4 +207,36 @@ CLI::Validator writable_directory_option() {
       "DIR");
 }
 
+CLI::Validator output_file_option() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        std::error_code ec;
+        const std::filesystem::path file(text);
+        if (std::filesystem::is_directory(file, ec)) {
+          return "'" + text + "' is a directory: give a file name, e.g. '" +
+                 (file / "outputs.h5").string() + "'";
+        }
+        const std::filesystem::path dir = file.has_parent_path() ? file.parent_path() : ".";
+        if (!std::filesystem::is_directory(dir, ec))
+          return "the directory of '" + text + "' does not exist: create it first";
+        if (::access(dir.c_str(), W_OK | X_OK) != 0) {
+          return "cannot create files in '" + dir.string() + "' (" + std::strerror(errno) +
+                 "): choose a writable directory";
+        }
+        return "";
+      },
+      "FILE");
+}
+
+CLI::Validator output_directory_option() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        std::error_code ec;
+        if (std::filesystem::exists(text, ec) && !std::filesystem::is_directory(text, ec))
+          return "'" + text + "' exists and is not a directory: give a directory";
+        return "";
+      },
+      "DIR");
+}
+
 }  // namespace cpufold

@@ -48,5 +48,10 @@ CLI::Validator model_order_list();
 CLI::Validator byte_size();
 // An existing directory this process can create files in (checked now, before any work).
 CLI::Validator writable_directory_option();
+// A file to write: not an existing directory, in an existing directory this process can create
+// files in (checked now, so a long run does not end by failing to write its result).
+CLI::Validator output_file_option();
+// A directory to write into, created when missing: not an existing file.
+CLI::Validator output_directory_option();
 
 }  // namespace cpufold

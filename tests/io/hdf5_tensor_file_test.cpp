@@ -5,6 +5,7 @@
 #include <fstream>
 #include <numeric>
 
+#include "memory/error.h"
 #include "memory/peak_tracker.h"
 #include "tests/support/test_support.h"
 
@@ -68,6 +69,18 @@ TEST(Hdf5TensorFile, UncommittedWriterLeavesNoFile) {
     w.write("x", Tensor(&x, DType::f32, {1}));
   }
   EXPECT_TRUE(std::filesystem::is_empty(dir.path()));
+}
+
+TEST(Hdf5TensorFile, CommitThatCannotRenameRemovesItsTemporary) {
+  testing::ScratchDir dir;
+  std::filesystem::create_directory(dir / "out.h5");  // a directory where the file should go
+  Hdf5TensorWriter w(dir / "out.h5");
+  float x = 1;
+  w.write("x", Tensor(&x, DType::f32, {1}));
+  EXPECT_THROW(w.commit(), InputError);
+  std::vector<std::filesystem::path> left;
+  for (const auto& e : std::filesystem::directory_iterator(dir.path())) left.push_back(e.path());
+  EXPECT_EQ(left, std::vector<std::filesystem::path>{dir / "out.h5"});
 }
 
 TEST(Hdf5TensorFile, MissingDatasetAndWrongShapeNameTheDatasetAndFile) {

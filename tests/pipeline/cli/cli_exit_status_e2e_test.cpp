@@ -202,5 +202,26 @@ TEST(CliExitStatusE2eTest, Exit5WhenEvaluateWouldWriteNonFiniteOutputs) {
   EXPECT_TRUE(contains(r.output, "cpufold evaluate: internal error: ")) << r.output;
 }
 
+TEST(CliExitStatusE2eTest, OutputPathsOfTheWrongKindAreRefusedBeforeAnyWorkAndLeaveNothing) {
+  testing::ScratchDir dir;
+  fs::create_directory(dir / "existing");
+  testing::write_file(dir / "file", "x");
+  const std::string features =
+      (testing::test_data_dir() / "reference" / "model_1_ptm_r24_c8_e16_t2_rec3_s0.h5").string();
+  const auto evaluate =
+      run_cpufold("evaluate --params '" + tiny_params("model_1_ptm") + "' --features '" + features +
+                  "' --out '" + (dir / "existing").string() + "' --recycles 0 --threads 1");
+  EXPECT_EQ(evaluate.exit_code, 2) << evaluate.output;
+  EXPECT_TRUE(contains(evaluate.output, "is a directory: give a file name")) << evaluate.output;
+  const auto profile = run_cpufold("profile --params '" + tiny_params("model_3_ptm") +
+                                   "' --lengths 16 --out '" + (dir / "file").string() + "'");
+  EXPECT_EQ(profile.exit_code, 2) << profile.output;
+  EXPECT_TRUE(contains(profile.output, "exists and is not a directory")) << profile.output;
+  EXPECT_FALSE(contains(profile.output, "filesystem error")) << profile.output;
+  std::vector<std::string> left;
+  for (const auto& e : fs::directory_iterator(dir.path())) left.push_back(e.path().filename());
+  EXPECT_EQ(left.size(), 2u) << "a temporary was left beside the outputs";
+}
+
 }  // namespace
 }  // namespace cpufold
