@@ -165,6 +165,12 @@ std::string job_name(const std::string& header_id) {
                     c == '_' || c == '.' || c == '-';
     if (!ok) c = '_';
   }
+  // A leading '.' would make every output file hidden ("..done.txt" for a header ".."), and
+  // input directories skip such names: it becomes '_' too.
+  for (char& c : name) {
+    if (c != '.') break;
+    c = '_';
+  }
   return name;
 }
 

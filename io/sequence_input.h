@@ -49,7 +49,8 @@ std::optional<std::string> query_error(const SequenceRecord& record,
 std::vector<SequenceRecord> read_fasta(const std::filesystem::path& path,
                                        std::size_t max_length = kDefaultMaxQueryLength);
 
-// A file-system-safe job name: every character outside [A-Za-z0-9_.-] becomes '_'.
+// A file-system-safe job name: every character outside [A-Za-z0-9_.-] becomes '_', and so do
+// leading dots (no hidden output files: ".." gives "__").
 std::string job_name(const std::string& header_id);
 
 // The most bytes one input file (FASTA, A3M, Stockholm, CSV/TSV) may hold unless

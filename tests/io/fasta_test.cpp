@@ -251,6 +251,9 @@ TEST(FastaTest, JobNameReplacesUnsafeCharacters) {
   EXPECT_EQ(job_name("sp|P69905|HBA_HUMAN"), "sp_P69905_HBA_HUMAN");
   EXPECT_EQ(job_name("a b/c\\d:e"), "a_b_c_d_e");
   EXPECT_EQ(job_name("Ok-1.2_x"), "Ok-1.2_x");
+  EXPECT_EQ(job_name("."), "_");
+  EXPECT_EQ(job_name(".."), "__");
+  EXPECT_EQ(job_name(".hidden.v2"), "_hidden.v2");
 }
 
 }  // namespace

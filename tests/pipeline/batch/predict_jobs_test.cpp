@@ -190,6 +190,14 @@ TEST(PredictJobsTest, DeviceAsInputFailsItsJobWithoutReadingIt) {
   EXPECT_TRUE(contains(list.jobs[0].error, "not a file")) << list.jobs[0].error;
 }
 
+TEST(PredictJobsTest, DotHeadersGiveVisibleDistinctNames) {
+  ScratchDir dir;
+  const JobList list = jobs_of(dir, "q.fasta", ">.\nMK\n>..\nMKT\n");
+  ASSERT_EQ(list.jobs.size(), 2u);
+  EXPECT_EQ(list.jobs[0].name, "_");
+  EXPECT_EQ(list.jobs[1].name, "__");
+}
+
 TEST(PredictJobsTest, DuplicateJobNamesAreRefused) {
   ScratchDir dir;
   write_file(dir / "q.fasta", ">a b\nMK\n>a_b\nMKT\n");
