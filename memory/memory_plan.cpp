@@ -111,8 +111,9 @@ std::string refusal_message(const MemoryPlan& plan, const std::string& what) {
          describe_chunk_sizes(plan.chosen.chunks) + "), more than " + limit +
          "; give --mem-budget " + slurm_mem(plan.min_budget_bytes) +
          " or more (and as much to the job's memory limit)" +
-         (plan.spill_considered
-              ? std::string(", or fold it on a machine with more memory")
+         (plan.spill_considered ? std::string(", or fold it on a machine with more memory")
+          : !plan.spill_note.empty()
+              ? " (" + plan.spill_note + ")"
               : std::string(", or add --spill-dir DIR (a directory on a local SSD "
                             "or a DAX mount) to place the largest activations in "
                             "files there"));

@@ -43,6 +43,12 @@ bool spill_dir_in_memory(const std::filesystem::path& dir) {
   return st.f_type == TMPFS_MAGIC || st.f_type == RAMFS_MAGIC;
 }
 
+std::string spill_dir_unused_reason(const std::filesystem::path& dir) {
+  return "--spill-dir " + dir.string() +
+         " is in memory (tmpfs or ramfs): spilling there would free nothing, so no plan spills "
+         "to it; give a directory on a local SSD or a DAX mount";
+}
+
 void require_spill_dir(const std::filesystem::path& dir) {
   std::error_code ec;
   const auto status = std::filesystem::status(dir, ec);

@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <filesystem>
+#include <string>
 
 #include "memory/unique_fd.h"
 
@@ -17,6 +18,8 @@ std::size_t spill_free_bytes(const std::filesystem::path& dir);
 // True when files there live in RAM (tmpfs, ramfs): spilling there frees no DRAM, so the
 // planner must count such a tier as DRAM.
 bool spill_dir_in_memory(const std::filesystem::path& dir);
+// What cpufold says of a spill directory in memory: it is not used for spilling, and why.
+std::string spill_dir_unused_reason(const std::filesystem::path& dir);
 
 // Throws InputError saying what is wrong and what to do unless `dir` is an existing
 // directory in which this process can create files.

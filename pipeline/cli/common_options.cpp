@@ -6,6 +6,7 @@
 
 #include "memory/error.h"
 #include "memory/numa_tier.h"
+#include "memory/spill_dir.h"
 #include "ops/compute_precision.h"
 #include "pipeline/cli/option_checks.h"
 
@@ -167,6 +168,9 @@ void resolve_common_options(CommonOptions& options,
   if (say && (chosen == DType::bf16 || options.precision != "fp32"))
     say(describe_precision(options.precision, chosen));
   options.run.precision = chosen;
+  if (say && options.run.spill_dir && spill_dir_in_memory(*options.run.spill_dir))
+    say("warning: " + spill_dir_unused_reason(*options.run.spill_dir) +
+        " (checkpoints are still written there)");
 }
 
 std::vector<std::string> common_option_args(const CLI::App& cmd) {

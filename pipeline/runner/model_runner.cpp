@@ -102,7 +102,9 @@ MemoryPlan ModelRunner::plan(const TrunkDims& d, std::size_t features_bytes,
     request.spill_free_bytes = numa_node_free_bytes(*o.spill_numa_node);
     request.spill_where = "NUMA node " + std::to_string(*o.spill_numa_node);
     request.spill_streams_weights = false;
-  } else if (o.spill_dir && !spill_dir_in_memory(*o.spill_dir)) {
+  } else if (o.spill_dir && spill_dir_in_memory(*o.spill_dir)) {
+    request.spill_unused = spill_dir_unused_reason(*o.spill_dir);
+  } else if (o.spill_dir) {
     request.may_spill = true;
     request.spill_free_bytes = spill_free_bytes(*o.spill_dir);
     request.spill_where = o.spill_dir->string();

@@ -193,6 +193,7 @@ MemoryPlan plan_run(const ModelConfig& config, const TrunkDims& d, const PlanReq
     plan.why = "the chunk size given (--chunk-size)" +
                (r.may_spill ? "; among its plans " + plan.why : std::string());
   }
+  if (!r.spill_unused.empty()) plan.spill_note = r.spill_unused;
   if (leanest_dropped && leanest_dropped->dram_bytes() < plan.min_budget_bytes) {
     // Say what a larger spill directory would have bought.
     plan.spill_note = "a spilled plan needing only " + format_bytes(leanest_dropped->dram_bytes()) +

@@ -52,6 +52,9 @@ struct PlanRequest {
   bool may_spill = false;
   std::size_t spill_free_bytes = 0;
   std::string spill_where = "the spill directory";  // for the plan's notes
+  // Why the --spill-dir given is not used (it is in RAM); "" otherwise. Becomes the plan's
+  // spill note, so its text and a refusal say so.
+  std::string spill_unused;
   // The spill tier is files: under a memory limit the weight cache's pages are dropped and
   // read back like the spilled arenas', so a spilled plan counts about two blocks' weights.
   // Not so for a NUMA node (its pages are not the kernel's to drop).

@@ -12,13 +12,11 @@
 #include <string>
 #include <vector>
 
+#include "tests/support/test_support.h"
+
 namespace cpufold::testing {
 
 inline constexpr std::size_t kMiB = std::size_t{1} << 20;
-
-inline bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
 
 inline bool dir_is_empty(const std::filesystem::path& dir) {
   return std::filesystem::directory_iterator(dir) == std::filesystem::directory_iterator();

@@ -65,6 +65,10 @@ inline constexpr bool kAddressSanitizer =
       GTEST_SKIP() << "ulimit -v cannot be tested under AddressSanitizer (shadow memory)"; \
   } while (0)
 
+inline bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
 // Writes `bytes` to `path` verbatim.
 void write_file(const std::filesystem::path& path, const std::string& bytes);
 std::string read_file(const std::filesystem::path& path);

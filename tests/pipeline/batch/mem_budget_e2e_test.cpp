@@ -8,6 +8,7 @@
 #include <random>
 #include <regex>
 
+#include "tests/memory/spill_test_util.h"
 #include "tests/pipeline/batch/predict_test_helpers.h"
 
 namespace cpufold {
@@ -90,6 +91,22 @@ TEST(MemBudgetE2eTest, EvaluateRefusesABudgetNoPlanMeetsWithExit4) {
   EXPECT_EQ(r.exit_code, 4) << r.output;
   EXPECT_TRUE(contains(r.output, "give --mem-budget")) << r.output;
   EXPECT_FALSE(std::filesystem::exists(dir / "out.h5"));
+}
+
+TEST(MemBudgetE2eTest, ASpillDirInMemoryIsNotUsedAndTheRefusalSaysWhy) {
+  const ScratchDir dir;
+  const testing::TmpfsMount ram(dir / "ram", std::size_t{64} << 20);
+  if (!ram.mounted()) GTEST_SKIP() << "cannot mount a tmpfs here (not root)";
+  const auto r = run_cpufold("predict " + q(long_query(dir)) + " " + q(dir / "out") + " " +
+                             options(dir) + " --mem-budget 20M --spill-dir " + q(ram.dir()));
+  EXPECT_EQ(r.exit_code, 4) << r.output;
+  EXPECT_TRUE(contains(r.output, "warning: --spill-dir " + ram.dir().string() +
+                                     " is in memory (tmpfs or ramfs): spilling there would free "
+                                     "nothing"))
+      << r.output;
+  // Not "add --spill-dir DIR" to a user who gave one.
+  EXPECT_FALSE(contains(r.output, "or add --spill-dir DIR")) << r.output;
+  EXPECT_TRUE(contains(r.output, "give a directory on a local SSD or a DAX mount")) << r.output;
 }
 
 TEST(MemBudgetE2eTest, TightBudgetIsMetWithTheUnbudgetedResults) {

@@ -43,10 +43,6 @@ inline std::filesystem::path examples_dir() {
   return test_data_dir().parent_path().parent_path() / "data" / "examples";
 }
 
-inline bool contains(const std::string& text, const std::string& needle) {
-  return text.find(needle) != std::string::npos;
-}
-
 // File names in `dir` (not recursive).
 inline std::set<std::string> file_names(const std::filesystem::path& dir) {
   std::set<std::string> names;
