@@ -52,6 +52,7 @@ class BatchRunner {
       if (job.error.empty() && !is_done(job))
         estimate_.plan(static_cast<double>(runs_per_job()) * units(job));
     }
+    recover_timings();
 
     PredictSummary summary;
     auto last_timings = Clock::now();
@@ -61,11 +62,11 @@ class BatchRunner {
       // (the file grows with the batch).
       if (summary.jobs.back().status != JobOutcome::Status::skipped &&
           seconds_since(last_timings) > (i + 1 < jobs_.size() ? 10.0 : 0.0)) {
-        timings_.write();
+        write_timings();
         last_timings = Clock::now();
       }
     }
-    timings_.write();
+    write_timings();
 
     log_.say(batch_summary_line(summary.count(JobOutcome::Status::done),
                                 summary.count(JobOutcome::Status::skipped),
@@ -84,6 +85,46 @@ class BatchRunner {
   double units(const PredictJob& job) const {
     const double n = static_cast<double>(job.sequence.size());
     return static_cast<double>((o_.num_recycle + 1) * o_.num_ensemble) * n * n;
+  }
+
+  // Jobs done by a run that was killed before it wrote timings.json: their records come back
+  // from the copy each job leaves under logs/ before it is marked done.
+  void recover_timings() {
+    if (!o_.worker_job.empty()) return;  // a worker's file is its job's own record
+    std::vector<std::string> done;
+    for (const PredictJob& job : jobs_) {
+      if (job.error.empty() && is_done(job)) done.push_back(job.name);
+    }
+    timings_.recover(
+        done, [&](const std::string& job) { return worker_timings_path(o_.output_dir, job); });
+  }
+
+  // A timings.json that cannot be written costs the batch nothing else: its results are on
+  // disk and its summary is still printed (the records stay in memory for the next attempt).
+  void write_timings() {
+    try {
+      timings_.write();
+    } catch (const std::exception& e) {
+      if (!timings_warned_) log_.say(std::string("warning: timings.json not written: ") + e.what());
+      timings_warned_ = true;
+    }
+  }
+
+  // The job's record under logs/, written before the job is marked done.
+  void keep_job_timing(const PredictJob& job, const JobTiming& timing) {
+    if (!o_.worker_job.empty()) return;  // the worker's timings file is that record already
+    TimingsFile own(worker_timings_path(o_.output_dir, job.name));
+    own.job_done(job.name, timing);
+    std::error_code ec;
+    fs::create_directories(own_dir(job), ec);
+    try {
+      own.write();
+    } catch (const InputError&) {
+      // Only recovery after a kill needs it; timings.json is still written.
+    }
+  }
+  fs::path own_dir(const PredictJob& job) const {
+    return worker_timings_path(o_.output_dir, job.name).parent_path();
   }
 
   fs::path done_marker(const PredictJob& job) const {
@@ -156,8 +197,9 @@ class BatchRunner {
       log_.say(stop_at_score_line(head, o_.stop_at_score, results.size()));
       estimate_.drop(units_left);
     }
-    write_outputs(job, results, head, extras);
     timing.total_seconds = seconds_since(job_start);
+    keep_job_timing(job, timing);
+    write_outputs(job, results, head, extras);
     timings_.job_done(job.name, timing);
     log_.say(job_done_line(head, seconds_since(job_start), eta(0, 0)));
   }
@@ -287,6 +329,7 @@ class BatchRunner {
   ModelCache models_;
   std::vector<int> selected_models_;
   TimingsFile timings_;
+  bool timings_warned_ = false;
   TimeEstimate estimate_;
   Clock::time_point start_;
 };

@@ -600,6 +600,12 @@ PredictSummary NodeBatch::run(const std::vector<std::string>& warnings) {
   record_.budget_bytes = budget_.bytes;
   record_.budget_source = budget_.source;
   timings_ = std::make_unique<TimingsFile>(o_.output_dir / "timings.json");
+  std::vector<std::string> done;
+  for (const JobOutcome& out : outcomes_) {
+    if (out.status == JobOutcome::Status::skipped) done.push_back(out.name);
+  }
+  timings_->recover(
+      done, [&](const std::string& job) { return worker_timings_path(o_.output_dir, job); });
   BatchLog log(o_.output_dir / "log.txt", o_.progress);
   start_ = Clock::now();
   last_progress_ = start_;

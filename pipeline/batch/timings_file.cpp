@@ -5,32 +5,87 @@
 #include <unistd.h>
 
 #include <fstream>
+#include <functional>
 #include <iterator>
 #include <nlohmann/json.hpp>
+#include <string_view>
+#include <unordered_map>
 
 #include "io/atomic_file.h"
 #include "pipeline/batch/chunk_sizes_json.h"
 
 namespace cpufold {
 
-struct TimingsFile::Json {
-  nlohmann::ordered_json value;
-};
+namespace {
 
-TimingsFile::TimingsFile(std::filesystem::path path)
-    : path_(std::move(path)), json_(std::make_unique<Json>()) {
-  std::ifstream in(path_, std::ios::binary);
-  const std::string old = in ? std::string(std::istreambuf_iterator<char>(in), {}) : "";
-  auto& j = json_->value;
-  j = nlohmann::ordered_json::parse(old, nullptr, false);
-  if (j.is_discarded() || !j.is_object()) j = nlohmann::ordered_json::object();
-  if (!j.contains("jobs") || !j["jobs"].is_object()) j["jobs"] = nlohmann::ordered_json::object();
+using Json = nlohmann::ordered_json;
+using RecordFn = std::function<void(const std::string& job, std::string record)>;
+
+constexpr std::string_view kHead = "{\n  \"jobs\": {\n";
+constexpr std::string_view kTail = "  }\n}\n";
+constexpr std::string_view kIndent = "    ";
+
+// The records of a file in this class's format (kHead, one `    "job": {...}` line per job
+// with a comma between, kTail), in file order; false at the first line that is not, with `fn`
+// already called for the lines before it.
+bool read_lines(std::istream& in, const RecordFn& fn) {
+  std::string line;
+  if (!std::getline(in, line) || line != "{") return false;
+  if (!std::getline(in, line) || line != "  \"jobs\": {") return false;
+  while (std::getline(in, line)) {
+    if (line == "  }") return std::getline(in, line) && line == "}" && !std::getline(in, line);
+    if (line.rfind(kIndent, 0) != 0) return false;
+    std::string_view body = std::string_view(line).substr(kIndent.size());
+    if (!body.empty() && body.back() == ',') body.remove_suffix(1);
+    std::string object(1, '{');  // appended, not "{" + ...: GCC 12 warns (-Wrestrict) on that
+    object.append(body).push_back('}');
+    Json one = Json::parse(object, nullptr, false);
+    if (one.is_discarded() || one.size() != 1 || !one.begin().value().is_object()) return false;
+    fn(one.begin().key(), one.begin().value().dump());
+  }
+  return false;
 }
+
+// The records of `path` in file order: as a stream in this class's format, else (a file of an
+// earlier cpufold, or edited by hand) parsed whole. `restart` is called before the second
+// pass, so the caller can drop what the first one gave. Nothing for a missing or malformed file.
+void read_records(const std::filesystem::path& path, const RecordFn& fn,
+                  const std::function<void()>& restart) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return;
+  if (read_lines(in, fn)) return;
+  restart();
+  in.clear();
+  in.seekg(0);
+  const Json j = Json::parse(std::istreambuf_iterator<char>(in), {}, nullptr, false);
+  if (j.is_discarded() || !j.is_object() || !j.contains("jobs") || !j["jobs"].is_object()) return;
+  for (const auto& [job, record] : j["jobs"].items()) {
+    if (record.is_object()) fn(job, record.dump());
+  }
+}
+
+// `    "job": {...}`, the line of one record.
+std::string record_line(const std::string& job, const std::string& record) {
+  return std::string(kIndent) + Json(job).dump() + ": " + record;
+}
+
+}  // namespace
+
+TimingsFile::TimingsFile(std::filesystem::path path) : path_(std::move(path)) {}
 
 TimingsFile::~TimingsFile() = default;
 
+void TimingsFile::add(const std::string& job, std::string record) {
+  for (auto& [name, text] : pending_) {
+    if (name == job) {
+      text = std::move(record);
+      return;
+    }
+  }
+  pending_.emplace_back(job, std::move(record));
+}
+
 void TimingsFile::job_done(const std::string& job, const JobTiming& timing) {
-  using Json = nlohmann::ordered_json;
   Json t;
   t["length"] = timing.length;
   t["msa_rows"] = timing.msa_rows;
@@ -59,24 +114,45 @@ void TimingsFile::job_done(const std::string& job, const JobTiming& timing) {
   }
   t["status"] = "done";
   t["total_seconds"] = timing.total_seconds;
-  json_->value["jobs"][job] = t;
-  touched_.insert(job);
+  add(job, t.dump());
 }
 
 void TimingsFile::job_failed(const std::string& job, const std::string& error) {
-  json_->value["jobs"][job] = nlohmann::ordered_json{{"status", "failed"}, {"error", error}};
-  touched_.insert(job);
+  add(job, Json{{"status", "failed"}, {"error", error}}.dump());
 }
 
 std::optional<TimingsFile::Record> TimingsFile::merge_job_from(const std::filesystem::path& other,
                                                                const std::string& job) {
-  const TimingsFile theirs(other);
-  const auto& jobs = theirs.json_->value["jobs"];
-  if (!jobs.contains(job) || !jobs[job].is_object()) return std::nullopt;
-  const auto& record = jobs[job];
-  json_->value["jobs"][job] = record;
-  touched_.insert(job);
+  std::optional<std::string> found;
+  read_records(
+      other,
+      [&](const std::string& name, std::string record) {
+        if (name == job) found = std::move(record);
+      },
+      [&] { found.reset(); });
+  if (!found) return std::nullopt;
+  const Json record = Json::parse(*found);
+  add(job, std::move(*found));
   return Record{record.value("status", ""), record.value("error", "")};
+}
+
+std::size_t TimingsFile::recover(
+    const std::vector<std::string>& done,
+    const std::function<std::filesystem::path(const std::string&)>& own_record) {
+  if (done.empty()) return 0;
+  const std::set<std::string> recorded = recorded_jobs();
+  std::size_t recovered = 0;
+  for (const std::string& job : done) {
+    if (!recorded.contains(job)) recovered += merge_job_from(own_record(job), job).has_value();
+  }
+  return recovered;
+}
+
+std::set<std::string> TimingsFile::recorded_jobs() const {
+  std::set<std::string> jobs;
+  read_records(
+      path_, [&](const std::string& job, std::string) { jobs.insert(job); }, [&] { jobs.clear(); });
+  return jobs;
 }
 
 namespace {
@@ -103,12 +179,39 @@ class FileLock {
 
 }  // namespace
 
-void TimingsFile::write() const {
+void TimingsFile::write() {
   const FileLock lock(path_);
-  TimingsFile now(path_);  // what other runs wrote since this one read the file
-  auto& jobs = now.json_->value["jobs"];
-  for (const std::string& job : touched_) jobs[job] = json_->value["jobs"][job];
-  write_file_atomically(path_, now.json_->value.dump(2) + "\n");
+  // What other runs wrote since, with this object's records in place of theirs.
+  std::unordered_map<std::string_view, std::size_t> mine;
+  for (std::size_t i = 0; i < pending_.size(); ++i) mine.emplace(pending_[i].first, i);
+  std::vector<bool> placed(pending_.size(), false);
+  std::string out;
+  std::size_t records = 0;
+  const auto append = [&](const std::string& job, const std::string& record) {
+    out += records++ == 0 ? "" : ",\n";
+    out += record_line(job, record);
+  };
+  read_records(
+      path_,
+      [&](const std::string& job, std::string record) {
+        const auto it = mine.find(job);
+        if (it == mine.end()) return append(job, record);
+        if (placed[it->second]) return;  // a job listed twice: once is enough
+        placed[it->second] = true;
+        append(job, pending_[it->second].second);
+      },
+      [&] {
+        out.clear();
+        records = 0;
+        placed.assign(pending_.size(), false);
+      });
+  for (std::size_t i = 0; i < pending_.size(); ++i) {
+    if (!placed[i]) append(pending_[i].first, pending_[i].second);
+  }
+  const std::string_view pieces[] = {kHead, out, records == 0 ? "" : "\n", kTail};
+  write_file_atomically(path_, pieces);
+  pending_.clear();
+  pending_.shrink_to_fit();
 }
 
 }  // namespace cpufold

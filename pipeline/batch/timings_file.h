@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <set>
@@ -36,30 +37,41 @@ struct JobTiming {
   double total_seconds = 0;
 };
 
+// The file holds one line per job, so that it is read and rewritten as a stream: a batch of
+// 10,000 jobs keeps in memory only the records it has not written yet, not the whole file.
 class TimingsFile {
  public:
-  // Reads what an earlier run left in `path`; an unreadable or malformed file starts empty.
+  // The file at `path`; nothing is read until write(). An unreadable or malformed file counts
+  // as empty; one written by an earlier cpufold (indented JSON) is read whole once.
   explicit TimingsFile(std::filesystem::path path);
   ~TimingsFile();
 
   void job_done(const std::string& job, const JobTiming& timing);
   void job_failed(const std::string& job, const std::string& error);
-  // Copies `job`'s record from another timings file (a worker's) into this one and returns its
-  // status ("done" or "failed") and error; empty when that file has no record of it.
+  // Copies `job`'s record from another timings file (a worker's, or the job's own under
+  // logs/) into this one and returns its status ("done" or "failed") and error; empty when
+  // that file has no record of it.
   struct Record {
     std::string status, error;
   };
   std::optional<Record> merge_job_from(const std::filesystem::path& other, const std::string& job);
-  // Writes the file atomically. Records of jobs this object did not touch are taken from the
-  // file as it is now (under a lock on its directory), so runs sharing an output directory (shards
-  // of a Slurm array) keep each other's records.
-  void write() const;
+  // The jobs the file records now (read as a stream).
+  std::set<std::string> recorded_jobs() const;
+  // For a run killed before it wrote the file: each job of `done` that the file does not
+  // record takes its record from `own_record(job)`, the copy a job leaves before it is marked
+  // done. Returns how many came back.
+  std::size_t recover(const std::vector<std::string>& done,
+                      const std::function<std::filesystem::path(const std::string&)>& own_record);
+  // Writes the file atomically: the records of this object since its last write() replace
+  // theirs in the file as it is now (read under a lock on its directory), so runs sharing an
+  // output directory (shards of a Slurm array) keep each other's records. The written records
+  // are then dropped from memory. InputError when the file cannot be written (they are kept).
+  void write();
 
  private:
-  struct Json;
   std::filesystem::path path_;
-  std::unique_ptr<Json> json_;
-  std::set<std::string> touched_;  // jobs recorded by this object
+  std::vector<std::pair<std::string, std::string>> pending_;  // job, its record as one JSON line
+  void add(const std::string& job, std::string record);
 };
 
 }  // namespace cpufold

@@ -97,6 +97,20 @@ TEST(PredictErrorsE2eTest, MultimerRecordFailsAloneInAFastaFile) {
   EXPECT_TRUE(fs::exists(dir / "out" / "single.done.txt"));
 }
 
+TEST(PredictErrorsE2eTest, SummaryAndFailuresArePrintedWhenTimingsCannotBeWritten) {
+  ScratchDir dir;
+  write_file(dir / "q.fasta", ">complex\nMKTAYIAK:GGSGGS\n>single\nMKTAYIAK\n");
+  fs::create_directories(dir / "out" / "timings.json");  // a directory: it cannot be replaced
+  const auto r = run_cpufold("predict '" + (dir / "q.fasta").string() + "' '" +
+                             (dir / "out").string() + "' " + testing::fast_predict_options("3"));
+  EXPECT_EQ(r.exit_code, 2) << r.output;  // for the failed job, as without the warning
+  EXPECT_TRUE(contains(r.output, "warning: timings.json not written")) << r.output;
+  EXPECT_TRUE(contains(r.output, "summary: 1 done, 0 skipped (already done), 1 failed"))
+      << r.output;
+  EXPECT_TRUE(contains(r.output, "  failed complex: ")) << r.output;
+  EXPECT_TRUE(fs::exists(dir / "out" / "single.done.txt"));
+}
+
 TEST(PredictErrorsE2eTest, MissingParamsFileStopsBeforeAnyWork) {
   ScratchDir dir;
   fs::create_directories(dir / "data" / "params");

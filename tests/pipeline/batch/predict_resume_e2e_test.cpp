@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <nlohmann/json.hpp>
 #include <random>
 #include <thread>
 
@@ -80,17 +81,28 @@ TEST(PredictResumeE2eTest, KilledBatchResumesWithFinishedJobsSkipped) {
   EXPECT_EQ(count_done(out), 20u);
 
   // Exactly the expected files: nothing temporary, nothing stale, nothing half-written.
-  std::set<std::string> expected = {"cite.bibtex", "config.json", "log.txt", "timings.json"};
+  std::set<std::string> expected = {"cite.bibtex", "config.json", "log.txt", "logs",
+                                    "timings.json"};
+  std::set<std::string> own_records;
   for (int j = 0; j < 20; ++j) {
     const std::string job = "job" + std::to_string(j);
     const std::vector<std::string> tags = testing::ranked_tags(out, job);
     ASSERT_EQ(tags.size(), 1u) << job;
     const auto files = testing::job_files(job, tags);
     expected.insert(files.begin(), files.end());
+    own_records.insert(job + ".timings.json");
     const std::string pdb = testing::read_file(out / (job + "_unrelaxed_" + tags[0] + ".pdb"));
     EXPECT_TRUE(contains(pdb, "\nEND")) << job << " has a truncated PDB";
   }
   EXPECT_EQ(testing::file_names(out), expected);
+  EXPECT_EQ(testing::file_names(out / "logs"), own_records);
+  // The jobs the killed run finished are in timings.json too, from their records under logs/.
+  const auto timings = nlohmann::json::parse(testing::read_file(out / "timings.json"));
+  ASSERT_EQ(timings["jobs"].size(), 20u) << timings.dump(1);
+  for (const auto& [job, record] : timings["jobs"].items()) {
+    EXPECT_EQ(record["status"], "done") << job;
+    EXPECT_EQ(record["runs"].size(), 1u) << job;
+  }
 }
 
 }  // namespace

@@ -3,7 +3,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
+
+#include "memory/error.h"
 
 #include "tests/support/test_support.h"
 
@@ -65,6 +68,70 @@ TEST(TimingsFile, MalformedFileStartsEmpty) {
   file.write();
   EXPECT_EQ(json::parse(testing::read_file(dir / "timings.json")),
             (json{{"jobs", json::object()}}));
+}
+
+TEST(TimingsFile, OneLinePerJobAndEarlierFormatsAreReadWhole) {
+  ScratchDir dir;
+  // Indented, as cpufold wrote it before: read whole once, then rewritten a job per line.
+  write_file(dir / "timings.json",
+             "{\n  \"jobs\": {\n    \"old\": {\n      \"status\": \"done\"\n    }\n  }\n}\n");
+  TimingsFile file(dir / "timings.json");
+  EXPECT_EQ(file.recorded_jobs(), (std::set<std::string>{"old"}));
+  file.job_done("a", one_run());
+  file.job_failed("b \"quoted\"", "bad input");
+  file.write();
+  const std::string text = testing::read_file(dir / "timings.json");
+  EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 7) << text;
+  const json j = json::parse(text);
+  EXPECT_EQ(j["jobs"].size(), 3u);
+  EXPECT_EQ(j["jobs"]["old"]["status"], "done");
+  EXPECT_EQ(j["jobs"]["b \"quoted\""]["error"], "bad input");
+  EXPECT_EQ(TimingsFile(dir / "timings.json").recorded_jobs(),
+            (std::set<std::string>{"old", "a", "b \"quoted\""}));
+}
+
+TEST(TimingsFile, WrittenRecordsLeaveMemoryAndLaterWritesKeepThem) {
+  ScratchDir dir;
+  TimingsFile file(dir / "timings.json");
+  file.job_done("a", one_run());
+  file.write();
+  file.job_failed("b", "bad input");
+  file.write();
+  file.job_done("b", one_run());  // a retried job replaces its record in place
+  file.write();
+  const json j = json::parse(testing::read_file(dir / "timings.json"));
+  ASSERT_EQ(j["jobs"].size(), 2u);
+  EXPECT_EQ(j["jobs"]["a"]["status"], "done");
+  EXPECT_EQ(j["jobs"]["b"]["status"], "done");
+  EXPECT_EQ(j["jobs"].begin().key(), "a");
+}
+
+TEST(TimingsFile, JobsDoneByAKilledRunComeBackFromTheirOwnRecords) {
+  ScratchDir dir;
+  TimingsFile own(dir / "logs-a.json");
+  own.job_done("a", one_run());
+  own.write();
+  TimingsFile file(dir / "timings.json");
+  file.job_done("b", one_run());
+  file.write();
+  TimingsFile rerun(dir / "timings.json");
+  const auto own_record = [&](const std::string& job) { return dir / ("logs-" + job + ".json"); };
+  EXPECT_EQ(rerun.recover({"a", "b", "c"}, own_record), 1u);  // b is there, c left none
+  rerun.write();
+  const json j = json::parse(testing::read_file(dir / "timings.json"));
+  EXPECT_EQ(j["jobs"]["a"]["length"], 12);
+  EXPECT_EQ(j["jobs"].size(), 2u);
+}
+
+TEST(TimingsFile, AWriteThatFailsKeepsTheRecordsForTheNextOne) {
+  ScratchDir dir;
+  TimingsFile file(dir / "gone" / "timings.json");
+  file.job_done("a", one_run());
+  EXPECT_THROW(file.write(), InputError);
+  std::filesystem::create_directory(dir / "gone");
+  file.write();
+  EXPECT_EQ(json::parse(testing::read_file(dir / "gone" / "timings.json"))["jobs"]["a"]["status"],
+            "done");
 }
 
 }  // namespace

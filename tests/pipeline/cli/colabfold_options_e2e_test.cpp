@@ -285,7 +285,7 @@ TEST(ColabfoldOptionsE2eTest, ZipPacksTheJobAndMarksItDone) {
   const auto r = run_cpufold(cmd);
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_EQ(testing::file_names(dir / "out"),
-            (std::set<std::string>{"cite.bibtex", "config.json", "log.txt", "timings.json",
+            (std::set<std::string>{"cite.bibtex", "config.json", "log.txt", "logs", "timings.json",
                                    "tautomerase.result.zip"}));
   const auto listing = testing::run_command(
       std::string(testing::kSystemPython) +
