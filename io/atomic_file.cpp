@@ -11,6 +11,7 @@
 #include <string>
 
 #include "memory/error.h"
+#include "memory/unique_fd.h"
 
 namespace cpufold {
 namespace fs = std::filesystem;
@@ -79,6 +80,13 @@ void write_file_atomically(const fs::path& path, std::string_view bytes) {
 }
 
 void write_file_atomically(const fs::path& path, std::span<const std::string_view> pieces) {
+  write_file_atomically(path, [&](const PieceWriter& write) {
+    for (const std::string_view piece : pieces) write(piece);
+  });
+}
+
+void write_file_atomically(const fs::path& path,
+                           const std::function<void(const PieceWriter&)>& produce) {
   const fs::path dir = directory_of(path);
   std::string tmp_name = ".";  // built by appending: GCC 12 misreports "." + std::string
   tmp_name += path.filename().string();
@@ -90,16 +98,35 @@ void write_file_atomically(const fs::path& path, std::span<const std::string_vie
     throw InputError("cannot write " + path.string() + ": " + what + ": " + errno_text(err));
   };
 
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
-  if (fd < 0) {
+  const UniqueFd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666));
+  if (!fd) {
     const int err = errno;
     throw InputError("cannot write " + path.string() + ": cannot create " + tmp.string() + ": " +
                      errno_text(err));
   }
+  // Small pieces are gathered into writes of about this size; large ones go straight out.
+  constexpr std::size_t kBuffer = std::size_t{64} << 10;
+  std::string buffer;
   int err = 0;
-  for (std::size_t i = 0; i < pieces.size() && err == 0; ++i) err = write_all(fd, pieces[i]);
-  if (err == 0 && ::fsync(fd) != 0) err = errno;
-  if (::close(fd) != 0 && err == 0) err = errno;
+  const auto flush = [&] {
+    if (err == 0 && !buffer.empty()) err = write_all(fd.get(), buffer);
+    buffer.clear();
+  };
+  try {
+    produce([&](std::string_view piece) {
+      if (buffer.size() + piece.size() > kBuffer) flush();
+      if (piece.size() >= kBuffer) {
+        if (err == 0) err = write_all(fd.get(), piece);
+      } else {
+        buffer.append(piece);
+      }
+    });
+  } catch (...) {
+    ::unlink(tmp.c_str());
+    throw;
+  }
+  flush();
+  if (err == 0 && ::fsync(fd.get()) != 0) err = errno;
   if (err != 0) fail("writing " + tmp.string(), err);
 
   if (::rename(tmp.c_str(), path.c_str()) != 0) fail("renaming " + tmp.string(), errno);

@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <filesystem>
+#include <functional>
 #include <span>
 #include <string_view>
 
@@ -17,6 +18,12 @@ void write_file_atomically(const std::filesystem::path& path, std::string_view b
 // buffer first.
 void write_file_atomically(const std::filesystem::path& path,
                            std::span<const std::string_view> pieces);
+// The same for a file produced piece by piece, so a large file is never held whole:
+// `produce(write)` calls write(bytes) for each piece in order. An exception from `produce`
+// removes the temporary file and propagates.
+using PieceWriter = std::function<void(std::string_view)>;
+void write_file_atomically(const std::filesystem::path& path,
+                           const std::function<void(const PieceWriter&)>& produce);
 
 // The most bytes the temporary name adds to a file name: the leading '.', ".tmp." and the
 // widest PID.

@@ -12,6 +12,7 @@
 #include <utility>
 
 #include "memory/error.h"
+#include "memory/mapped_regions.h"
 
 namespace cpufold {
 
@@ -45,6 +46,7 @@ MappedFile MappedFile::open_read_only(const std::filesystem::path& path) {
   void* p = ::mmap(nullptr, m.size_, PROT_READ, MAP_SHARED, fd.fd, 0);
   if (p == MAP_FAILED) fail(path, "mmap failed");
   m.data_ = static_cast<const std::byte*>(p);
+  register_mapped_region(p, m.size_, path.string());
   return m;
 }
 
@@ -60,7 +62,10 @@ MappedFile& MappedFile::operator=(MappedFile&& o) noexcept {
 }
 
 void MappedFile::reset() {
-  if (data_ != nullptr) ::munmap(const_cast<std::byte*>(data_), size_);
+  if (data_ != nullptr) {
+    unregister_mapped_region(data_);
+    ::munmap(const_cast<std::byte*>(data_), size_);
+  }
   data_ = nullptr;
   size_ = 0;
 }

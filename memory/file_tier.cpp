@@ -9,6 +9,7 @@
 
 #include "memory/byte_size.h"
 #include "memory/error.h"
+#include "memory/mapped_regions.h"
 #include "memory/out_of_memory.h"
 #include "memory/spill_dir.h"
 
@@ -57,12 +58,14 @@ std::byte* FileTier::map(std::size_t bytes) {
                         dir_.string() + "' (" + std::strerror(errno) + ")");
   }
   if (std::getenv("CPUFOLD_SPILL_RANDOM") != nullptr) ::madvise(p, bytes, MADV_RANDOM);
+  register_mapped_region(p, bytes, "a spill file in " + dir_.string());
   const std::lock_guard lock(mutex_);
   files_.emplace(static_cast<const std::byte*>(p), std::move(fd));
   return static_cast<std::byte*>(p);
 }
 
 void FileTier::unmap(std::byte* data, std::size_t bytes) {
+  unregister_mapped_region(data);
   ::munmap(data, bytes);
   const std::lock_guard lock(mutex_);
   files_.erase(data);  // closing the last reference frees the file's blocks

@@ -57,11 +57,12 @@ class BatchRunner {
     PredictSummary summary;
     auto last_timings = Clock::now();
     for (std::size_t i = 0; i < jobs_.size(); ++i) {
-      summary.jobs.push_back(run_job(i));
+      JobOutcome outcome = run_job(i);
+      const bool folded = outcome.status != JobOutcome::Status::skipped;
+      summary.add(std::move(outcome));
       // After each folded job, but for batches of many tiny jobs not more than every 10 s
       // (the file grows with the batch).
-      if (summary.jobs.back().status != JobOutcome::Status::skipped &&
-          seconds_since(last_timings) > (i + 1 < jobs_.size() ? 10.0 : 0.0)) {
+      if (folded && seconds_since(last_timings) > (i + 1 < jobs_.size() ? 10.0 : 0.0)) {
         write_timings();
         last_timings = Clock::now();
       }
@@ -71,10 +72,7 @@ class BatchRunner {
     log_.say(batch_summary_line(summary.count(JobOutcome::Status::done),
                                 summary.count(JobOutcome::Status::skipped),
                                 summary.count(JobOutcome::Status::failed), seconds_since(start_)));
-    for (const JobOutcome& job : summary.jobs) {
-      if (job.status == JobOutcome::Status::failed)
-        log_.say(failed_job_line(job.name, job.message));
-    }
+    for (const JobOutcome& job : summary.failures) log_.say(failed_job_line(job.name, job.message));
     return summary;
   }
 

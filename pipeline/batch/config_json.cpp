@@ -54,4 +54,12 @@ std::string config_json(const PredictOptions& o, RankBy rank, std::size_t num_qu
   return j.dump(4) + "\n";
 }
 
+std::string output_settings_json(const PredictOptions& options, RankBy rank) {
+  nlohmann::ordered_json j = nlohmann::ordered_json::parse(config_json(options, rank, 0));
+  for (const char* how : {"input", "num_queries", "sort_queries_by", "keep_existing_results",
+                          "chunk_size", "mem_budget", "threads"})
+    j.erase(how);
+  return j.dump();
+}
+
 }  // namespace cpufold

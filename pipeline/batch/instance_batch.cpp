@@ -560,14 +560,12 @@ PredictSummary NodeBatch::summary(BatchLog& log) {
   }
   write_record();
   PredictSummary s;
-  s.jobs = outcomes_;
+  for (const JobOutcome& out : outcomes_) s.add(out);
   s.stopped_by_signal = stop_signal_;
   log.say(batch_summary_line(s.count(JobOutcome::Status::done),
                              s.count(JobOutcome::Status::skipped),
                              s.count(JobOutcome::Status::failed), seconds_since(start_)));
-  for (const JobOutcome& job : s.jobs) {
-    if (job.status == JobOutcome::Status::failed) log.say(failed_job_line(job.name, job.message));
-  }
+  for (const JobOutcome& job : s.failures) log.say(failed_job_line(job.name, job.message));
   if (stop_signal_ != 0) {
     log.say("stopped by signal " + std::to_string(stop_signal_) + ": " +
             std::to_string(s.count(JobOutcome::Status::interrupted)) +

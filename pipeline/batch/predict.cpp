@@ -11,6 +11,7 @@
 #include "pipeline/batch/config_json.h"
 #include "pipeline/batch/instance_batch.h"
 #include "pipeline/batch/job_order.h"
+#include "pipeline/batch/output_dir_lock.h"
 #include "pipeline/batch/predict_limits.h"
 #include "pipeline/output/job_outputs.h"
 #include "pipeline/runner/model_flops.h"
@@ -116,9 +117,19 @@ BatchInputs batch_inputs(const PredictOptions& o) {
   return in;
 }
 
+void PredictSummary::add(JobOutcome outcome) {
+  ++counts_[static_cast<std::size_t>(outcome.status)];
+  if (outcome.status == JobOutcome::Status::failed) failures.push_back(std::move(outcome));
+}
+
 std::size_t PredictSummary::count(JobOutcome::Status status) const {
-  return static_cast<std::size_t>(std::count_if(
-      jobs.begin(), jobs.end(), [&](const JobOutcome& j) { return j.status == status; }));
+  return counts_[static_cast<std::size_t>(status)];
+}
+
+std::size_t PredictSummary::total() const {
+  std::size_t n = 0;
+  for (const std::size_t c : counts_) n += c;
+  return n;
 }
 
 namespace {
@@ -145,9 +156,10 @@ PredictSummary run_batch(const PredictOptions& o) {
     fs::create_directories(batch_log_path(o).parent_path(), ec);
     return run_jobs(o, std::move(jobs.jobs), effective_rank(o).first, std::move(params), {});
   }
+  const auto [rank, rank_note] = effective_rank(o);
+  const OutputDirLock lock(o.output_dir, output_settings_json(o, rank));
   const std::size_t stale = remove_stale_temporaries(o.output_dir);
 
-  const auto [rank, rank_note] = effective_rank(o);
   write_file_atomically(o.output_dir / "config.json", config_json(o, rank, jobs.jobs.size()));
   const bool used_msas =
       !o.msa_dir.empty() || std::any_of(jobs.jobs.begin(), jobs.jobs.end(),

@@ -3,6 +3,7 @@
 // job's `.done.txt` marker last.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
@@ -73,10 +74,17 @@ struct JobOutcome {
   bool out_of_memory = false;  // failed for lack of memory (a BudgetError)
 };
 
+// The jobs of a batch by status, and the failed ones in full: what the summary line and the
+// failed-job list need, and no more per job (a batch of 10,000 jobs keeps its memory flat).
 struct PredictSummary {
-  std::vector<JobOutcome> jobs;
-  int stopped_by_signal = 0;  // SIGINT / SIGTERM stopped a multi-instance batch
+  std::vector<JobOutcome> failures;  // the failed jobs, in batch order
+  int stopped_by_signal = 0;         // SIGINT / SIGTERM stopped a multi-instance batch
+  void add(JobOutcome outcome);
   std::size_t count(JobOutcome::Status status) const;
+  std::size_t total() const;
+
+ private:
+  std::array<std::size_t, 4> counts_{};
 };
 
 // Runs the batch. A job whose input is bad (or whose MSA does not match its query, or that

@@ -1,9 +1,5 @@
 #include "pipeline/batch/timings_file.h"
 
-#include <fcntl.h>
-#include <sys/file.h>
-#include <unistd.h>
-
 #include <fstream>
 #include <functional>
 #include <iterator>
@@ -12,6 +8,7 @@
 #include <unordered_map>
 
 #include "io/atomic_file.h"
+#include "io/directory_lock.h"
 #include "pipeline/batch/chunk_sizes_json.h"
 
 namespace cpufold {
@@ -46,9 +43,19 @@ bool read_lines(std::istream& in, const RecordFn& fn) {
   return false;
 }
 
-// The records of `path` in file order: as a stream in this class's format, else (a file of an
-// earlier cpufold, or edited by hand) parsed whole. `restart` is called before the second
-// pass, so the caller can drop what the first one gave. Nothing for a missing or malformed file.
+// The records of a file in another format (an earlier cpufold's indented JSON, or edited by
+// hand), parsed whole; nothing for a malformed file.
+void read_whole(std::istream& in, const RecordFn& fn) {
+  const Json j = Json::parse(std::istreambuf_iterator<char>(in), {}, nullptr, false);
+  if (j.is_discarded() || !j.is_object() || !j.contains("jobs") || !j["jobs"].is_object()) return;
+  for (const auto& [job, record] : j["jobs"].items()) {
+    if (record.is_object()) fn(job, record.dump());
+  }
+}
+
+// The records of `path` in file order: as a stream in this class's format, else parsed whole
+// (`restart` is called before, so the caller can drop what the stream gave). Nothing for a
+// missing file.
 void read_records(const std::filesystem::path& path, const RecordFn& fn,
                   const std::function<void()>& restart) {
   std::ifstream in(path, std::ios::binary);
@@ -57,12 +64,12 @@ void read_records(const std::filesystem::path& path, const RecordFn& fn,
   restart();
   in.clear();
   in.seekg(0);
-  const Json j = Json::parse(std::istreambuf_iterator<char>(in), {}, nullptr, false);
-  if (j.is_discarded() || !j.is_object() || !j.contains("jobs") || !j["jobs"].is_object()) return;
-  for (const auto& [job, record] : j["jobs"].items()) {
-    if (record.is_object()) fn(job, record.dump());
-  }
+  read_whole(in, fn);
 }
+
+// Thrown by write()'s stream when the file is in another format: it is written again from
+// the whole file.
+struct OtherFormat {};
 
 // `    "job": {...}`, the line of one record.
 std::string record_line(const std::string& job, const std::string& record) {
@@ -155,61 +162,47 @@ std::set<std::string> TimingsFile::recorded_jobs() const {
   return jobs;
 }
 
-namespace {
-
-// An exclusive flock on the file's directory for the scope: no lock file among the outputs.
-// Without one (the directory cannot be opened) the write still happens, as before locks.
-class FileLock {
- public:
-  explicit FileLock(const std::filesystem::path& path)
-      : fd_(::open(
-            (path.has_parent_path() ? path.parent_path() : std::filesystem::path(".")).c_str(),
-            O_RDONLY | O_DIRECTORY | O_CLOEXEC)) {
-    if (fd_ >= 0) ::flock(fd_, LOCK_EX);
-  }
-  ~FileLock() {
-    if (fd_ >= 0) ::close(fd_);  // closing releases the lock
-  }
-  FileLock(const FileLock&) = delete;
-  FileLock& operator=(const FileLock&) = delete;
-
- private:
-  int fd_;
-};
-
-}  // namespace
-
 void TimingsFile::write() {
-  const FileLock lock(path_);
-  // What other runs wrote since, with this object's records in place of theirs.
+  const DirectoryLock lock(path_.parent_path());
+  // What other runs wrote since, with this object's records in place of theirs, streamed from
+  // the file as it is to its replacement: one record in memory at a time.
   std::unordered_map<std::string_view, std::size_t> mine;
   for (std::size_t i = 0; i < pending_.size(); ++i) mine.emplace(pending_[i].first, i);
-  std::vector<bool> placed(pending_.size(), false);
-  std::string out;
-  std::size_t records = 0;
-  const auto append = [&](const std::string& job, const std::string& record) {
-    out += records++ == 0 ? "" : ",\n";
-    out += record_line(job, record);
-  };
-  read_records(
-      path_,
-      [&](const std::string& job, std::string record) {
+  const auto produce = [&](bool whole) {
+    return [&, whole](const PieceWriter& put) {
+      std::vector<bool> placed(pending_.size(), false);
+      std::size_t records = 0;
+      const auto append = [&](const std::string& job, const std::string& record) {
+        if (records++ > 0) put(",\n");
+        put(record_line(job, record));
+      };
+      const RecordFn each = [&](const std::string& job, std::string record) {
         const auto it = mine.find(job);
         if (it == mine.end()) return append(job, record);
         if (placed[it->second]) return;  // a job listed twice: once is enough
         placed[it->second] = true;
         append(job, pending_[it->second].second);
-      },
-      [&] {
-        out.clear();
-        records = 0;
-        placed.assign(pending_.size(), false);
-      });
-  for (std::size_t i = 0; i < pending_.size(); ++i) {
-    if (!placed[i]) append(pending_[i].first, pending_[i].second);
+      };
+      put(kHead);
+      if (std::ifstream in(path_, std::ios::binary); in) {
+        if (whole) {
+          read_whole(in, each);
+        } else if (!read_lines(in, each)) {
+          throw OtherFormat{};
+        }
+      }
+      for (std::size_t i = 0; i < pending_.size(); ++i) {
+        if (!placed[i]) append(pending_[i].first, pending_[i].second);
+      }
+      if (records > 0) put("\n");
+      put(kTail);
+    };
+  };
+  try {
+    write_file_atomically(path_, produce(false));
+  } catch (const OtherFormat&) {
+    write_file_atomically(path_, produce(true));
   }
-  const std::string_view pieces[] = {kHead, out, records == 0 ? "" : "\n", kTail};
-  write_file_atomically(path_, pieces);
   pending_.clear();
   pending_.shrink_to_fit();
 }

@@ -150,12 +150,11 @@ void add_predict_command(CLI::App& app) {
     const std::size_t failed = summary.count(JobOutcome::Status::failed);
     if (failed == 0) return;
     std::size_t memory_failures = 0;
-    for (const JobOutcome& job : summary.jobs) {
-      if (job.status != JobOutcome::Status::failed) continue;
+    for (const JobOutcome& job : summary.failures) {
       if (args->quiet) std::cerr << "failed " << job.name << ": " << job.message << "\n";
       if (job.out_of_memory) ++memory_failures;
     }
-    const std::string of = std::to_string(failed) + " of " + std::to_string(summary.jobs.size());
+    const std::string of = std::to_string(failed) + " of " + std::to_string(summary.total());
     const std::string where = " (listed above and in " + (o.output_dir / "log.txt").string() + ")";
     if (memory_failures == failed) throw BudgetError(of + " job(s) ran out of memory" + where);
     throw InputError(of + " job(s) failed" + where);

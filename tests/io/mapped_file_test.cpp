@@ -1,7 +1,12 @@
 #include "io/mapped_file.h"
 
 #include <gtest/gtest.h>
+
+#include <csignal>
+#include <cstdlib>
+
 #include <unistd.h>
+#include "memory/mapped_regions.h"
 
 #include <fstream>
 #include <string>
@@ -54,6 +59,24 @@ TEST(MappedFile, DropsTheResidentPagesOfARangeOnly) {
 
   EXPECT_EQ(sum_bytes(file.bytes()), before);
   EXPECT_EQ(resident_kib(file.data()), all);
+}
+
+TEST(MappedFileDeathTest, AFileTruncatedUnderItsMappingIsNamedWhenSigbusEndsTheProcess) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  const testing::ScratchDir dir;
+  const std::filesystem::path file = dir / "weights.cache";
+  testing::write_file(file, std::string(std::size_t{1} << 16, 'w'));
+  EXPECT_EXIT(
+      {
+        install_sigbus_message();
+        const MappedFile m = MappedFile::open_read_only(file);
+        std::filesystem::resize_file(file, 0);  // as `truncate -s 0` by another process
+        volatile std::byte b = m.data()[m.size() - 1];
+        (void)b;
+        std::exit(0);
+      },
+      ::testing::KilledBySignal(SIGBUS),
+      "cpufold: error: bus error \\(SIGBUS\\) reading .*weights.cache: the file was truncated");
 }
 
 }  // namespace
