@@ -3,11 +3,14 @@
 #include <chrono>
 #include <new>
 
+#include "io/file_identity.h"
 #include "io/text_safety.h"
 #include "memory/error.h"
 #include "memory/out_of_memory.h"
 #include "pipeline/batch/batch_log_lines.h"
 #include "pipeline/batch/batch_progress.h"
+#include "pipeline/batch/config_json.h"
+#include "pipeline/batch/finished_runs.h"
 #include "pipeline/batch/job_a3m.h"
 #include "pipeline/batch/job_msas.h"
 #include "pipeline/batch/prediction_files.h"
@@ -36,6 +39,8 @@ class BatchRunner {
         jobs_(std::move(jobs)),
         rank_(rank),
         log_(batch_log_path(o), o.progress),
+        params_(params),
+        settings_(output_settings_json(o, rank)),
         models_(std::move(params), o.model_type, o.mem_budget, o.precision),
         timings_(batch_timings_path(o)) {
     for (int i = 0; i < o.num_models; ++i) selected_models_.push_back(o.model_order[i]);
@@ -183,14 +188,18 @@ class BatchRunner {
   // of the runs not done yet (what the estimate drops when the job fails).
   void fold_job(const PredictJob& job, const std::string& head, double& units_left) {
     const std::string with_length = job_head_with_length(head, job.sequence.size());
-    remove_job_outputs(o_.output_dir, job.name);
     const auto job_start = Clock::now();
     log_.say(job_start_line(with_length, eta(0, 0)));
 
     JobExtras extras = job_extras();
     JobTiming timing;
     const RawFeatures raw = raw_features(job, with_length, extras, timing);
-    std::vector<RenderedPrediction> results = run_models(job, raw, with_length, timing, units_left);
+    std::map<std::string, FinishedRun> finished = finished_runs(job, raw);
+    std::set<std::string> kept;
+    for (const auto& [tag, run] : finished) kept.insert(tag);
+    remove_job_outputs(o_.output_dir, job.name, kept);
+    std::vector<RenderedPrediction> results =
+        run_models(job, raw, with_length, timing, units_left, finished);
     if (score_reached(results) && results.size() < runs_per_job()) {
       log_.say(stop_at_score_line(head, o_.stop_at_score, results.size()));
       estimate_.drop(units_left);
@@ -198,20 +207,61 @@ class BatchRunner {
     timing.total_seconds = seconds_since(job_start);
     keep_job_timing(job, timing);
     write_outputs(job, results, head, extras);
+    remove_finished_runs(o_.output_dir, job.name);
     timings_.job_done(job.name, timing);
     log_.say(job_done_line(head, seconds_since(job_start), eta(0, 0)));
+  }
+
+  std::string tag_of(int model_number, std::uint64_t seed) const {
+    return model_type_name(o_.model_type) + "_model_" + std::to_string(model_number) + "_seed_" +
+           seed_tag(seed);
+  }
+  std::string run_key(const RawFeatures& raw, int model_number, std::uint64_t seed) const {
+    return finished_run_key(settings_, file_content_hash(params_.at(model_number)), raw,
+                            model_number, seed);
+  }
+
+  // The runs of this job that a stopped batch finished, by tag: records of these settings
+  // and features whose unranked files (if any) are still there.
+  std::map<std::string, FinishedRun> finished_runs(const PredictJob& job, const RawFeatures& raw) {
+    std::map<std::string, FinishedRun> found;
+    for (int s = 0; s < o_.num_seeds; ++s) {
+      const std::uint64_t seed = o_.random_seed + static_cast<std::uint64_t>(s);
+      for (int model_number : selected_models_) {
+        const std::string tag = tag_of(model_number, seed);
+        std::optional<FinishedRun> run = load_finished_run(
+            finished_run_path(o_.output_dir, job.name, tag), run_key(raw, model_number, seed));
+        if (!run) continue;
+        std::error_code ec;
+        bool whole = true;
+        for (const auto& u : run->prediction.unranked)
+          whole =
+              whole && fs::exists(unranked_path(o_.output_dir, job.name, u.kind, tag, u.ext), ec);
+        if (whole) found.emplace(tag, std::move(*run));
+      }
+    }
+    return found;
   }
 
   // ColabFold's loop order (seeds outside, models inside) matters with --stop-at-score.
   std::vector<RenderedPrediction> run_models(const PredictJob& job, const RawFeatures& raw,
                                              const std::string& head, JobTiming& timing,
-                                             double& units_left) {
+                                             double& units_left,
+                                             std::map<std::string, FinishedRun>& finished) {
     std::vector<RenderedPrediction> results;
     for (int s = 0; s < o_.num_seeds && !score_reached(results); ++s) {
       for (int model_number : selected_models_) {
         if (score_reached(results)) break;
         const std::uint64_t seed = o_.random_seed + static_cast<std::uint64_t>(s);
-        results.push_back(run_model(job, raw, model_number, seed, head, timing));
+        if (auto it = finished.find(tag_of(model_number, seed)); it != finished.end()) {
+          log_.say(head + " model_" + std::to_string(model_number) + " seed " + seed_tag(seed) +
+                   ": finished by an earlier run that was stopped; its results are kept");
+          results.push_back(std::move(it->second.prediction));
+          timing.runs.push_back(std::move(it->second.timing));
+          estimate_.drop(units(job));
+        } else {
+          results.push_back(run_model(job, raw, model_number, seed, head, timing));
+        }
         units_left -= units(job);
       }
     }
@@ -298,6 +348,8 @@ class BatchRunner {
         {o_.save_all, o_.save_single_representations, o_.save_pair_representations}, r);
     run = run_timing(std::move(run), p, r);
     log_.say(run_done_line(where, run_seconds, run) + " | " + eta(0, 0));
+    save_finished_run(finished_run_path(o_.output_dir, job.name, tag),
+                      run_key(raw, model_number, seed), {r, run});
     timing.runs.push_back(std::move(run));
     return r;
   }
@@ -324,6 +376,8 @@ class BatchRunner {
   std::vector<PredictJob> jobs_;
   RankBy rank_;
   BatchLog log_;
+  std::map<int, fs::path> params_;  // per model, for the finished runs' keys
+  std::string settings_;            // output_settings_json: the finished runs' keys
   ModelCache models_;
   std::vector<int> selected_models_;
   TimingsFile timings_;

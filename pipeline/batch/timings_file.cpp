@@ -78,6 +78,52 @@ std::string record_line(const std::string& job, const std::string& record) {
 
 }  // namespace
 
+std::string run_timing_json(const RunTiming& r) {
+  Json run;
+  run["model"] = r.model;
+  run["seed"] = r.seed;
+  run["load_seconds"] = r.load_seconds;
+  run["feature_seconds"] = r.feature_seconds;
+  Json stages = Json::object();
+  for (const StageTime& st : r.model_seconds) stages[st.stage] = st.seconds;
+  run["model_seconds"] = stages;
+  run["iterations"] = r.iterations;
+  run["n_seq"] = r.n_seq;
+  run["n_extra"] = r.n_extra;
+  run["mean_plddt"] = r.mean_plddt;
+  if (r.ptm) run["ptm"] = *r.ptm;
+  run["planned_mib"] = static_cast<double>(r.planned_bytes) / (1 << 20);
+  run["peak_rss_mib"] = static_cast<double>(r.peak_rss_bytes) / (1 << 20);
+  run["predicted_peak_mib"] = static_cast<double>(r.predicted_peak_bytes) / (1 << 20);
+  run["chunk_size"] = r.chunks.evoformer;
+  run["chunk_sizes"] = r.chunks;
+  return run.dump();
+}
+
+RunTiming run_timing_from_json(std::string_view text) {
+  const Json j = Json::parse(text);
+  const auto bytes = [&](const char* key) {
+    return static_cast<std::size_t>(j.at(key).get<double>() * (1 << 20));
+  };
+  RunTiming r;
+  r.model = j.at("model").get<std::string>();
+  r.seed = j.at("seed").get<std::uint64_t>();
+  r.load_seconds = j.at("load_seconds").get<double>();
+  r.feature_seconds = j.at("feature_seconds").get<double>();
+  for (const auto& [stage, seconds] : j.at("model_seconds").items())
+    r.model_seconds.push_back({stage, seconds.get<double>()});
+  r.iterations = j.at("iterations").get<std::int64_t>();
+  r.n_seq = j.at("n_seq").get<std::int64_t>();
+  r.n_extra = j.at("n_extra").get<std::int64_t>();
+  r.mean_plddt = j.at("mean_plddt").get<double>();
+  if (j.contains("ptm")) r.ptm = j["ptm"].get<double>();
+  r.planned_bytes = bytes("planned_mib");
+  r.peak_rss_bytes = bytes("peak_rss_mib");
+  r.predicted_peak_bytes = bytes("predicted_peak_mib");
+  r.chunks = j.at("chunk_sizes").get<ChunkSizes>();
+  return r;
+}
+
 TimingsFile::TimingsFile(std::filesystem::path path) : path_(std::move(path)) {}
 
 TimingsFile::~TimingsFile() = default;
@@ -98,27 +144,7 @@ void TimingsFile::job_done(const std::string& job, const JobTiming& timing) {
   t["msa_rows"] = timing.msa_rows;
   t["feature_seconds"] = timing.feature_seconds;
   t["runs"] = Json::array();
-  for (const RunTiming& r : timing.runs) {
-    Json run;
-    run["model"] = r.model;
-    run["seed"] = r.seed;
-    run["load_seconds"] = r.load_seconds;
-    run["feature_seconds"] = r.feature_seconds;
-    Json stages = Json::object();
-    for (const StageTime& st : r.model_seconds) stages[st.stage] = st.seconds;
-    run["model_seconds"] = stages;
-    run["iterations"] = r.iterations;
-    run["n_seq"] = r.n_seq;
-    run["n_extra"] = r.n_extra;
-    run["mean_plddt"] = r.mean_plddt;
-    if (r.ptm) run["ptm"] = *r.ptm;
-    run["planned_mib"] = static_cast<double>(r.planned_bytes) / (1 << 20);
-    run["peak_rss_mib"] = static_cast<double>(r.peak_rss_bytes) / (1 << 20);
-    run["predicted_peak_mib"] = static_cast<double>(r.predicted_peak_bytes) / (1 << 20);
-    run["chunk_size"] = r.chunks.evoformer;
-    run["chunk_sizes"] = r.chunks;
-    t["runs"].push_back(run);
-  }
+  for (const RunTiming& r : timing.runs) t["runs"].push_back(Json::parse(run_timing_json(r)));
   t["status"] = "done";
   t["total_seconds"] = timing.total_seconds;
   add(job, t.dump());

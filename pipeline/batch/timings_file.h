@@ -9,6 +9,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "pipeline/runner/model_runner.h"
@@ -36,6 +37,11 @@ struct JobTiming {
   std::vector<RunTiming> runs;
   double total_seconds = 0;
 };
+
+// One run's record as JSON text, and back (InputError-free: the text is cpufold's own; a
+// malformed one throws nlohmann's exception).
+std::string run_timing_json(const RunTiming& run);
+RunTiming run_timing_from_json(std::string_view text);
 
 // The file holds one line per job, so that it is read and rewritten as a stream: a batch of
 // 10,000 jobs keeps in memory only the records it has not written yet, not the whole file.

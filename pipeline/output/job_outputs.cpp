@@ -244,7 +244,8 @@ std::vector<std::string> write_job_outputs(const fs::path& dir, const std::strin
   return written;
 }
 
-void remove_job_outputs(const fs::path& dir, const std::string& job) {
+void remove_job_outputs(const fs::path& dir, const std::string& job,
+                        const std::set<std::string>& keep_tags) {
   std::vector<std::string> ranked = {job + kUnrelaxed + "rank_", job + kScores + "rank_"};
   // Left unranked by a run killed before its job was written.
   std::vector<std::pair<std::string, std::string>> unranked;
@@ -263,8 +264,13 @@ void remove_job_outputs(const fs::path& dir, const std::string& job) {
     const std::string name = entry.path().filename().string();
     bool match = single.count(name) > 0;
     for (const auto& [prefix, ext] : unranked) {
-      match = match || (name.rfind(prefix, 0) == 0 && name.size() > prefix.size() + ext.size() &&
-                        name.compare(name.size() - ext.size(), ext.size(), ext) == 0);
+      const bool unranked_file = name.rfind(prefix, 0) == 0 &&
+                                 name.size() > prefix.size() + ext.size() &&
+                                 name.compare(name.size() - ext.size(), ext.size(), ext) == 0;
+      const bool kept =
+          unranked_file &&
+          keep_tags.contains(name.substr(prefix.size(), name.size() - prefix.size() - ext.size()));
+      match = match || (unranked_file && !kept);
     }
     for (const std::string& prefix : ranked) {
       if (name.rfind(prefix, 0) == 0 && name.size() > prefix.size() &&

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -81,6 +82,9 @@ std::filesystem::path done_marker(const std::filesystem::path& dir, const std::s
 
 // Removes the output files of `job` (every rank, the done marker included), so a job that is
 // redone leaves nothing of an earlier, interrupted or differently configured run.
-void remove_job_outputs(const std::filesystem::path& dir, const std::string& job);
+// `keep_tags`: model runs whose unranked files (--save-all, --save-*-representations) stay,
+// because their finished results are reused (pipeline/batch/finished_runs.h).
+void remove_job_outputs(const std::filesystem::path& dir, const std::string& job,
+                        const std::set<std::string>& keep_tags = {});
 
 }  // namespace cpufold

@@ -105,5 +105,82 @@ TEST(PredictResumeE2eTest, KilledBatchResumesWithFinishedJobsSkipped) {
   }
 }
 
+std::size_t count_finished_runs(const fs::path& out) {
+  std::size_t n = 0;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(out / "logs", ec))
+    n += entry.path().extension() == ".finished";
+  return n;
+}
+
+// Killed after the first of three seeds of one job: the rerun keeps that seed's results and
+// runs only the other two, and every file is the same as an uninterrupted run's.
+TEST(PredictResumeE2eTest, AJobKilledBetweenModelsResumesAtTheModelInFlight) {
+  ScratchDir dir;
+  std::mt19937 rng(9);
+  const std::string letters = "ACDEFGHIKLMNPQRSTVWY";
+  std::string seq;
+  for (int i = 0; i < 90; ++i) seq += letters[rng() % letters.size()];
+  testing::write_file(dir / "q.fasta", ">q\n" + seq + "\n");
+  const std::vector<std::string> options = {"--data",        testing::test_data_dir().string(),
+                                            "--model-order", "3",
+                                            "--num-models",  "1",
+                                            "--num-seeds",   "3",
+                                            "--num-recycle", "3",
+                                            "--threads",     "1",
+                                            "--quiet"};
+  const auto args = [&](const fs::path& out) {
+    std::vector<std::string> a = {"predict", (dir / "q.fasta").string(), out.string()};
+    a.insert(a.end(), options.begin(), options.end());
+    return a;
+  };
+  const auto command = [&](const fs::path& out) {
+    std::string c;
+    for (const std::string& a : args(out)) c += (c.empty() ? "" : " ") + ("'" + a + "'");
+    return c.substr(c.find(' ') + 1);  // without "predict"'s quotes doubled
+  };
+
+  const pid_t pid = testing::spawn_cpufold(args(dir / "killed"));
+  ASSERT_GT(pid, 0);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  int status = 0;
+  bool exited = false;
+  while (count_finished_runs(dir / "killed") < 1 && std::chrono::steady_clock::now() < deadline) {
+    if (::waitpid(pid, &status, WNOHANG) == pid) {
+      exited = true;
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  ASSERT_FALSE(exited) << "the job ended before it could be killed (status " << status << ")";
+  ::kill(pid, SIGKILL);
+  ::waitpid(pid, &status, 0);
+  ASSERT_EQ(count_done(dir / "killed"), 0u) << "killed too late to test anything";
+  const std::size_t kept = count_finished_runs(dir / "killed");
+  ASSERT_GE(kept, 1u);
+  ASSERT_LT(kept, 3u);
+
+  const auto resumed = testing::run_cpufold("predict " + command(dir / "killed"));
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.output;
+  const std::string log = testing::read_file(dir / "killed" / "log.txt");
+  EXPECT_TRUE(contains(log, "model_3 seed 000: finished by an earlier run that was stopped"))
+      << log;
+  EXPECT_EQ(count_finished_runs(dir / "killed"), 0u) << "records are removed once the job is done";
+
+  const auto plain = testing::run_cpufold("predict " + command(dir / "plain"));
+  ASSERT_EQ(plain.exit_code, 0) << plain.output;
+  std::size_t compared = 0;
+  for (const std::string& name : testing::file_names(dir / "plain")) {
+    if (name == "log.txt" || name == "timings.json" || name == "logs" || name == "q.done.txt")
+      continue;
+    EXPECT_EQ(testing::read_file(dir / "killed" / name), testing::read_file(dir / "plain" / name))
+        << name;
+    ++compared;
+  }
+  EXPECT_GE(compared, 10u);
+  const auto timings = nlohmann::json::parse(testing::read_file(dir / "killed" / "timings.json"));
+  EXPECT_EQ(timings["jobs"]["q"]["runs"].size(), 3u) << timings.dump(1);
+}
+
 }  // namespace
 }  // namespace cpufold
