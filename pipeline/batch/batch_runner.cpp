@@ -222,10 +222,10 @@ class BatchRunner {
   }
 
   // The runs of this job that a stopped batch finished, by tag: records of these settings
-  // and features whose unranked files (if any) are still there.
+  // and features whose unranked files (if any) are still there. None for a job of one run.
   std::map<std::string, FinishedRun> finished_runs(const PredictJob& job, const RawFeatures& raw) {
     std::map<std::string, FinishedRun> found;
-    for (int s = 0; s < o_.num_seeds; ++s) {
+    for (int s = 0; s < o_.num_seeds && runs_per_job() > 1; ++s) {
       const std::uint64_t seed = o_.random_seed + static_cast<std::uint64_t>(s);
       for (int model_number : selected_models_) {
         const std::string tag = tag_of(model_number, seed);
@@ -261,6 +261,13 @@ class BatchRunner {
           estimate_.drop(units(job));
         } else {
           results.push_back(run_model(job, raw, model_number, seed, head, timing));
+          // Kept for a resume when a later run of the job follows (a job's last run ends in
+          // its files being written).
+          if (results.size() < runs_per_job()) {
+            save_finished_run(
+                finished_run_path(o_.output_dir, job.name, tag_of(model_number, seed)),
+                run_key(raw, model_number, seed), {results.back(), timing.runs.back()});
+          }
         }
         units_left -= units(job);
       }
@@ -348,8 +355,6 @@ class BatchRunner {
         {o_.save_all, o_.save_single_representations, o_.save_pair_representations}, r);
     run = run_timing(std::move(run), p, r);
     log_.say(run_done_line(where, run_seconds, run) + " | " + eta(0, 0));
-    save_finished_run(finished_run_path(o_.output_dir, job.name, tag),
-                      run_key(raw, model_number, seed), {r, run});
     timing.runs.push_back(std::move(run));
     return r;
   }

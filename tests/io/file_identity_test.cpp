@@ -28,6 +28,14 @@ timespec mtime_of(const fs::path& file) {
   return st.st_mtim;
 }
 
+// Rewrites `file` with `bytes` and sets its mtime back, as `cp -p`, `rsync -a` and `tar x`
+// leave a replaced file.
+void replace_keeping_mtime(const fs::path& file, const std::string& bytes) {
+  const timespec mtime = mtime_of(file);
+  testing::write_file(file, bytes);
+  set_mtime(file, mtime);
+}
+
 // Old enough that its hash is remembered (io/file_identity.cpp keeps no record of a file
 // changed within the last clock tick).
 void let_ctime_age() {
@@ -53,12 +61,10 @@ TEST(FileContentHash, OtherBytesOfTheSameSizeAndMtimeChangeIt) {
   const CacheDirScope cache(dir / "cache");
   const fs::path file = dir / "params.npz";
   testing::write_file(file, "weights A");
-  const timespec mtime = mtime_of(file);
   let_ctime_age();
   const std::string first = file_content_hash(file);
   ASSERT_EQ(first, file_content_hash(file));  // now from the record
-  testing::write_file(file, "weights B");
-  set_mtime(file, mtime);
+  replace_keeping_mtime(file, "weights B");
   EXPECT_NE(file_content_hash(file), first);
 }
 
@@ -80,9 +86,7 @@ TEST(FileContentHash, RecordIsTrustedOnlyWhileTheFileIsUnchanged) {
   testing::write_file(records[0], text);
   EXPECT_EQ(file_content_hash(file), forged);
   // Any write changes the ctime, which no tool can set back: the file is hashed again.
-  const timespec mtime = mtime_of(file);
-  testing::write_file(file, "weights A");
-  set_mtime(file, mtime);
+  replace_keeping_mtime(file, "weights A");
   EXPECT_EQ(file_content_hash(file), hash);
 }
 
