@@ -10,12 +10,12 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
-#include <memory>
 #include <sstream>
 #include <vector>
 
 #include "io/atomic_file.h"
 #include "io/cache_location.h"
+#include "io/content_hash.h"
 #include "memory/error.h"
 #include "memory/unique_fd.h"
 
@@ -49,27 +49,17 @@ struct stat stat_of(int fd, const fs::path& file) {
   return st;
 }
 
-std::string hex128(const XXH128_hash_t& h) {
-  char text[33];
-  std::snprintf(text, sizeof text, "%016llx%016llx", static_cast<unsigned long long>(h.high64),
-                static_cast<unsigned long long>(h.low64));
-  return text;
-}
-
 std::string hash_of(int fd, const fs::path& file) {
-  const std::unique_ptr<XXH3_state_t, decltype(&XXH3_freeState)> state(XXH3_createState(),
-                                                                       &XXH3_freeState);
-  if (!state) throw std::bad_alloc();
-  XXH3_128bits_reset(state.get());
+  ContentHash hash;
   std::vector<char> buffer(kReadBytes);
   for (;;) {
     const ssize_t got = ::read(fd, buffer.data(), buffer.size());
     if (got < 0 && errno == EINTR) continue;
     if (got < 0) throw InputError("cannot read " + file.string() + ": " + std::strerror(errno));
     if (got == 0) break;
-    XXH3_128bits_update(state.get(), buffer.data(), static_cast<std::size_t>(got));
+    hash.add(buffer.data(), static_cast<std::size_t>(got));
   }
-  return "xxh3-128:" + hex128(XXH3_128bits_digest(state.get()));
+  return "xxh3-128:" + hash.hex();
 }
 
 // The record's name: one per canonical path (different copies of a file each have one).

@@ -119,15 +119,12 @@ class BatchRunner {
     TimingsFile own(worker_timings_path(o_.output_dir, job.name));
     own.job_done(job.name, timing);
     std::error_code ec;
-    fs::create_directories(own_dir(job), ec);
+    fs::create_directories(job_logs_dir(o_.output_dir), ec);
     try {
       own.write();
     } catch (const InputError&) {
       // Only recovery after a kill needs it; timings.json is still written.
     }
-  }
-  fs::path own_dir(const PredictJob& job) const {
-    return worker_timings_path(o_.output_dir, job.name).parent_path();
   }
 
   fs::path done_marker(const PredictJob& job) const {
@@ -194,12 +191,14 @@ class BatchRunner {
     JobExtras extras = job_extras();
     JobTiming timing;
     const RawFeatures raw = raw_features(job, with_length, extras, timing);
-    std::map<std::string, FinishedRun> finished = finished_runs(job, raw);
+    // Finished runs are kept only for a job of several runs (one run ends in the job's files).
+    const std::string features = runs_per_job() > 1 ? features_hash(raw) : std::string();
+    std::map<std::string, FinishedRun> finished = finished_runs(job, features);
     std::set<std::string> kept;
     for (const auto& [tag, run] : finished) kept.insert(tag);
     remove_job_outputs(o_.output_dir, job.name, kept);
     std::vector<RenderedPrediction> results =
-        run_models(job, raw, with_length, timing, units_left, finished);
+        run_models(job, raw, features, with_length, timing, units_left, finished);
     if (score_reached(results) && results.size() < runs_per_job()) {
       log_.say(stop_at_score_line(head, o_.stop_at_score, results.size()));
       estimate_.drop(units_left);
@@ -216,21 +215,24 @@ class BatchRunner {
     return model_type_name(o_.model_type) + "_model_" + std::to_string(model_number) + "_seed_" +
            seed_tag(seed);
   }
-  std::string run_key(const RawFeatures& raw, int model_number, std::uint64_t seed) const {
-    return finished_run_key(settings_, file_content_hash(params_.at(model_number)), raw,
-                            model_number, seed);
+  // `features`: features_hash() of the job's raw features, computed once per job.
+  std::string run_key(const std::string& features, int model_number, std::uint64_t seed) {
+    auto [it, fresh] = params_hashes_.try_emplace(model_number);
+    if (fresh) it->second = file_content_hash(params_.at(model_number));
+    return finished_run_key(settings_, it->second, features, model_number, seed);
   }
 
   // The runs of this job that a stopped batch finished, by tag: records of these settings
-  // and features whose unranked files (if any) are still there. None for a job of one run.
-  std::map<std::string, FinishedRun> finished_runs(const PredictJob& job, const RawFeatures& raw) {
+  // and features whose unranked files (if any) are still there. None without `features`.
+  std::map<std::string, FinishedRun> finished_runs(const PredictJob& job,
+                                                   const std::string& features) {
     std::map<std::string, FinishedRun> found;
-    for (int s = 0; s < o_.num_seeds && runs_per_job() > 1; ++s) {
+    for (int s = 0; s < o_.num_seeds && !features.empty(); ++s) {
       const std::uint64_t seed = o_.random_seed + static_cast<std::uint64_t>(s);
       for (int model_number : selected_models_) {
         const std::string tag = tag_of(model_number, seed);
         std::optional<FinishedRun> run = load_finished_run(
-            finished_run_path(o_.output_dir, job.name, tag), run_key(raw, model_number, seed));
+            finished_run_path(o_.output_dir, job.name, tag), run_key(features, model_number, seed));
         if (!run) continue;
         std::error_code ec;
         bool whole = true;
@@ -245,8 +247,8 @@ class BatchRunner {
 
   // ColabFold's loop order (seeds outside, models inside) matters with --stop-at-score.
   std::vector<RenderedPrediction> run_models(const PredictJob& job, const RawFeatures& raw,
-                                             const std::string& head, JobTiming& timing,
-                                             double& units_left,
+                                             const std::string& features, const std::string& head,
+                                             JobTiming& timing, double& units_left,
                                              std::map<std::string, FinishedRun>& finished) {
     std::vector<RenderedPrediction> results;
     for (int s = 0; s < o_.num_seeds && !score_reached(results); ++s) {
@@ -263,10 +265,10 @@ class BatchRunner {
           results.push_back(run_model(job, raw, model_number, seed, head, timing));
           // Kept for a resume when a later run of the job follows (a job's last run ends in
           // its files being written).
-          if (results.size() < runs_per_job()) {
+          if (!features.empty() && results.size() < runs_per_job()) {
             save_finished_run(
                 finished_run_path(o_.output_dir, job.name, tag_of(model_number, seed)),
-                run_key(raw, model_number, seed), {results.back(), timing.runs.back()});
+                run_key(features, model_number, seed), {results.back(), timing.runs.back()});
           }
         }
         units_left -= units(job);
@@ -334,8 +336,7 @@ class BatchRunner {
     run.n_seq = pipeline.n_seq();
     run.n_extra = pipeline.n_extra();
     const double run_units = units(job);
-    const std::string tag = model_type_name(o_.model_type) + "_model_" +
-                            std::to_string(model_number) + "_seed_" + seed_tag(seed);
+    const std::string tag = tag_of(model_number, seed);
 
     RunOptions options = batch_run_options(o_, rank_);
     options.other_weight_bytes = models_.other_weight_bytes(model_number);
@@ -381,8 +382,9 @@ class BatchRunner {
   std::vector<PredictJob> jobs_;
   RankBy rank_;
   BatchLog log_;
-  std::map<int, fs::path> params_;  // per model, for the finished runs' keys
-  std::string settings_;            // output_settings_json: the finished runs' keys
+  std::map<int, fs::path> params_;            // per model, for the finished runs' keys
+  std::string settings_;                      // output_settings_json: the finished runs' keys
+  std::map<int, std::string> params_hashes_;  // file_content_hash of params_, on first use
   ModelCache models_;
   std::vector<int> selected_models_;
   TimingsFile timings_;

@@ -1,7 +1,5 @@
 #include "pipeline/batch/finished_runs.h"
 
-#include <xxhash.h>
-
 #include <cstdio>
 #include <cstring>
 #include <nlohmann/json.hpp>
@@ -9,6 +7,7 @@
 #include <vector>
 
 #include "io/blob_cache_file.h"
+#include "io/content_hash.h"
 #include "memory/error.h"
 #include "pipeline/batch/predict.h"
 
@@ -19,38 +18,6 @@ namespace fs = std::filesystem;
 using Json = nlohmann::ordered_json;
 
 constexpr std::string_view kSuffix = ".finished";
-
-template <class T>
-void hash_values(XXH3_state_t* state, const std::vector<T>& v) {
-  const std::uint64_t n = v.size();
-  XXH3_128bits_update(state, &n, sizeof n);
-  XXH3_128bits_update(state, v.data(), v.size() * sizeof(T));
-}
-
-std::string hex(const XXH128_hash_t& h) {
-  char text[33];
-  std::snprintf(text, sizeof text, "%016llx%016llx", static_cast<unsigned long long>(h.high64),
-                static_cast<unsigned long long>(h.low64));
-  return text;
-}
-
-// The features a run reads, as one hash: everything the feature pipeline takes from them.
-std::string features_hash(const RawFeatures& raw) {
-  const std::unique_ptr<XXH3_state_t, decltype(&XXH3_freeState)> state(XXH3_createState(),
-                                                                       &XXH3_freeState);
-  XXH3_128bits_reset(state.get());
-  XXH3_128bits_update(state.get(), raw.sequence.data(), raw.sequence.size());
-  hash_values(state.get(), raw.aatype);
-  hash_values(state.get(), raw.residue_index);
-  hash_values(state.get(), raw.msa);
-  hash_values(state.get(), raw.deletion_matrix);
-  const RawTemplates& t = raw.templates;
-  hash_values(state.get(), t.aatype_one_hot);
-  hash_values(state.get(), t.all_atom_positions);
-  hash_values(state.get(), t.all_atom_mask);
-  hash_values(state.get(), t.sum_probs);
-  return hex(XXH3_128bits_digest(state.get()));
-}
 
 std::span<const std::byte> bytes_of(std::string_view s) {
   return {reinterpret_cast<const std::byte*>(s.data()), s.size()};
@@ -73,17 +40,31 @@ std::vector<float> floats_of(const Blob& b) {
 
 }  // namespace
 
+std::string features_hash(const RawFeatures& raw) {
+  ContentHash hash;
+  hash.add(raw.sequence.data(), raw.sequence.size());
+  hash.add_values(raw.aatype);
+  hash.add_values(raw.residue_index);
+  hash.add_values(raw.msa);
+  hash.add_values(raw.deletion_matrix);
+  const RawTemplates& t = raw.templates;
+  hash.add_values(t.aatype_one_hot);
+  hash.add_values(t.all_atom_positions);
+  hash.add_values(t.all_atom_mask);
+  hash.add_values(t.sum_probs);
+  return hash.hex();
+}
+
 std::string finished_run_key(std::string_view output_settings, const std::string& params_hash,
-                             const RawFeatures& raw, int model_number, std::uint64_t seed) {
+                             const std::string& features, int model_number, std::uint64_t seed) {
   return "cpufold finished model run 1\nsettings " + std::string(output_settings) + "\nparams " +
-         params_hash + "\nfeatures " + features_hash(raw) + "\nmodel " +
-         std::to_string(model_number) + " seed " + std::to_string(seed) + "\n";
+         params_hash + "\nfeatures " + features + "\nmodel " + std::to_string(model_number) +
+         " seed " + std::to_string(seed) + "\n";
 }
 
 fs::path finished_run_path(const fs::path& output_dir, const std::string& job,
                            const std::string& tag) {
-  return worker_timings_path(output_dir, job).parent_path() /
-         (job + "." + tag + std::string(kSuffix));
+  return job_logs_dir(output_dir) / (job + "." + tag + std::string(kSuffix));
 }
 
 void save_finished_run(const fs::path& path, const std::string& key, const FinishedRun& run) {
@@ -156,7 +137,7 @@ std::optional<FinishedRun> load_finished_run(const fs::path& path, const std::st
 }
 
 void remove_finished_runs(const fs::path& output_dir, const std::string& job) {
-  const fs::path dir = worker_timings_path(output_dir, job).parent_path();
+  const fs::path dir = job_logs_dir(output_dir);
   const std::string prefix = job + ".";
   std::error_code ec;
   for (const fs::directory_entry& e : fs::directory_iterator(dir, ec)) {

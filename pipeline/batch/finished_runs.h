@@ -24,9 +24,12 @@ struct FinishedRun {
   RunTiming timing;
 };
 
-// The key of one model run of a job.
+// Everything the feature pipeline takes from a job's raw features (query, MSA, templates), as
+// one hash: computed once per job for the keys of its runs.
+std::string features_hash(const RawFeatures& raw);
+// The key of one model run of a job: `features` is features_hash() of its raw features.
 std::string finished_run_key(std::string_view output_settings, const std::string& params_hash,
-                             const RawFeatures& raw, int model_number, std::uint64_t seed);
+                             const std::string& features, int model_number, std::uint64_t seed);
 
 // logs/JOB.TAG.finished
 std::filesystem::path finished_run_path(const std::filesystem::path& output_dir,

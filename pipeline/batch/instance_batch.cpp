@@ -523,7 +523,7 @@ void NodeBatch::schedule(BatchLog& log) {
     if (stop_signal_ != 0 && running_.empty()) {
       // Workers stopped mid-write leave their temporaries (never a torn file): tidy them.
       remove_stale_temporaries(o_.output_dir);
-      remove_stale_temporaries(o_.output_dir / "logs");
+      remove_stale_temporaries(job_logs_dir(o_.output_dir));
     }
     const timespec pause{0, 100'000'000};
     ::nanosleep(&pause, nullptr);

@@ -10,6 +10,7 @@
 
 #include "io/directory_lock.h"
 #include "memory/error.h"
+#include "pipeline/batch/predict.h"
 
 namespace cpufold {
 namespace {
@@ -63,7 +64,7 @@ std::string differences(const Json& mine, const Json& theirs) {
 }  // namespace
 
 OutputDirLock::OutputDirLock(const std::filesystem::path& dir, const std::string& settings) {
-  const std::filesystem::path file = dir / kOutputLockName;
+  const std::filesystem::path file = job_logs_dir(dir) / kOutputLockName;
   std::error_code ec;
   std::filesystem::create_directories(file.parent_path(), ec);  // open() says what went wrong
   // Deciding who holds the lock, and converting an exclusive lock into a shared one, happen

@@ -13,7 +13,7 @@ namespace cpufold {
 
 // The lock file, OUTPUT_DIR/logs/batch.lock: its content names the settings and process of the
 // run that took it first.
-inline constexpr const char* kOutputLockName = "logs/batch.lock";
+inline constexpr const char* kOutputLockName = "batch.lock";
 
 class OutputDirLock {
  public:

@@ -72,12 +72,16 @@ void take_shard(BatchInputs& in, const PredictOptions& o, const Shard& shard) {
 
 }  // namespace
 
+fs::path job_logs_dir(const fs::path& output_dir) {
+  return output_dir / "logs";
+}
+
 fs::path worker_log_path(const fs::path& output_dir, const std::string& job) {
-  return output_dir / "logs" / (job + ".log.txt");
+  return job_logs_dir(output_dir) / (job + ".log.txt");
 }
 
 fs::path worker_timings_path(const fs::path& output_dir, const std::string& job) {
-  return output_dir / "logs" / (job + ".timings.json");
+  return job_logs_dir(output_dir) / (job + ".timings.json");
 }
 
 fs::path batch_log_path(const PredictOptions& o) {

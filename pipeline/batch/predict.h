@@ -57,6 +57,9 @@ struct PredictOptions : SharedRunOptions {
   std::string worker_job;      // this process is a worker: it folds only that job
 };
 
+// OUTPUT_DIR/logs: each job's own log and timings record, its finished runs while it is not
+// done, and the batch's lock.
+std::filesystem::path job_logs_dir(const std::filesystem::path& output_dir);
 // Where a batch keeps its log and timings: OUTPUT_DIR/log.txt and timings.json, or for a
 // worker OUTPUT_DIR/logs/JOB.log.txt and JOB.timings.json.
 std::filesystem::path batch_log_path(const PredictOptions& o);

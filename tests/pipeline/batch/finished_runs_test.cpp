@@ -8,7 +8,7 @@
 namespace cpufold {
 namespace {
 
-RawFeatures features(const std::string& query) {
+RawFeatures raw_of(const std::string& query) {
   RawFeatures raw;
   raw.sequence = query;
   raw.n_res = static_cast<std::int64_t>(query.size());
@@ -49,7 +49,7 @@ FinishedRun a_run() {
 
 TEST(FinishedRuns, RoundTripKeepsEveryResultAndTiming) {
   const testing::ScratchDir dir;
-  const std::string key = finished_run_key("{}", "xxh3-128:1", features("MKTA"), 3, 1);
+  const std::string key = finished_run_key("{}", "xxh3-128:1", features_hash(raw_of("MKTA")), 3, 1);
   const auto path = finished_run_path(dir.path(), "q", a_run().prediction.tag);
   save_finished_run(path, key, a_run());
   const std::optional<FinishedRun> back = load_finished_run(path, key);
@@ -68,14 +68,15 @@ TEST(FinishedRuns, RoundTripKeepsEveryResultAndTiming) {
 
 TEST(FinishedRuns, OtherSettingsWeightsFeaturesOrSeedAreNotUsed) {
   const testing::ScratchDir dir;
-  const std::string key = finished_run_key("{\"num_recycles\":3}", "w1", features("MKTA"), 3, 1);
+  const std::string key =
+      finished_run_key("{\"num_recycles\":3}", "w1", features_hash(raw_of("MKTA")), 3, 1);
   const auto path = finished_run_path(dir.path(), "q", "t");
   save_finished_run(path, key, a_run());
   for (const std::string& other :
-       {finished_run_key("{\"num_recycles\":1}", "w1", features("MKTA"), 3, 1),
-        finished_run_key("{\"num_recycles\":3}", "w2", features("MKTA"), 3, 1),
-        finished_run_key("{\"num_recycles\":3}", "w1", features("MKTV"), 3, 1),
-        finished_run_key("{\"num_recycles\":3}", "w1", features("MKTA"), 3, 2)}) {
+       {finished_run_key("{\"num_recycles\":1}", "w1", features_hash(raw_of("MKTA")), 3, 1),
+        finished_run_key("{\"num_recycles\":3}", "w2", features_hash(raw_of("MKTA")), 3, 1),
+        finished_run_key("{\"num_recycles\":3}", "w1", features_hash(raw_of("MKTV")), 3, 1),
+        finished_run_key("{\"num_recycles\":3}", "w1", features_hash(raw_of("MKTA")), 3, 2)}) {
     EXPECT_NE(other, key);
     EXPECT_FALSE(load_finished_run(path, other));
   }
