@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "evoformer/msa_layout.h"
+#include "memory/spill_window.h"
 #include "memory/strided_access.h"
 #include "ops/row_chunks.h"
 #include "ops/tensor_checks.h"
@@ -36,11 +37,13 @@ void MsaColumnAttention::forward(const Tensor& m, const Tensor& msa_mask,
 
   const std::int64_t cols = detail::chunk_columns(n_res, n_seq, ctx.chunk);
   const StridedAccess column_pass(m);
+  SpillWindow window(m, 1, cols, SpillWindow::Access::write);
   for (std::int64_t j0 = 0; j0 < n_res; j0 += cols) {
     const std::int64_t nj = std::min(cols, n_res - j0);
+    const Tensor columns = window.at(j0, j0 + nj);
     ArenaScope chunk_scope(arena);
     const Tensor x = arena.allocate(DType::f32, Shape{nj, n_seq, c_m_});
-    detail::gather_columns(m, j0, x);
+    detail::gather_columns(columns, 0, x);
     // The update overwrites x (no longer needed once the output projection runs); a bf16
     // attention reads its own normalised copy.
     const Tensor xn = attention_.input_type() == DType::f32
@@ -49,8 +52,9 @@ void MsaColumnAttention::forward(const Tensor& m, const Tensor& msa_mask,
     query_norm_.forward(x, xn);
     attention_.forward(xn, AttentionBias{Tensor(), mask_bias.slice(0, j0, j0 + nj)}, x,
                        /*accumulate=*/false, arena, ctx.gemm);
-    detail::add_columns(x, m, j0);
+    detail::add_columns(x, columns, 0);
   }
+  window.finish();
 }
 
 std::size_t MsaColumnAttention::scratch_bytes(std::int64_t n_seq, std::int64_t n_res,

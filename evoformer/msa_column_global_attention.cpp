@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "evoformer/msa_layout.h"
+#include "memory/spill_window.h"
 #include "memory/strided_access.h"
 #include "memory/tensor_copy.h"
 #include "ops/concat_linear.h"
@@ -53,14 +54,17 @@ void MsaColumnGlobalAttention::forward(const Tensor& m, const Tensor& msa_mask,
 
   const std::int64_t cols = detail::chunk_columns(n_res, n_seq, ctx.chunk);
   const StridedAccess column_pass(m);
+  SpillWindow window(m, 1, cols, SpillWindow::Access::write);
   for (std::int64_t j0 = 0; j0 < n_res; j0 += cols) {
     const std::int64_t nj = std::min(cols, n_res - j0);
+    const Tensor columns = window.at(j0, j0 + nj);
     ArenaScope chunk_scope(arena);
     const Tensor x = arena.allocate(DType::f32, Shape{nj, n_seq, c_e_});
-    detail::gather_columns(m, j0, x);
+    detail::gather_columns(columns, 0, x);
     attend_columns(x, mask_t.slice(0, j0, j0 + nj), mask_bias.slice(0, j0, j0 + nj), arena);
-    detail::add_columns(x, m, j0);
+    detail::add_columns(x, columns, 0);
   }
+  window.finish();
 }
 
 void MsaColumnGlobalAttention::attend_columns(const Tensor& x, const Tensor& mask_t,

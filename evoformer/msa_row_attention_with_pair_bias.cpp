@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "evoformer/msa_layout.h"
+#include "memory/spill_window.h"
 #include "ops/row_chunks.h"
 #include "ops/tensor_checks.h"
 
@@ -42,11 +43,12 @@ void MsaRowAttentionWithPairBias::forward(const Tensor& m, const Tensor& z, cons
   const Tensor pair_bias = arena.allocate(DType::f32, Shape{n_head, n_res, n_res});
   float* pb = pair_bias.data_as<float>();
   const std::int64_t z_rows = detail::chunk_rows(n_res, ctx.chunk);
+  SpillWindow z_window(z, 0, z_rows, SpillWindow::Access::read);
   for (std::int64_t i0 = 0; i0 < n_res; i0 += z_rows) {
     const std::int64_t ni = std::min(z_rows, n_res - i0);
     ArenaScope chunk_scope(arena);
     const Tensor zn = arena.allocate(DType::f32, Shape{ni, n_res, c_z_});
-    feat_2d_norm_.forward(z.slice(0, i0, i0 + ni), zn);
+    feat_2d_norm_.forward(z_window.at(i0, i0 + ni), zn);
     const Tensor proj = arena.allocate(DType::f32, Shape{ni, n_res, n_head});
     feat_2d_.forward(zn, proj, arena);
     const float* pp = proj.data_as<float>();
@@ -64,15 +66,17 @@ void MsaRowAttentionWithPairBias::forward(const Tensor& m, const Tensor& z, cons
   detail::mask_to_bias(msa_mask, kInf, mask_bias);
 
   const std::int64_t rows = detail::chunk_rows(n_seq, ctx.chunk);
+  SpillWindow window(m, 0, rows, SpillWindow::Access::write);
   for (std::int64_t s0 = 0; s0 < n_seq; s0 += rows) {
     const std::int64_t ns = std::min(rows, n_seq - s0);
     ArenaScope chunk_scope(arena);
-    const Tensor m_rows = m.slice(0, s0, s0 + ns);
+    const Tensor m_rows = window.at(s0, s0 + ns);
     const Tensor x = arena.allocate(attention_.input_type(), Shape{ns, n_res, c_m_});
     query_norm_.forward(m_rows, x);
     attention_.forward(x, AttentionBias{pair_bias, mask_bias.slice(0, s0, s0 + ns)}, m_rows,
                        /*accumulate=*/true, arena, ctx.gemm);
   }
+  window.finish();
 }
 
 std::size_t MsaRowAttentionWithPairBias::scratch_bytes(std::int64_t n_seq, std::int64_t n_res,

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "memory/spill_window.h"
 #include "memory/strided_access.h"
 #include "ops/bf16_rows.h"
 #include "ops/gemm.h"
@@ -331,10 +332,12 @@ void OuterProductMean::right_rows(const Slabs& w, const Tensor& m, const Tensor&
     for (std::int64_t r = 0; r < n_res; ++r)
       mk[r0 * n_res + r] = src_mask[s * mask_s0 + r * mask_s1];
   }
+  // The window's steps start at `first`: a view of the rows from there.
+  SpillWindow rows(m.slice(0, first, end), 0, w.rb_max, SpillWindow::Access::read);
   for (std::int64_t s = first; s < end; s += w.rb_max) {
     const std::int64_t ns = std::min(w.rb_max, end - s), r0 = s - first;
     const Tensor xs = w.x.slice(0, 0, ns);
-    norm_.forward(m.slice(0, s, s + ns), xs);
+    norm_.forward(rows.at(r0, r0 + ns), xs);
     const float* const block_mask = mk + r0 * n_res;
     if (w.use_bf16 &&
         std::all_of(block_mask, block_mask + ns * n_res, [](float v) { return v == 1.f; })) {
@@ -351,22 +354,22 @@ void OuterProductMean::right_rows(const Slabs& w, const Tensor& m, const Tensor&
   }
 }
 
-// a = left(LayerNorm(m[s, i])) for the slab's residues [i0, i0 + ni) and the step's sequences
-// [s0, s0 + sb), masked (bf16: rounded into a16).
-void OuterProductMean::left_rows(const Slabs& w, const Tensor& m, std::int64_t i0, std::int64_t ni,
-                                 std::int64_t s0, std::int64_t sb, Arena& arena) const {
+// a = left(LayerNorm(m[s, i])) for the slab's residues (`slab`: m's [n_seq, ni, c_m] columns
+// from i0 on) and the step's sequences [s0, s0 + sb), masked (bf16: rounded into a16).
+void OuterProductMean::left_rows(const Slabs& w, const Tensor& slab, std::int64_t i0,
+                                 std::int64_t ni, std::int64_t s0, std::int64_t sb,
+                                 Arena& arena) const {
   const std::int64_t n_res = w.n_res, c = c_;
-  const RowShape sm = row_shape(m, "OuterProductMean m");
   float* const ap = w.a.data_as<float>();
   for (std::int64_t x0 = 0; x0 < sb; x0 += w.xb_max) {
     const std::int64_t xn = std::min(w.xb_max, sb - x0);
     for (std::int64_t s = 0; s < xn; ++s) {
       float* const dst = w.xa.data_as<float>() + s * ni * c_m_;
-      const std::int64_t at = ((s0 + x0 + s) * n_res + i0) * sm.ld;
-      if (m.dtype() == DType::bf16) {
-        detail::bf16_to_f32(static_cast<const bf16*>(m.data()) + at, dst, ni * c_m_);
+      const std::int64_t at = (s0 + x0 + s) * slab.stride(0);
+      if (slab.dtype() == DType::bf16) {
+        detail::bf16_to_f32(static_cast<const bf16*>(slab.data()) + at, dst, ni * c_m_);
       } else {
-        std::memcpy(dst, static_cast<const float*>(m.data()) + at,
+        std::memcpy(dst, static_cast<const float*>(slab.data()) + at,
                     static_cast<std::size_t>(ni * c_m_) * sizeof(float));
       }
     }
@@ -387,20 +390,22 @@ void OuterProductMean::forward_in_slabs(const Tensor& m, const Tensor& msa_mask,
   const Slabs w = allocate_slabs(n_seq, n_res, ctx.chunk, arena);
   std::optional<GemmCache> own_gemm;
   GemmCache& gemm = given_or_own(ctx.gemm, own_gemm);
-  const RowView vz = row_view(z, "OuterProductMean z");
   if (w.keep_right) right_rows(w, m, msa_mask, 0, n_seq, arena);
   // The slabs read a few residues of every sequence.
   const StridedAccess column_pass(m);
+  SpillWindow columns(m, 1, w.ni_max, SpillWindow::Access::read);
+  SpillWindow z_rows(z, 0, w.ni_max, SpillWindow::Access::write);
 
   // For each slab of residues i the sum over sequences is accumulated block by block. Unless the
   // right projection is kept (sequence_block), it is recomputed for every slab, a block at a
   // time.
   for (std::int64_t i0 = 0; i0 < n_res; i0 += w.ni_max) {
     const std::int64_t ni = std::min(w.ni_max, n_res - i0);
+    const Tensor slab = columns.at(i0, i0 + ni);
     for (std::int64_t s0 = 0; s0 < n_seq; s0 += w.sb_max) {
       const std::int64_t sb = std::min(w.sb_max, n_seq - s0);
       if (!w.keep_right) right_rows(w, m, msa_mask, s0, s0 + sb, arena);
-      left_rows(w, m, i0, ni, s0, sb, arena);
+      left_rows(w, slab, i0, ni, s0, sb, arena);
       const float* const bp = w.use_bf16 ? nullptr : w.b.data_as<float>();  // bf16 reads b16
       // outer[(i, c1), (j, c2)] (+)= Σ_s a[s, i, c1]·b[s, j, c2]; norm likewise over the mask.
       outer_sums(gemm, {w.a.data_as<float>(), w.a16(), ni * c, bp, w.b16()}, w.mb.data_as<float>(),
@@ -411,8 +416,11 @@ void OuterProductMean::forward_in_slabs(const Tensor& m, const Tensor& msa_mask,
       std::memset(w.outer.data(), 0, static_cast<std::size_t>(ni * c * n_res * c) * sizeof(float));
       std::memset(w.norm.data(), 0, static_cast<std::size_t>(ni * n_res) * sizeof(float));
     }
-    add_update(w.outer.data_as<float>(), w.norm.data_as<float>(), w.p, vz, i0, ni, n_res, arena);
+    const Tensor z_slab = z_rows.at(i0, i0 + ni);
+    add_update(w.outer.data_as<float>(), w.norm.data_as<float>(), w.p,
+               row_view(z_slab, "OuterProductMean z"), 0, ni, n_res, arena);
   }
+  z_rows.finish();
 }
 
 // Keeping the right projection of the whole MSA (n_seq·n_res·c floats) saves recomputing it for

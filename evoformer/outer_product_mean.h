@@ -57,8 +57,8 @@ class OuterProductMean {
                        Arena& arena) const;
   void right_rows(const Slabs& w, const Tensor& m, const Tensor& msa_mask, std::int64_t first,
                   std::int64_t end, Arena& arena) const;
-  void left_rows(const Slabs& w, const Tensor& m, std::int64_t i0, std::int64_t ni, std::int64_t s0,
-                 std::int64_t sb, Arena& arena) const;
+  void left_rows(const Slabs& w, const Tensor& slab, std::int64_t i0, std::int64_t ni,
+                 std::int64_t s0, std::int64_t sb, Arena& arena) const;
   // scratch_bytes() with a chunk: the Slabs' buffers and the largest of the projections' and
   // the update's scratch; without: the whole MSA's projections and a slab's outer products.
   std::size_t slabs_scratch_bytes(std::int64_t n_seq, std::int64_t n_res, std::int64_t chunk) const;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <string>
 
+#include "memory/spill_window.h"
 #include "ops/row_chunks.h"
 #include "ops/row_view.h"
 
@@ -84,16 +85,18 @@ void Transition::forward(const Tensor& x, const Tensor& mask, const RunContext& 
   Arena& arena = ctx.arena();
   const std::int64_t step = detail::chunk_rows(n_first, ctx.chunk);
   const bool narrow = narrow_hidden(masked);
+  SpillWindow window(x, 0, step, SpillWindow::Access::write);
   for (std::int64_t a0 = 0; a0 < n_first; a0 += step) {
     const std::int64_t na = std::min(step, n_first - a0);
     ArenaScope scope(arena);
-    const Tensor xs = x.slice(0, a0, a0 + na);
+    const Tensor xs = window.at(a0, a0 + na);
     if (narrow) {
       forward_narrow(xs, na * per_first, arena);
     } else {
       forward_f32(xs, masked ? mask.slice(0, a0, a0 + na) : Tensor(), na * per_first, arena);
     }
   }
+  window.finish();
 }
 
 void Transition::forward_narrow(const Tensor& xs, std::int64_t rows, Arena& arena) const {

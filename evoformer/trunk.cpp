@@ -4,8 +4,10 @@
 #include <cstring>
 
 #include "evoformer/template_embedder.h"
+#include "memory/spill_window.h"
 #include "memory/tensor_copy.h"
 #include "ops/activations.h"
+#include "ops/row_chunks.h"
 
 namespace cpufold {
 namespace {
@@ -112,6 +114,40 @@ std::size_t Trunk::msa_bytes(const TrunkDims& d) const {
 std::size_t Trunk::extra_msa_bytes(const TrunkDims& d) const {
   return align_up(static_cast<std::size_t>(d.n_extra * d.n_res * config_.c_e) *
                   dtype_size(extra_type_));
+}
+
+namespace {
+
+// The largest staged window of the passes over an MSA-like tensor [rows, n_res, c] of
+// `elem`-byte values sliced by `chunk`: a row pass or a column pass (attention's columns, the
+// outer product mean's residue slabs), and beside the latter the outer product mean's row pass
+// over the whole MSA for its right projection.
+std::size_t msa_passes_window(std::int64_t rows, std::int64_t n_res, std::int64_t c,
+                              std::size_t elem, std::int64_t chunk) {
+  const auto row = [&](std::int64_t step) {
+    return SpillWindow::resident_bytes(1, rows, static_cast<std::size_t>(n_res * c) * elem, step);
+  };
+  const auto column = [&](std::int64_t step) {
+    return SpillWindow::resident_bytes(rows, n_res, static_cast<std::size_t>(c) * elem, step);
+  };
+  return std::max({row(detail::chunk_rows(rows, chunk)),
+                   column(detail::chunk_columns(n_res, rows, chunk)),
+                   column(detail::chunk_rows(n_res, chunk)) + row(1)});
+}
+
+}  // namespace
+
+std::size_t Trunk::msa_window_bytes(const TrunkDims& d, const ChunkSizes& chunks) const {
+  const ModelConfig& c = config_;
+  return std::max(
+      msa_passes_window(d.n_seq + d.n_templ, d.n_res, c.c_m, sizeof(float), chunks.evoformer),
+      msa_passes_window(d.n_extra, d.n_res, c.c_e, dtype_size(extra_type_), chunks.extra_msa));
+}
+
+std::size_t Trunk::pair_window_bytes(const TrunkDims& d, const ChunkSizes& chunks) const {
+  const std::int64_t chunk = std::max(chunks.evoformer, chunks.extra_msa);
+  return SpillWindow::resident_bytes(1, d.n_res, f32_bytes({d.n_res, config_.c_z}),
+                                     detail::chunk_rows(d.n_res, chunk));
 }
 
 // Mirrors forward()'s phases: the embedders before the masks exist; then with the masks and the

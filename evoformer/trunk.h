@@ -66,6 +66,11 @@ class Trunk {
   std::size_t msa_bytes(const TrunkDims& dims) const;
   // Bytes of the extra-MSA representation, which lives during the extra-MSA stack.
   std::size_t extra_msa_bytes(const TrunkDims& dims) const;
+  // The DRAM a spilled run's staged passes (memory/spill_window.h) hold at once: over the MSA
+  // or extra-MSA representation (spilled activations; a pass and the outer product mean's
+  // concurrent row pass) and over the pair representation (spilled outputs).
+  std::size_t msa_window_bytes(const TrunkDims& dims, const ChunkSizes& chunks) const;
+  std::size_t pair_window_bytes(const TrunkDims& dims, const ChunkSizes& chunks) const;
 
   // One iteration: reads state.msa_first_row / pair / prev_pseudo_beta as the recycled inputs,
   // and overwrites msa_first_row, pair, single with this iteration's results. The big

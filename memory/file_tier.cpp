@@ -29,7 +29,93 @@ std::size_t page_size() {
   return size;
 }
 
+// Every spill mapping of the process, by start address, for spill_mapping_at.
+struct SpillRegistry {
+  std::mutex mutex;
+  std::map<const std::byte*, std::pair<std::size_t, int>> mappings;  // start -> (bytes, fd)
+};
+SpillRegistry& spill_registry() {
+  static SpillRegistry registry;
+  return registry;
+}
+
+// [offset, offset + bytes) widened to whole pages.
+std::pair<std::size_t, std::size_t> page_span(std::size_t offset, std::size_t bytes) {
+  const std::size_t page = page_size();
+  const std::size_t begin = offset / page * page;
+  return {begin, (offset + bytes + page - 1) / page * page - begin};
+}
+
+// Data only, no metadata: the file is scratch.
+int write_back(int fd, std::size_t begin, std::size_t bytes, bool wait) {
+  const unsigned flags =
+      wait ? SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE | SYNC_FILE_RANGE_WAIT_AFTER
+           : SYNC_FILE_RANGE_WRITE;
+  return ::sync_file_range(fd, static_cast<off_t>(begin), static_cast<off_t>(bytes), flags) == 0
+             ? 0
+             : errno;
+}
+
+InputError write_back_failed(int err) {
+  return InputError(std::string("cannot write to the spill directory: ") + std::strerror(err) +
+                    "; pass --spill-dir a working device");
+}
+
 }  // namespace
+
+SpillMapping spill_mapping_at(const void* p) {
+  const auto* b = static_cast<const std::byte*>(p);
+  SpillRegistry& r = spill_registry();
+  const std::lock_guard lock(r.mutex);
+  auto it = r.mappings.upper_bound(b);
+  if (it == r.mappings.begin()) return {};
+  --it;
+  if (b >= it->first + it->second.first) return {};
+  return {it->second.second, it->first};
+}
+
+void spill_prefetch(const SpillMapping& m, std::size_t offset, std::size_t bytes) {
+  const auto [begin, span] = page_span(offset, bytes);
+  ::posix_fadvise(m.fd, static_cast<off_t>(begin), static_cast<off_t>(span), POSIX_FADV_WILLNEED);
+}
+
+void spill_write_behind(const SpillMapping& m, std::size_t offset, std::size_t bytes) {
+  const auto [begin, span] = page_span(offset, bytes);
+  if (const int err = write_back(m.fd, begin, span, false); err != 0) throw write_back_failed(err);
+}
+
+void spill_write_back_and_drop(const SpillMapping& m, std::size_t offset, std::size_t bytes) {
+  const auto [begin, span] = page_span(offset, bytes);
+  if (const int err = write_back(m.fd, begin, span, true); err != 0) throw write_back_failed(err);
+  spill_drop(m, offset, bytes);
+}
+
+void spill_wait_written(const SpillMapping& m, std::size_t offset, std::size_t bytes) {
+  const auto [begin, span] = page_span(offset, bytes);
+  if (::sync_file_range(m.fd, static_cast<off_t>(begin), static_cast<off_t>(span),
+                        SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WAIT_AFTER) != 0) {
+    throw write_back_failed(errno);
+  }
+}
+
+void spill_unmap(const SpillMapping& m, std::size_t offset, std::size_t bytes) {
+  const auto [begin, span] = page_span(offset, bytes);
+  ::madvise(const_cast<std::byte*>(m.base) + begin, span, MADV_DONTNEED);
+}
+
+void spill_drop_cached(const SpillMapping& m, std::size_t offset, std::size_t bytes) {
+  const auto [begin, span] = page_span(offset, bytes);
+  ::posix_fadvise(m.fd, static_cast<off_t>(begin), static_cast<off_t>(span), POSIX_FADV_DONTNEED);
+}
+
+void spill_drop(const SpillMapping& m, std::size_t offset, std::size_t bytes) {
+  const auto [begin, span] = page_span(offset, bytes);
+  // Unmap the pages from this process (MAP_SHARED: the data stays in the file), then drop them
+  // from the page cache, which only lets go of clean pages nobody maps. Best effort: a failure
+  // leaves pages resident, never loses data.
+  ::madvise(const_cast<std::byte*>(m.base) + begin, span, MADV_DONTNEED);
+  ::posix_fadvise(m.fd, static_cast<off_t>(begin), static_cast<off_t>(span), POSIX_FADV_DONTNEED);
+}
 
 FileTier::FileTier(std::filesystem::path dir)
     : dir_(std::move(dir)), name_("file:" + dir_.string()) {
@@ -59,6 +145,11 @@ std::byte* FileTier::map(std::size_t bytes) {
   }
   if (std::getenv("CPUFOLD_SPILL_RANDOM") != nullptr) ::madvise(p, bytes, MADV_RANDOM);
   register_mapped_region(p, bytes, "a spill file in " + dir_.string());
+  {
+    SpillRegistry& r = spill_registry();
+    const std::lock_guard lock(r.mutex);
+    r.mappings[static_cast<const std::byte*>(p)] = {bytes, fd.get()};
+  }
   const std::lock_guard lock(mutex_);
   files_.emplace(static_cast<const std::byte*>(p), std::move(fd));
   return static_cast<std::byte*>(p);
@@ -66,6 +157,11 @@ std::byte* FileTier::map(std::size_t bytes) {
 
 void FileTier::unmap(std::byte* data, std::size_t bytes) {
   unregister_mapped_region(data);
+  {
+    SpillRegistry& r = spill_registry();
+    const std::lock_guard lock(r.mutex);
+    r.mappings.erase(data);
+  }
   ::munmap(data, bytes);
   const std::lock_guard lock(mutex_);
   files_.erase(data);  // closing the last reference frees the file's blocks
@@ -74,9 +170,6 @@ void FileTier::unmap(std::byte* data, std::size_t bytes) {
 void FileTier::evict(std::byte* base, std::size_t offset, std::size_t bytes) {
   // Whole pages around the range: the neighbours' data stays in the file, so dropping their
   // pages too costs at most a re-read.
-  const std::size_t page = page_size();
-  const std::size_t begin = offset / page * page;
-  const std::size_t end = (offset + bytes + page - 1) / page * page;
   int fd = -1;
   {
     const std::lock_guard lock(mutex_);
@@ -85,21 +178,14 @@ void FileTier::evict(std::byte* base, std::size_t offset, std::size_t bytes) {
     fd = it->second.get();
   }
   // Write back and wait: MADV_PAGEOUT does not write dirty file pages outside kswapd, and
-  // msync(MS_ASYNC) starts nothing on Linux. Data only, no metadata: the file is scratch.
-  const unsigned flags =
-      SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE | SYNC_FILE_RANGE_WAIT_AFTER;
-  if (::sync_file_range(fd, static_cast<off_t>(begin), static_cast<off_t>(end - begin), flags) !=
-      0) {
-    if (errno == ENOSPC || errno == EDQUOT) throw spill_dir_full(dir_, end - begin, errno);
+  // msync(MS_ASYNC) starts nothing on Linux.
+  const auto [begin, span] = page_span(offset, bytes);
+  if (const int err = write_back(fd, begin, span, true); err != 0) {
+    if (err == ENOSPC || err == EDQUOT) throw spill_dir_full(dir_, span, err);
     throw InputError("cannot write to the spill directory '" + dir_.string() +
-                     "': " + std::strerror(errno) + "; pass --spill-dir a working device");
+                     "': " + std::strerror(err) + "; pass --spill-dir a working device");
   }
-  // Unmap the pages from this process (MAP_SHARED: the data stays in the file), then drop
-  // them from the page cache, which only lets go of clean pages nobody maps. Best effort: a
-  // failure leaves pages resident, never loses data.
-  ::madvise(base + begin, end - begin, MADV_DONTNEED);
-  ::posix_fadvise(fd, static_cast<off_t>(begin), static_cast<off_t>(end - begin),
-                  POSIX_FADV_DONTNEED);
+  spill_write_back_and_drop({fd, base}, offset, bytes);  // the write-back finds nothing left
 }
 
 }  // namespace cpufold

@@ -14,6 +14,34 @@
 
 namespace cpufold {
 
+// The spill file whose mapping holds `p` (any FileTier's): its descriptor and the start of
+// its mapping, which is the file's offset 0. fd is -1 when p is not in a spill file.
+struct SpillMapping {
+  int fd = -1;
+  const std::byte* base = nullptr;
+};
+SpillMapping spill_mapping_at(const void* p);
+
+// Page operations on the bytes [offset, offset + bytes) of the spill file `m`, widened to whole
+// pages. Read ahead into the page cache without waiting; start writing dirty pages back without
+// waiting; write back (waiting) and drop the pages from this process and the page cache, the
+// data staying in the file. Advice is best effort; a write-back that fails throws InputError.
+void spill_prefetch(const SpillMapping& m, std::size_t offset, std::size_t bytes);
+void spill_write_behind(const SpillMapping& m, std::size_t offset, std::size_t bytes);
+void spill_write_back_and_drop(const SpillMapping& m, std::size_t offset, std::size_t bytes);
+// Waits for the write-back already started in [offset, offset + bytes) (spill_write_behind),
+// starting none, so that a wide span can be waited for in one call whatever else it holds.
+void spill_wait_written(const SpillMapping& m, std::size_t offset, std::size_t bytes);
+// Drops the pages of [offset, offset + bytes) as spill_write_back_and_drop does, without
+// writing: for pages whose write-back was waited for.
+void spill_drop(const SpillMapping& m, std::size_t offset, std::size_t bytes);
+// Unmaps the pages of [offset, offset + bytes) from this process (the data stays in the page
+// cache and the file), so that dropping them from the page cache later is possible.
+void spill_unmap(const SpillMapping& m, std::size_t offset, std::size_t bytes);
+// Drops the clean pages of [offset, offset + bytes) that no process maps from the page cache;
+// dirty pages and pages under write-back stay.
+void spill_drop_cached(const SpillMapping& m, std::size_t offset, std::size_t bytes);
+
 class FileTier final : public Tier {
  public:
   // Throws InputError unless `dir` is an existing directory where files can be created.

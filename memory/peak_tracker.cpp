@@ -66,4 +66,16 @@ std::size_t os_current_rss_bytes() {
   return status_field_bytes("VmRSS");
 }
 
+DiskIo os_disk_io() {
+  DiskIo io;
+  std::ifstream in("/proc/self/io");
+  std::string key;
+  std::size_t value = 0;
+  while (in >> key >> value) {
+    if (key == "read_bytes:") io.read_bytes = value;
+    if (key == "write_bytes:") io.write_bytes = value;
+  }
+  return io;
+}
+
 }  // namespace cpufold

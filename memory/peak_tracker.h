@@ -37,4 +37,13 @@ std::size_t os_peak_rss_bytes();
 // Current resident set size (VmRSS), in bytes; 0 if unknown.
 std::size_t os_current_rss_bytes();
 
+// Bytes this process has made the kernel read from and write to storage so far (read_bytes and
+// write_bytes of /proc/self/io: page faults of mapped files and their write-back included, the
+// page cache's hits not); zeros if unknown.
+struct DiskIo {
+  std::size_t read_bytes = 0;
+  std::size_t write_bytes = 0;
+};
+DiskIo os_disk_io();
+
 }  // namespace cpufold

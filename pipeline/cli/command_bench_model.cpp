@@ -87,6 +87,8 @@ struct ModelMeasurement {
   double peak_before = 0, peak_after = 0;
   std::size_t peak_rss = 0, predicted_peak = 0;
   ChunkSizes chunks;
+  std::size_t spill_bytes = 0;  // what the plan put in the spill tier
+  DiskIo io;                    // storage traffic of the run (spill files, checkpoints)
 };
 
 // The model on random inputs, the stage clock following the run, with the matmul peak measured
@@ -104,6 +106,7 @@ ModelMeasurement measure_model(const BenchModelArgs& a, const LoadedModel& model
   RunOptions options;
   static_cast<SharedRunOptions&>(options) = a.common.run;
   options.recycles = m.recycles;
+  options.progress = [](const std::string& line) { std::fprintf(stderr, "%s\n", line.c_str()); };
   options.on_stage = [&m](std::string_view stage) {
     if (stage == "done") {
       m.clock.end();
@@ -112,7 +115,11 @@ ModelMeasurement measure_model(const BenchModelArgs& a, const LoadedModel& model
     }
   };
   options.on_trunk_phase = [&m](std::string_view phase) { m.clock.begin(phase); };
+  const DiskIo io_before = os_disk_io();
   const Prediction prediction = model.runner->run(source, options);
+  const DiskIo io_after = os_disk_io();
+  m.io = {io_after.read_bytes - io_before.read_bytes, io_after.write_bytes - io_before.write_bytes};
+  m.spill_bytes = prediction.plan.chosen.spill_bytes();
   m.iterations = prediction.iterations;
   m.predicted_peak = prediction.plan.dram_peak_bytes;
   m.chunks = prediction.plan.chosen.chunks;
@@ -158,6 +165,9 @@ void write_bench_json(const BenchModelArgs& a, const ModelMeasurement& m, nlohma
       {"peak_rss_bytes", m.peak_rss},
       {"predicted_peak_bytes", m.predicted_peak},
       {"chunk_sizes", m.chunks},
+      {"spill_bytes", m.spill_bytes},
+      {"disk_read_bytes", m.io.read_bytes},
+      {"disk_write_bytes", m.io.write_bytes},
       {"precision", precision_name(a.common.run.precision)},
       {"isa", bf16_support().isa},
       {"threads", omp_get_max_threads()},
@@ -200,6 +210,12 @@ void run_bench_model(BenchModelArgs& a) {
       forward_seconds, model_gflop, rate, 100 * rate / m.peak.gflops_per_s, precision_label,
       static_cast<long long>(m.peak.size), m.peak.gflops_per_s, m.peak.impl.c_str(),
       static_cast<double>(m.peak_rss) / (1 << 20), describe_chunk_sizes(m.chunks).c_str());
+  if (m.spill_bytes > 0) {
+    std::printf("  spilled %.1f MiB; the run read %.1f MiB and wrote %.1f MiB of storage\n",
+                static_cast<double>(m.spill_bytes) / (1 << 20),
+                static_cast<double>(m.io.read_bytes) / (1 << 20),
+                static_cast<double>(m.io.write_bytes) / (1 << 20));
+  }
   if (rate > m.peak.gflops_per_s) {
     std::printf(
         "  note: the model ran faster than the measured matmul peak (%.1f before, %.1f after): "

@@ -88,7 +88,8 @@ const CommonOptionEntry kCommonOptions[] = {
            ->transform(byte_size())
            ->type_name("SIZE");
      }},
-    {"--spill-dir", Command::predict | Command::evaluate | Command::plan | kBenchBlocks, 0,
+    {"--spill-dir",
+     Command::predict | Command::evaluate | Command::plan | Command::bench_model | kBenchBlocks, 0,
      [](CLI::App& cmd, CommonOptions& into) {
        return cmd
            .add_option_function<std::filesystem::path>(

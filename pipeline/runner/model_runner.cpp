@@ -80,7 +80,11 @@ RunArenas ModelRunner::arena_bytes(const TrunkDims& d, std::size_t features_byte
   a.scratch =
       std::max({t.scratch, t.retained + structure_module_.scratch_bytes(n, chunks.structure),
                 t.retained + (apart ? 0 : head_outputs) + heads_->scratch_bytes(d.n_seq, n)});
-  if (apart) a.activations = std::max(t.activations, trunk_.msa_bytes(d) + head_outputs);
+  if (apart) {
+    a.activations = std::max(t.activations, trunk_.msa_bytes(d) + head_outputs);
+    a.activations_window = trunk_.msa_window_bytes(d, chunks);
+    a.outputs_window = trunk_.pair_window_bytes(d, chunks);
+  }
   return a;
 }
 

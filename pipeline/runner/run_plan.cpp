@@ -70,7 +70,13 @@ PlanCandidate plan_candidate(const ModelConfig& config, const ChunkSizes& chunks
   }
   (level == SpillLevel::outputs ? c.spill : c.blocks).push_back({kOutputsBlock, a.outputs});
   c.blocks.push_back({"scratch arena", a.scratch});
-  if (level != SpillLevel::none) c.spill.push_back({kActivationsBlock, a.activations});
+  if (level != SpillLevel::none) {
+    c.spill.push_back({kActivationsBlock, a.activations});
+    // The spilled tensors are streamed through DRAM a slab at a time (memory/spill_window.h).
+    c.blocks.push_back(
+        {"spill window (the slabs of spilled tensors being read or written)",
+         a.activations_window + (level == SpillLevel::outputs ? a.outputs_window : 0)});
+  }
   return c;
 }
 

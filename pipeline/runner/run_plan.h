@@ -23,6 +23,10 @@ struct RunArenas {
   // With the activations apart (spilled): the templates' pair activations, the extra-MSA and
   // MSA representations and the head outputs, no longer in `scratch`.
   std::size_t activations = 0;
+  // DRAM the staged passes over spilled tensors hold (memory/spill_window.h): over the
+  // activations (MSA representations) and over the outputs (pair representation).
+  std::size_t activations_window = 0;
+  std::size_t outputs_window = 0;
 
   std::size_t total() const { return features + outputs + scratch + activations; }
 };

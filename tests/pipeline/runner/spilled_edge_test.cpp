@@ -19,7 +19,9 @@ TEST(SpilledEdges, TriangleEdgesRunInTheSpilledArenaAndChangeNoBit) {
   const WeightStore store = WeightStore::open(testing::tiny_params("model_1_ptm"));
   const ModelConfig config = ModelConfig::from_weights(store);
   const ModelRunner runner(store, config);
-  const SyntheticSizes sizes{24, 2, 1000, 0, 1};
+  // Long enough that streaming the extra-MSA representation (a page of each of its 1,000 rows per
+  // slab) holds less than the representation itself.
+  const SyntheticSizes sizes{256, 2, 1000, 0, 1};
   const FeatureSource source = synthetic_feature_source(sizes);
   RunOptions dram;
   dram.recycles = 0;

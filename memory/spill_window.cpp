@@ -1,0 +1,233 @@
+#include "memory/spill_window.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <exception>
+#include <string>
+
+#include "memory/error.h"
+#include "memory/file_tier.h"
+
+namespace cpufold {
+namespace {
+
+std::size_t page_bytes() {
+  static const auto size = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+  return size;
+}
+
+// Indices per slab: about kSpillSlabBytes but no more than an eighth of the tensor (a small
+// spilled tensor is still streamed, not staged whole), a whole number of steps, and in a column
+// pass (more than one run) at least a page per run: a page shared by several slabs would be read
+// and written once for each (the extra-MSA representation's columns are 128-256 bytes per row).
+std::int64_t slab_indices(std::int64_t outer, std::int64_t n, std::size_t index_bytes,
+                          std::int64_t step) {
+  step = step > 0 ? std::min(step, n) : n;
+  if (n <= 0 || outer <= 0 || index_bytes == 0) return std::max<std::int64_t>(step, 1);
+  const std::size_t tensor = static_cast<std::size_t>(outer * n) * index_bytes;
+  const std::size_t target = std::min(kSpillSlabBytes, tensor / 8);
+  auto aim = static_cast<std::int64_t>(target / (static_cast<std::size_t>(outer) * index_bytes));
+  if (outer > 1) {
+    aim = std::max(aim, static_cast<std::int64_t>((page_bytes() + index_bytes - 1) / index_bytes));
+  }
+  const std::int64_t steps = std::max<std::int64_t>(1, (aim + step - 1) / step);
+  return std::min(n, steps * step);
+}
+
+void transfer(bool write, int fd, std::byte* buffer, std::size_t bytes, std::size_t offset) {
+  for (std::size_t done = 0; done < bytes;) {
+    const ssize_t got =
+        write ? ::pwrite(fd, buffer + done, bytes - done, static_cast<off_t>(offset + done))
+              : ::pread(fd, buffer + done, bytes - done, static_cast<off_t>(offset + done));
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) {
+      throw InputError(std::string("cannot ") + (write ? "write to" : "read from") +
+                       " a spill file: " + (got < 0 ? std::strerror(errno) : "it ended early") +
+                       "; pass --spill-dir a working device");
+    }
+    done += static_cast<std::size_t>(got);
+  }
+}
+
+}  // namespace
+
+SpillWindow::SpillWindow(const Tensor& t, int axis, std::int64_t step, Access access)
+    : t_(t), axis_(axis), access_(access) {
+  if (axis < 0 || axis >= t.rank())
+    throw InternalError("SpillWindow: no axis " + std::to_string(axis) + " in " + t.describe());
+  n_ = t.dim(axis);
+  slab_ = std::max<std::int64_t>(n_, 1);
+  if (t.empty() || t.numel() == 0) return;
+  const SpillMapping m = spill_mapping_at(t.data());
+  if (m.fd < 0) return;
+  // Dense from `axis` on (each run one contiguous block), and the axes before it one evenly
+  // strided sequence of runs; another layout is not staged (the pass faults it in).
+  std::int64_t dense = 1;
+  for (int a = t.rank() - 1; a >= axis; --a) {
+    if (t.dim(a) > 1 && t.stride(a) != dense) return;
+    dense *= t.dim(a);
+  }
+  std::int64_t outer = 1, outer_stride = 0;
+  if (axis > 0) {
+    outer_stride = t.stride(axis - 1);
+    for (int a = axis - 2; a >= 0; --a) {
+      if (t.dim(a) > 1 && t.stride(a) != t.stride(a + 1) * t.dim(a + 1)) return;
+    }
+    for (int a = 0; a < axis; ++a) outer *= t.dim(a);
+  }
+  const auto elem = static_cast<std::int64_t>(dtype_size(t.dtype()));
+  fd_ = m.fd;
+  base_ = m.base;
+  outer_ = outer;
+  outer_stride_ = static_cast<std::size_t>(outer_stride * elem);
+  index_bytes_ = static_cast<std::size_t>(dense / n_ * elem);
+  slab_ = slab_indices(outer_, n_, index_bytes_, step);
+  slabs_ = (n_ + slab_ - 1) / slab_;
+  // Pages written through the mapping before this pass (an embedder, a module that is not
+  // staged) would stay resident while mapped: unmapped once here, they leave with the slabs.
+  const std::size_t from = file_offset(0, 0);
+  spill_unmap(m, from, file_offset(outer_ - 1, n_) - from);
+  staging_ = dram_tier().allocate(static_cast<std::size_t>(outer_) *
+                                  static_cast<std::size_t>(slab_) * index_bytes_);
+}
+
+SpillWindow::~SpillWindow() noexcept(false) {
+  if (std::uncaught_exceptions() > 0) {
+    try {
+      finish();
+    } catch (...) {  // NOLINT(bugprone-empty-catch): the pass failed already; its error goes on
+    }
+    return;
+  }
+  finish();
+}
+
+std::int64_t SpillWindow::slab_length(std::int64_t slab) const {
+  return std::min(slab_, n_ - slab_begin(slab));
+}
+
+std::size_t SpillWindow::file_offset(std::int64_t outer_index, std::int64_t axis_index) const {
+  const auto* p = static_cast<const std::byte*>(t_.data()) +
+                  static_cast<std::size_t>(outer_index) * outer_stride_ +
+                  static_cast<std::size_t>(axis_index) * index_bytes_;
+  return static_cast<std::size_t>(p - base_);
+}
+
+void SpillWindow::prefetch(std::int64_t slab) const {
+  const std::size_t run = static_cast<std::size_t>(slab_length(slab)) * index_bytes_;
+  // Only the slab's own runs: its span holds every other slab's too.
+  const bool contiguous = outer_ == 1 || run == outer_stride_;
+  const std::size_t bytes = contiguous ? run * static_cast<std::size_t>(outer_) : run;
+  for (std::int64_t o = 0; o < (contiguous ? 1 : outer_); ++o)
+    spill_prefetch({fd_, base_}, file_offset(o, slab_begin(slab)), bytes);
+}
+
+void SpillWindow::load(std::int64_t slab, std::byte* into) const {
+  const std::size_t run = static_cast<std::size_t>(slab_length(slab)) * index_bytes_;
+  for (std::int64_t o = 0; o < outer_; ++o) {
+    transfer(false, fd_, into + static_cast<std::size_t>(o) * run, run,
+             file_offset(o, slab_begin(slab)));
+  }
+}
+
+void SpillWindow::store(std::int64_t slab, const std::byte* from) const {
+  const std::size_t run = static_cast<std::size_t>(slab_length(slab)) * index_bytes_;
+  for (std::int64_t o = 0; o < outer_; ++o) {
+    transfer(true, fd_, const_cast<std::byte*>(from) + static_cast<std::size_t>(o) * run, run,
+             file_offset(o, slab_begin(slab)));
+  }
+  // One call over the runs' span: the only dirty pages there are this slab's (and pages written
+  // through the mapping before the pass, which may as well go now).
+  const std::size_t begin = file_offset(0, slab_begin(slab));
+  spill_write_behind({fd_, base_}, begin, file_offset(outer_ - 1, slab_begin(slab)) + run - begin);
+}
+
+void SpillWindow::release(std::int64_t slab) const {
+  const std::size_t run = static_cast<std::size_t>(slab_length(slab)) * index_bytes_;
+  const std::size_t begin = file_offset(0, slab_begin(slab));
+  const std::size_t span = file_offset(outer_ - 1, slab_begin(slab)) + run - begin;
+  const SpillMapping m{fd_, base_};
+  if (access_ == Access::write) spill_wait_written(m, begin, span);
+  // The span holds other slabs' runs too: their clean pages go as well, which costs nothing
+  // (slabs read already are staged; the slab being read holds its pages while it copies them).
+  spill_drop_cached(m, begin, span);
+}
+
+Tensor SpillWindow::at(std::int64_t begin, std::int64_t end) {
+  if (begin < 0 || end > n_ || begin >= end) {
+    throw InternalError("SpillWindow::at [" + std::to_string(begin) + ", " + std::to_string(end) +
+                        ") outside an axis of " + std::to_string(n_));
+  }
+  if (!staged()) return t_.slice(axis_, begin, end);
+  const std::int64_t slab = begin / slab_;
+  if (end > slab_begin(slab) + slab_length(slab) || slab < current_ ||
+      (current_ >= 0 && slab > current_ + 1)) {  // each slab is stored and released in turn
+    throw InternalError("a spilled pass stepped across its slabs, back, or over one");
+  }
+  if (slab != current_) {
+    if (current_ >= 0 && access_ == Access::write) store(current_, staging_.data());
+    load(slab, staging_.data());  // read ahead while the slab before it computed
+    if (outer_ == 1) {
+      // Rows: the staged slab's pages go now (in a column pass they go with a span below).
+      spill_drop_cached({fd_, base_}, file_offset(0, slab_begin(slab)),
+                        static_cast<std::size_t>(slab_length(slab)) * index_bytes_);
+    }
+    // The slab stored before the last has had a slab's compute to reach the disk; a read
+    // pass is done with the last. Dropping their spans also drops this slab's pages, now
+    // staged, so the next slab is read ahead only after that.
+    if (stored_ >= 0) release(stored_);
+    stored_ = -1;
+    if (current_ >= 0) {
+      if (access_ == Access::write) {
+        stored_ = current_;
+      } else {
+        release(current_);
+      }
+    }
+    current_ = slab;
+    if (slab + 1 < slabs_) prefetch(slab + 1);
+  }
+  // The view: the staged slab laid out [outer axes..., slab_length, inner axes...].
+  Shape shape = t_.shape(), strides = t_.strides();
+  shape[axis_] = end - begin;
+  const std::int64_t length = slab_length(slab);
+  if (axis_ > 0) {
+    strides[axis_ - 1] = length * t_.stride(axis_);
+    for (int a = axis_ - 2; a >= 0; --a) strides[a] = strides[a + 1] * t_.dim(a + 1);
+  }
+  std::byte* p =
+      staging_.data() + static_cast<std::size_t>(begin - slab_begin(slab)) * index_bytes_;
+  return Tensor(p, t_.dtype(), shape, strides);
+}
+
+void SpillWindow::finish() {
+  if (!staged() || finished_) return;
+  finished_ = true;
+  if (current_ >= 0) {
+    if (access_ == Access::write) store(current_, staging_.data());
+    if (stored_ >= 0) release(stored_);
+    release(current_);
+    if (current_ + 1 < slabs_) release(current_ + 1);  // read ahead
+  }
+  staging_.reset();
+}
+
+std::size_t SpillWindow::resident_bytes(std::int64_t outer, std::int64_t n, std::size_t index_bytes,
+                                        std::int64_t step) {
+  if (n <= 0 || outer <= 0) return 0;
+  const std::int64_t slab = slab_indices(outer, n, index_bytes, step);
+  const std::size_t page = page_bytes();
+  const auto runs = static_cast<std::size_t>(outer);
+  const std::size_t slab_bytes = runs * static_cast<std::size_t>(slab) * index_bytes;
+  // Staged: one slab. In the page cache (measured, tests/memory/spill_window_test.cpp): up to four
+  // slabs at a step's start (the one read ahead, the one whose write-back was just started, the
+  // one whose write-back is being waited for and the staged one before its pages go), each run's
+  // pages spanning up to a page more, and never more than the tensor's pages.
+  const std::size_t tensor = runs * static_cast<std::size_t>(n) * index_bytes + runs * page;
+  return slab_bytes + std::min(tensor, 4 * (slab_bytes + runs * page));
+}
+
+}  // namespace cpufold

@@ -1,0 +1,83 @@
+// A pass over a spilled tensor, in order along one axis, read and written by cpufold instead of
+// by page faults. The axis is cut into slabs of about kSpillSlabBytes (a whole number of the
+// pass's steps); the pass works on a copy of its current slab in DRAM, read with pread after the
+// kernel was asked to read it ahead (POSIX_FADV_WILLNEED) while the slab before it computed, and
+// written back with pwrite when the pass moves on, its write-back to the disk started at once
+// and waited for one slab later, when its pages leave the page cache. (Reader and writer
+// threads were slower on 2 cores: they take time from the compute threads, which wait for each
+// other.)
+// So a fixed window of the tensor is resident, which the memory plan counts, a cgroup limit
+// never has to reclaim a spilled page, each byte is read once and written once per pass, and
+// no page of the mapping is faulted or write-protected (each costs a TLB shootdown across the
+// run's threads). On memory that is not a spill file (DRAM, a far NUMA node) the pass works on
+// the tensor itself.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "memory/tensor.h"
+#include "memory/tier.h"
+
+namespace cpufold {
+
+// Bytes a slab aims at: large enough for the disk's sequential speed, small beside a quarter of
+// a run's budget.
+inline constexpr std::size_t kSpillSlabBytes = std::size_t{4} << 20;
+
+class SpillWindow {
+ public:
+  enum class Access { read, write };  // write: the pass changes what it visits
+
+  // A pass over `t` along `axis` (0: rows; k: the k-th axis, every index of the axes before it
+  // visited for each slab), `step` indices at a time from index 0 (the last step may be
+  // shorter).
+  SpillWindow(const Tensor& t, int axis, std::int64_t step, Access access);
+  // Writes back what the pass changed unless an exception is unwinding (then the pass's result
+  // is abandoned anyway); call finish() to see a write error as an exception.
+  ~SpillWindow() noexcept(false);
+  SpillWindow(const SpillWindow&) = delete;
+  SpillWindow& operator=(const SpillWindow&) = delete;
+
+  // Indices [begin, end) of the axis (one step) as a view the pass may read and, with
+  // Access::write, change: t's own memory when t is not spilled, else the staged slab's.
+  Tensor at(std::int64_t begin, std::int64_t end);
+  // Writes back the last slab and drops the window's pages. Idempotent.
+  void finish();
+  bool staged() const { return fd_ >= 0; }
+  // Indices of the axis per slab (the whole axis when not staged).
+  std::int64_t slab_length() const { return slab_; }
+
+  // The most of such a pass resident at once, for the memory plan: `outer` runs of
+  // `index_bytes` per index of an axis of length `n`, `step` indices per step (0: all). The
+  // staged slab and the page cache's share (the slab read ahead, the one being written back).
+  static std::size_t resident_bytes(std::int64_t outer, std::int64_t n, std::size_t index_bytes,
+                                    std::int64_t step);
+
+ private:
+  void load(std::int64_t slab, std::byte* into) const;
+  void store(std::int64_t slab, const std::byte* from) const;
+  // Waits for slab's write-back (a write pass) and drops its span's clean pages.
+  void release(std::int64_t slab) const;
+  std::int64_t slab_begin(std::int64_t slab) const { return slab * slab_; }
+  std::int64_t slab_length(std::int64_t slab) const;
+  std::size_t file_offset(std::int64_t outer_index, std::int64_t axis_index) const;
+  void prefetch(std::int64_t slab) const;
+
+  Tensor t_;
+  int axis_ = 0;
+  Access access_;
+  int fd_ = -1;                      // the spill file; -1: t is not spilled
+  const std::byte* base_ = nullptr;  // the spill file's mapping (file offset 0)
+  std::int64_t outer_ = 1;           // runs per slab (product of the axes before `axis`)
+  std::size_t outer_stride_ = 0;     // bytes between runs in t
+  std::size_t index_bytes_ = 0;      // bytes per index of the axis within a run
+  std::int64_t n_ = 0, slab_ = 0;    // axis length, indices per slab
+  std::int64_t slabs_ = 0;
+  Region staging_;             // the slab the pass works on
+  std::int64_t current_ = -1;  // that slab
+  std::int64_t stored_ = -1;   // the slab before it, when stored and not yet released
+  bool finished_ = false;
+};
+
+}  // namespace cpufold

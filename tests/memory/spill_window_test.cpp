@@ -1,0 +1,129 @@
+#include "memory/spill_window.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "memory/arena.h"
+#include "memory/error.h"
+#include "memory/file_tier.h"
+#include "memory/spill_dir.h"
+#include "tests/memory/spill_test_util.h"
+#include "tests/support/test_support.h"
+
+namespace cpufold {
+namespace {
+
+using testing::cached_pages;
+using testing::kMiB;
+using testing::ScratchDir;
+
+// A [rows, cols, c] f32 tensor in `arena` with element (r, j, k) = r·1e4 + j·10 + k.
+Tensor patterned(Arena& arena, std::int64_t rows, std::int64_t cols, std::int64_t c) {
+  const Tensor t = arena.allocate(DType::f32, {rows, cols, c});
+  float* p = t.data_as<float>();
+  for (std::int64_t r = 0; r < rows; ++r)
+    for (std::int64_t j = 0; j < cols; ++j)
+      for (std::int64_t k = 0; k < c; ++k)
+        p[(r * cols + j) * c + k] = static_cast<float>(r * 10000 + j * 10 + k);
+  return t;
+}
+
+// Adds `step` + the view's first index along `axis` to every element the pass visits, `step`
+// indices at a time, through the window's views.
+void add_along(const Tensor& t, int axis, std::int64_t step) {
+  SpillWindow window(t, axis, step, SpillWindow::Access::write);
+  for (std::int64_t b = 0; b < t.dim(axis); b += step) {
+    const std::int64_t e = std::min(t.dim(axis), b + step);
+    const Tensor v = window.at(b, e);
+    for (std::int64_t r = 0; r < v.dim(0); ++r)
+      for (std::int64_t j = 0; j < v.dim(1); ++j)
+        for (std::int64_t k = 0; k < v.dim(2); ++k)
+          v.data_as<float>()[r * v.stride(0) + j * v.stride(1) + k * v.stride(2)] +=
+              static_cast<float>(axis == 0 ? b + r : b + j);
+  }
+  window.finish();
+}
+
+std::vector<float> values(const Tensor& t) {
+  const float* p = t.data_as<float>();
+  return {p, p + t.numel()};
+}
+
+TEST(SpillWindow, RowAndColumnPassesOverASpilledTensorChangeWhatTheSameArithmeticInDramDoes) {
+  const ScratchDir dir;
+  FileTier tier(dir.path());
+  Arena spilled("spilled", tier, f32_bytes({300, 40, 64}));
+  Arena dram("dram", dram_tier(), f32_bytes({300, 40, 64}));
+  const Tensor s = patterned(spilled, 300, 40, 64), d = patterned(dram, 300, 40, 64);
+  for (const auto& [axis, step] : {std::pair{0, 7}, {1, 3}, {0, 300}, {1, 1}}) {
+    add_along(s, axis, step);
+    add_along(d, axis, step);
+  }
+  EXPECT_EQ(values(s), values(d));
+}
+
+TEST(SpillWindow, TensorsInDramArePassedThroughAsSlicesOfThemselves) {
+  Arena dram("dram", dram_tier(), f32_bytes({8, 16, 4}));
+  const Tensor t = patterned(dram, 8, 16, 4);
+  SpillWindow window(t, 1, 4, SpillWindow::Access::write);
+  EXPECT_FALSE(window.staged());
+  const Tensor v = window.at(4, 8);
+  EXPECT_EQ(v.data(), t.slice(1, 4, 8).data());
+  EXPECT_EQ(v.strides().str(), t.strides().str());
+}
+
+TEST(SpillWindow, APassKeepsOnlyItsWindowInThePageCacheAndLeavesNothingBehind) {
+  const ScratchDir dir;
+  if (spill_dir_in_memory(dir.path())) GTEST_SKIP() << "the page cache of tmpfs is its storage";
+  FileTier tier(dir.path());
+  // 64 MiB: 512 rows of 128 residues x 1 KiB (the Evoformer's MSA layout at c_m = 256).
+  constexpr std::int64_t kRows = 512, kCols = 128, kC = 256;
+  Arena spilled("spilled", tier, f32_bytes({kRows, kCols, kC}));
+  const Tensor t = patterned(spilled, kRows, kCols, kC);
+  spilled.evict(t.data(), t.nbytes());  // the pattern, written through the mapping
+  const auto page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+  for (const int axis : {0, 1}) {
+    const std::int64_t step = axis == 0 ? 4 : 1;
+    const std::size_t bound = axis == 0
+                                  ? SpillWindow::resident_bytes(1, kRows, kCols * kC * 4, step)
+                                  : SpillWindow::resident_bytes(kRows, kCols, kC * 4, step);
+    std::size_t most = 0;
+    std::int64_t window_slab = 0;
+    {
+      SpillWindow window(t, axis, step, SpillWindow::Access::write);
+      ASSERT_TRUE(window.staged());
+      window_slab = window.slab_length();
+      for (std::int64_t b = 0; b < t.dim(axis); b += step) {
+        const Tensor v = window.at(b, b + step);
+        v.data_as<float>()[0] += 1.f;
+        most = std::max(most, cached_pages(t.data(), t.nbytes()) * page);
+      }
+      window.finish();
+    }
+    EXPECT_LE(most, bound) << "axis " << axis << ", staged slab " << window_slab;
+    EXPECT_LT(bound, t.nbytes() / 2) << "axis " << axis;
+    EXPECT_LE(cached_pages(t.data(), t.nbytes()), 2u) << "axis " << axis;
+  }
+  // What the passes wrote reached the file: read back through the mapping.
+  EXPECT_EQ(t.data_as<float>()[0], 2.f);
+  EXPECT_EQ(t.data_as<float>()[508 * kCols * kC], 508 * 10000.f + 1.f);  // row 508's step
+  EXPECT_EQ(t.data_as<float>()[100 * kC], 100 * 10.f + 1.f);             // column 100's step
+}
+
+TEST(SpillWindow, APassThatStepsBackIsAnInternalError) {
+  const ScratchDir dir;
+  FileTier tier(dir.path());
+  Arena spilled("spilled", tier, f32_bytes({64, 64, 64}));
+  const Tensor t = patterned(spilled, 64, 64, 64);
+  SpillWindow window(t, 0, 1, SpillWindow::Access::read);
+  ASSERT_TRUE(window.staged());
+  window.at(0, 1);
+  window.at(window.slab_length(), window.slab_length() + 1);
+  EXPECT_THROW(window.at(0, 1), InternalError);
+  EXPECT_THROW(window.at(t.dim(0) - 1, t.dim(0)), InternalError) << "skips slabs";
+}
+
+}  // namespace
+}  // namespace cpufold
