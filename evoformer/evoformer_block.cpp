@@ -56,6 +56,19 @@ void EvoformerBlock::forward(const Tensor& m, const Tensor& z, const Tensor& msa
   pair_updates_.forward(z, pair_mask, ctx);
 }
 
+std::size_t EvoformerBlock::spill_traffic_bytes(std::int64_t n_seq, std::int64_t n_res,
+                                                std::int64_t chunk, DType m_type, bool pair_spilled,
+                                                std::size_t cache_bytes) const {
+  const std::size_t msa =
+      static_cast<std::size_t>(n_seq * n_res * row_attention_.c_m()) * dtype_size(m_type);
+  const auto opm_reads =
+      static_cast<std::size_t>(outer_product_mean_.msa_reads(n_seq, n_res, chunk));
+  const std::size_t pair = f32_bytes({n_res, n_res, row_attention_.c_z()});
+  const std::size_t msa_traffic = msa <= cache_bytes ? 2 * msa : msa * (6 + opm_reads);
+  const std::size_t pair_traffic = pair <= cache_bytes ? 2 * pair : pair * (1 + 2 + 2 * 6);
+  return msa_traffic + 2 * edge_bytes(n_res) + (pair_spilled ? pair_traffic : 0);
+}
+
 std::size_t EvoformerBlock::scratch_bytes(std::int64_t n_seq, std::int64_t n_res,
                                           std::int64_t chunk, DType m_type, bool edge_apart) const {
   const std::size_t column = std::visit(

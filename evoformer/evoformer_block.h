@@ -33,6 +33,16 @@ class EvoformerBlock {
   std::size_t scratch_bytes(std::int64_t n_seq, std::int64_t n_res, std::int64_t chunk,
                             DType m_type = DType::f32, bool edge_apart = false) const;
   std::size_t edge_bytes(std::int64_t n_res) const { return pair_updates_.edge_bytes(n_res); }
+  // Bytes forward() reads and writes from the spill tier when m and the triangle multiplications'
+  // edges are spilled (and z too with pair_spilled): each staged pass over m reads it once and a
+  // changing one writes it once (memory/spill_window.h): row attention, column attention and the
+  // transition read and write m, the outer product mean reads it msa_reads() times; each edge
+  // is written and read once. The pair's passes are an estimate: the bias and the outer product
+  // mean stream it, the triangle updates and the transition page it (read and written once
+  // each, six passes). A tensor of at most cache_bytes is not streamed (FileTier::
+  // set_cache_bytes): read once and written once, when the block after drops it.
+  std::size_t spill_traffic_bytes(std::int64_t n_seq, std::int64_t n_res, std::int64_t chunk,
+                                  DType m_type, bool pair_spilled, std::size_t cache_bytes) const;
 
  private:
   EvoformerBlock(const ParamScope& block, const ModelConfig& config, Kind kind);

@@ -39,6 +39,8 @@ class MsaRowAttentionWithPairBias {
   // Scratch bytes forward() takes from ctx.arena().
   std::size_t scratch_bytes(std::int64_t n_seq, std::int64_t n_res, std::int64_t chunk,
                             DType m_type = DType::f32) const;
+  std::int64_t c_m() const { return c_m_; }
+  std::int64_t c_z() const { return c_z_; }
 
  private:
   std::int64_t c_m_, c_z_;

@@ -333,7 +333,7 @@ void OuterProductMean::right_rows(const Slabs& w, const Tensor& m, const Tensor&
       mk[r0 * n_res + r] = src_mask[s * mask_s0 + r * mask_s1];
   }
   // The window's steps start at `first`: a view of the rows from there.
-  SpillWindow rows(m.slice(0, first, end), 0, w.rb_max, SpillWindow::Access::read);
+  SpillWindow rows(m.slice(0, first, end), 0, w.rb_max, SpillWindow::Access::read, m.nbytes());
   for (std::int64_t s = first; s < end; s += w.rb_max) {
     const std::int64_t ns = std::min(w.rb_max, end - s), r0 = s - first;
     const Tensor xs = w.x.slice(0, 0, ns);
@@ -439,6 +439,13 @@ std::int64_t OuterProductMean::sequence_block(std::int64_t n_seq, std::int64_t s
   // slower than 512).
   const std::int64_t block = bf16_outer() ? 4 * kSumBlock : kSumBlock;
   return std::max<std::int64_t>(1, keep ? n_seq : std::min(n_seq, block));
+}
+
+std::int64_t OuterProductMean::msa_reads(std::int64_t n_seq, std::int64_t n_res,
+                                         std::int64_t chunk) const {
+  if (chunk <= 0 || n_res == 0) return 1;
+  const Slabs w(*this, n_seq, n_res, chunk);
+  return 1 + (w.keep_right ? 1 : (n_res + w.ni_max - 1) / w.ni_max);
 }
 
 std::size_t OuterProductMean::scratch_bytes(std::int64_t n_seq, std::int64_t n_res,

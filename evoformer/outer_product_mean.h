@@ -42,6 +42,9 @@ class OuterProductMean {
 
   // Scratch bytes forward() takes from ctx.arena().
   std::size_t scratch_bytes(std::int64_t n_seq, std::int64_t n_res, std::int64_t chunk) const;
+  // How many times forward() reads all of m: the right projection's pass (once, or once per slab
+  // of residues when it is not kept, see sequence_block) and the slabs' left projections.
+  std::int64_t msa_reads(std::int64_t n_seq, std::int64_t n_res, std::int64_t chunk) const;
 
  private:
   // forward() without chunking, Alg. 10 lines 1-2: `mask` = msa_mask made contiguous; a and b

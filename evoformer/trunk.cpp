@@ -150,6 +150,23 @@ std::size_t Trunk::pair_window_bytes(const TrunkDims& d, const ChunkSizes& chunk
                                      detail::chunk_rows(d.n_res, chunk));
 }
 
+std::size_t Trunk::spill_traffic_bytes(const TrunkDims& d, const ChunkSizes& chunks,
+                                       bool pair_spilled, std::size_t cache_bytes) const {
+  std::size_t bytes = 0;
+  for (const EvoformerBlock& b : extra_msa_stack_)
+    bytes += b.spill_traffic_bytes(d.n_extra, d.n_res, chunks.extra_msa, extra_type_, pair_spilled,
+                                   cache_bytes);
+  for (const EvoformerBlock& b : evoformer_stack_) {
+    bytes += b.spill_traffic_bytes(d.n_seq + d.n_templ, d.n_res, chunks.evoformer, DType::f32,
+                                   pair_spilled, cache_bytes);
+  }
+  if (template_embedder_ && d.n_templ > 0) {
+    bytes += static_cast<std::size_t>(config_.n_template_blocks) * 5 * 2 *
+             template_embedder_->activation_bytes(d.n_templ, d.n_res);
+  }
+  return bytes;
+}
+
 // Mirrors forward()'s phases: the embedders before the masks exist; then with the masks and the
 // template rows resident the template stack, the extra-MSA stack with its activations, and with
 // the MSA representation the input embedder's MSA part and the Evoformer stack.

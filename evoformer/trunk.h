@@ -71,6 +71,13 @@ class Trunk {
   // concurrent row pass) and over the pair representation (spilled outputs).
   std::size_t msa_window_bytes(const TrunkDims& dims, const ChunkSizes& chunks) const;
   std::size_t pair_window_bytes(const TrunkDims& dims, const ChunkSizes& chunks) const;
+  // Bytes one iteration moves to and from the spill tier with the activations spilled (the
+  // templates' pair activations, the MSA representations, the triangle edges), and with the
+  // pair representation too (pair_spilled): EvoformerBlock::spill_traffic_bytes over the
+  // stacks, and each template pair block reading and writing the templates' pair activations
+  // once per module (five).
+  std::size_t spill_traffic_bytes(const TrunkDims& dims, const ChunkSizes& chunks,
+                                  bool pair_spilled, std::size_t cache_bytes) const;
 
   // One iteration: reads state.msa_first_row / pair / prev_pseudo_beta as the recycled inputs,
   // and overwrites msa_first_row, pair, single with this iteration's results. The big

@@ -30,9 +30,14 @@ std::size_t page_size() {
 }
 
 // Every spill mapping of the process, by start address, for spill_mapping_at.
+struct SpillMapped {
+  std::size_t bytes;
+  int fd;
+  const std::atomic<std::size_t>* cache_bytes;  // the FileTier's
+};
 struct SpillRegistry {
   std::mutex mutex;
-  std::map<const std::byte*, std::pair<std::size_t, int>> mappings;  // start -> (bytes, fd)
+  std::map<const std::byte*, SpillMapped> mappings;  // by start
 };
 SpillRegistry& spill_registry() {
   static SpillRegistry registry;
@@ -70,8 +75,8 @@ SpillMapping spill_mapping_at(const void* p) {
   auto it = r.mappings.upper_bound(b);
   if (it == r.mappings.begin()) return {};
   --it;
-  if (b >= it->first + it->second.first) return {};
-  return {it->second.second, it->first};
+  if (b >= it->first + it->second.bytes) return {};
+  return {it->second.fd, it->first, it->second.cache_bytes->load()};
 }
 
 void spill_prefetch(const SpillMapping& m, std::size_t offset, std::size_t bytes) {
@@ -148,7 +153,7 @@ std::byte* FileTier::map(std::size_t bytes) {
   {
     SpillRegistry& r = spill_registry();
     const std::lock_guard lock(r.mutex);
-    r.mappings[static_cast<const std::byte*>(p)] = {bytes, fd.get()};
+    r.mappings[static_cast<const std::byte*>(p)] = {bytes, fd.get(), &cache_bytes_};
   }
   const std::lock_guard lock(mutex_);
   files_.emplace(static_cast<const std::byte*>(p), std::move(fd));

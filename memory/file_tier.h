@@ -4,6 +4,7 @@
 // streamed through slab by slab.
 #pragma once
 
+#include <atomic>
 #include <filesystem>
 #include <map>
 #include <mutex>
@@ -19,6 +20,9 @@ namespace cpufold {
 struct SpillMapping {
   int fd = -1;
   const std::byte* base = nullptr;
+  // A spilled tensor up to this size is left to the page cache between the passes of a block
+  // rather than streamed (FileTier::set_cache_bytes).
+  std::size_t cache_bytes = 0;
 };
 SpillMapping spill_mapping_at(const void* p);
 
@@ -50,6 +54,10 @@ class FileTier final : public Tier {
 
   const std::string& name() const override { return name_; }  // "file:<dir>"
   const std::filesystem::path& dir() const { return dir_; }
+  // DRAM the run's plan leaves over (its budget less its peak, plus its spill window): a spilled
+  // tensor that fits is paged by the kernel within a block, written back and dropped after it,
+  // instead of being streamed pass by pass (memory/spill_window.h). 0 (default): stream all.
+  void set_cache_bytes(std::size_t bytes) { cache_bytes_.store(bytes); }
 
  protected:
   // One unnamed file per region, its blocks reserved up front: a full disk is a BudgetError
@@ -63,6 +71,7 @@ class FileTier final : public Tier {
   std::string name_;
   std::mutex mutex_;
   std::map<const std::byte*, UniqueFd> files_;  // by mapping address
+  std::atomic<std::size_t> cache_bytes_{0};
 };
 
 }  // namespace cpufold

@@ -25,6 +25,10 @@ struct PlanCandidate {
   std::vector<PlannedBlock> blocks;  // everything resident in DRAM at the peak
   std::vector<PlannedBlock> spill;   // arenas placed on the spill tier (files under --spill-dir)
   double relative_time = 1;          // predicted time over the fastest candidate's (>= 1)
+  // A spilled candidate's: bytes an iteration moves to and from the spill tier, and the
+  // predicted time over the same chunks held in DRAM (1 when unknown or not spilled).
+  std::size_t spill_traffic_bytes = 0;
+  double spill_slowdown = 1;
 
   std::size_t dram_bytes() const;
   std::size_t spill_bytes() const;

@@ -54,7 +54,8 @@ void transfer(bool write, int fd, std::byte* buffer, std::size_t bytes, std::siz
 
 }  // namespace
 
-SpillWindow::SpillWindow(const Tensor& t, int axis, std::int64_t step, Access access)
+SpillWindow::SpillWindow(const Tensor& t, int axis, std::int64_t step, Access access,
+                         std::size_t whole_bytes)
     : t_(t), axis_(axis), access_(access) {
   if (axis < 0 || axis >= t.rank())
     throw InternalError("SpillWindow: no axis " + std::to_string(axis) + " in " + t.describe());
@@ -62,7 +63,7 @@ SpillWindow::SpillWindow(const Tensor& t, int axis, std::int64_t step, Access ac
   slab_ = std::max<std::int64_t>(n_, 1);
   if (t.empty() || t.numel() == 0) return;
   const SpillMapping m = spill_mapping_at(t.data());
-  if (m.fd < 0) return;
+  if (m.fd < 0 || (whole_bytes > 0 ? whole_bytes : t.nbytes()) <= m.cache_bytes) return;
   // Dense from `axis` on (each run one contiguous block), and the axes before it one evenly
   // strided sequence of runs; another layout is not staged (the pass faults it in).
   std::int64_t dense = 1;

@@ -9,8 +9,9 @@
 // So a fixed window of the tensor is resident, which the memory plan counts, a cgroup limit
 // never has to reclaim a spilled page, each byte is read once and written once per pass, and
 // no page of the mapping is faulted or write-protected (each costs a TLB shootdown across the
-// run's threads). On memory that is not a spill file (DRAM, a far NUMA node) the pass works on
-// the tensor itself.
+// run's threads). On memory that is not a spill file (DRAM, a far NUMA node), and on a spilled
+// tensor the plan leaves room to cache whole (FileTier::set_cache_bytes), the pass works on the
+// tensor itself.
 #pragma once
 
 #include <cstddef>
@@ -31,8 +32,10 @@ class SpillWindow {
 
   // A pass over `t` along `axis` (0: rows; k: the k-th axis, every index of the axes before it
   // visited for each slab), `step` indices at a time from index 0 (the last step may be
-  // shorter).
-  SpillWindow(const Tensor& t, int axis, std::int64_t step, Access access);
+  // shorter). `whole_bytes`: the size of the tensor t is part of, which decides whether it is
+  // cached whole instead (0: t's own).
+  SpillWindow(const Tensor& t, int axis, std::int64_t step, Access access,
+              std::size_t whole_bytes = 0);
   // Writes back what the pass changed unless an exception is unwinding (then the pass's result
   // is abandoned anyway); call finish() to see a write error as an exception.
   ~SpillWindow() noexcept(false);

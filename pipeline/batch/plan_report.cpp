@@ -55,6 +55,13 @@ std::string plan_text(std::span<const JobPlan> plans) {
                     format_bytes(b.bytes).c_str());
       out += line;
     }
+    if (!p.chosen.spill.empty()) {
+      std::snprintf(line, sizeof line,
+                    "  spill: predicted %.2fx the time of the same chunks in DRAM (%s read and "
+                    "written per iteration)\n",
+                    p.chosen.spill_slowdown, format_bytes(p.chosen.spill_traffic_bytes).c_str());
+      out += line;
+    }
     out += "  " + describe_chunk_sizes(p.chosen.chunks) + ": " + p.why + "\n";
     std::snprintf(line, sizeof line, "  predicted time %.2fx the fastest plan's; time model: ",
                   p.chosen.relative_time);
@@ -99,6 +106,10 @@ std::string plan_json(std::span<const JobPlan> plans) {
     o["chunk_sizes"] = p.chosen.chunks;
     o["dram_peak_bytes"] = p.dram_peak_bytes;
     o["spill_bytes"] = p.spill_bytes;
+    if (!p.chosen.spill.empty()) {
+      o["spill_traffic_bytes"] = p.chosen.spill_traffic_bytes;
+      o["spill_slowdown"] = p.chosen.spill_slowdown;
+    }
     o["fits"] = p.fits;
     o["above_available_memory"] = p.above_usable_memory();
     o["min_budget_bytes"] = p.min_budget_bytes;

@@ -11,6 +11,7 @@
 #include <memory>
 
 #include "memory/file_tier.h"
+#include "memory/peak_tracker.h"
 #include "pipeline/cli/calibrate_instances.h"
 #include "pipeline/cli/cli.h"
 #include "pipeline/cli/common_options.h"
@@ -81,7 +82,7 @@ std::int64_t default_chunk(const TimeModel& model) {
 
 // The Evoformer block with its activations, then also its outputs, in the spill tier under
 // `dir`, against `dram`, at the chunk a default plan of this size takes (the leanest within
-// the time slack): the spill factors of `model`.
+// the time slack): the spill factors of `model`, and its spill_bandwidth from the bytes one spilled block moves.
 void measure_spill_factors(const CalibrateArgs& args, const ModelWeights& w, BlockBench& dram,
                            const std::filesystem::path& dir, TimeModel& model) {
   const std::int64_t chunk = default_chunk(model);
@@ -96,11 +97,21 @@ void measure_spill_factors(const CalibrateArgs& args, const ModelWeights& w, Blo
   const double both = best_of(both_spilled, chunk, args.rounds);
   model.spill_activations = std::max(1.0, msa / in_dram);
   model.spill_outputs = std::max(model.spill_activations, both / in_dram);
+  // What a byte moved costs: the bytes one spilled block reads and writes (its staged passes
+  // drop what they read, so the disk serves every read) over the time it adds.
+  const DiskIo before = os_disk_io();
+  const double once = msa_spilled.run(chunk);
+  const DiskIo after = os_disk_io();
+  const auto moved = static_cast<double>(after.read_bytes - before.read_bytes +
+                                         after.write_bytes - before.write_bytes);
+  if (moved > 0 && once > in_dram) model.spill_bandwidth = moved / (once - in_dram);
   std::printf(
       "  chunk %lld in %s: activations in DRAM %.3f s, MSA activations spilled %.3f s "
-      "(%.2fx), MSA and pair spilled %.3f s (%.2fx)\n",
+      "(%.2fx), MSA and pair spilled %.3f s (%.2fx); a spilled block moved %.0f MiB, each GB "
+      "adding %.2f s (%.2f GB/s)\n",
       static_cast<long long>(chunk), tier.name().c_str(), in_dram, msa, model.spill_activations,
-      both, model.spill_outputs);
+      both, model.spill_outputs, moved / (1 << 20), 1e9 / model.spill_bandwidth,
+      model.spill_bandwidth / 1e9);
 }
 
 void save_and_report(const CalibrateArgs& args, const TimeModel& model) {

@@ -1,5 +1,7 @@
 #include "pipeline/runner/model_runner.h"
 
+#include <omp.h>
+
 #include "memory/numa_tier.h"
 #include "memory/peak_tracker.h"
 #include "memory/spill_dir.h"
@@ -97,6 +99,11 @@ MemoryPlan ModelRunner::plan(const TrunkDims& d, std::size_t features_bytes,
   request.shared_weight_bytes = residency_.shared_bytes;
   request.private_weight_bytes = residency_.private_bytes + o.other_weight_bytes;
   request.time = machine_time_model();
+  request.compute_gflops =
+      request.time.run_gflops(omp_get_max_threads(), precision_ == DType::bf16);
+  request.spill_traffic = [&](const ChunkSizes& chunks, bool outputs, std::size_t cache) {
+    return trunk_.spill_traffic_bytes(d, chunks, outputs, cache);
+  };
   // What the process holds already is usable by this run too; 0 (unknown) stays unknown.
   if (const std::size_t usable = usable_memory_bytes(); usable > 0)
     request.usable_bytes = usable + os_current_rss_bytes();

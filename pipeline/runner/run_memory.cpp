@@ -1,5 +1,7 @@
 #include "pipeline/runner/run_memory.h"
 
+#include <cstdio>
+
 #include "memory/byte_size.h"
 #include "memory/file_tier.h"
 #include "memory/numa_tier.h"
@@ -50,9 +52,16 @@ PlannedRun plan_run(const ModelRunner& runner, const FeatureSource& source, cons
   if (spill != SpillLevel::none) {
     std::string where;
     p.spill_tier = make_spill_tier(o, where);
+    if (auto* files = dynamic_cast<FileTier*>(p.spill_tier.get())) {
+      files->set_cache_bytes(spill_cache_bytes(p.plan.chosen, p.plan.budget, p.plan.usable_bytes));
+    }
     if (say) {
+      char slowdown[160];
+      std::snprintf(
+          slowdown, sizeof slowdown, "; predicted %.2fx the time in DRAM, moving %s per iteration",
+          p.plan.chosen.spill_slowdown, format_bytes(p.plan.chosen.spill_traffic_bytes).c_str());
       say("spilling " + format_bytes(p.plan.spill_bytes) + " to " + where + " (" + p.plan.why +
-          ")");
+          slowdown + ")");
     }
   }
   Tier& outputs_tier = spill == SpillLevel::outputs ? *p.spill_tier : dram_tier();

@@ -49,12 +49,11 @@ FamilyShares family_shares(const ModelConfig& config, const TrunkDims& d) {
 
 namespace {
 
-PlanCandidate plan_candidate(const ModelConfig& config, const ChunkSizes& chunks,
-                             const RunArenas& a, const PlanRequest& r, const FamilyShares& shares,
-                             SpillLevel level) {
+PlanCandidate plan_candidate(const ModelConfig& config, const TrunkDims& d,
+                             const ChunkSizes& chunks, const RunArenas& a, const PlanRequest& r,
+                             const FamilyShares& shares, SpillLevel level) {
   PlanCandidate c;
   c.chunks = chunks;
-  c.relative_time = r.time.relative_time(chunks, shares) * r.time.spill_factor(level);
   c.blocks = {{"process (code, libraries, threads, heap)", process_bytes(config)},
               {"shared weights (the mapped weight cache)", r.shared_weight_bytes},
               {"private weights", r.private_weight_bytes},
@@ -74,8 +73,24 @@ PlanCandidate plan_candidate(const ModelConfig& config, const ChunkSizes& chunks
     c.spill.push_back({kActivationsBlock, a.activations});
     // The spilled tensors are streamed through DRAM a slab at a time (memory/spill_window.h).
     c.blocks.push_back(
-        {"spill window (the slabs of spilled tensors being read or written)",
+        {kSpillWindowBlock,
          a.activations_window + (level == SpillLevel::outputs ? a.outputs_window : 0)});
+  }
+  const double compute = r.time.relative_time(chunks, shares);
+  c.relative_time = compute * r.time.spill_factor(level);
+  if (level != SpillLevel::none && r.compute_gflops > 0 && r.time.spill_bandwidth > 0 &&
+      r.spill_traffic) {
+    // The unsliced run's compute seconds from its FLOPs; the spill traffic's seconds on top.
+    const StageFlops f = stage_flops(config, {d.n_res, d.n_seq, d.n_extra, d.n_templ});
+    const double flops = f.embedders + f.templates + f.extra_msa + f.evoformer + f.structure;
+    c.spill_traffic_bytes = r.spill_traffic(chunks, level == SpillLevel::outputs,
+                                            spill_cache_bytes(c, r.budget, r.usable_bytes));
+    const double seconds = flops / (r.compute_gflops * 1e9);
+    const double io = static_cast<double>(c.spill_traffic_bytes) / r.time.spill_bandwidth;
+    c.relative_time = compute + (seconds > 0 ? io / seconds : 0);
+    c.spill_slowdown = c.relative_time / compute;
+  } else {
+    c.spill_slowdown = r.time.spill_factor(level);
   }
   return c;
 }
@@ -149,6 +164,16 @@ std::vector<ChunkSizes> chunk_sets(const TrunkDims& d, const TimeModel& time,
 
 }  // namespace
 
+std::size_t spill_cache_bytes(const PlanCandidate& c, std::optional<std::size_t> budget,
+                              std::size_t usable) {
+  std::size_t window = 0;
+  for (const PlannedBlock& b : c.blocks) {
+    if (b.name == kSpillWindowBlock) window = b.bytes;
+  }
+  const std::size_t limit = budget.value_or(usable), peak = c.dram_bytes();
+  return window + (limit > peak ? limit - peak : 0);
+}
+
 void check_residue_count(std::int64_t n_res, std::int64_t c_z) {
   static_assert(kMaxResidues * kMaxResidues <= std::numeric_limits<std::int32_t>::max() &&
                 (kMaxResidues + 1) * (kMaxResidues + 1) > std::numeric_limits<std::int32_t>::max());
@@ -168,12 +193,12 @@ MemoryPlan plan_run(const ModelConfig& config, const TrunkDims& d, const PlanReq
   std::optional<PlanCandidate> leanest_dropped;  // the leanest spilled plan the disk cannot hold
   const auto add_in_dram = [&](const ChunkSizes& chunks) {
     candidates.push_back(
-        plan_candidate(config, chunks, arenas(chunks, false), r, shares, SpillLevel::none));
+        plan_candidate(config, d, chunks, arenas(chunks, false), r, shares, SpillLevel::none));
   };
   const auto add_spilled = [&](const ChunkSizes& chunks) {
     const RunArenas apart = arenas(chunks, true);
     for (const SpillLevel level : {SpillLevel::activations, SpillLevel::outputs}) {
-      PlanCandidate c = plan_candidate(config, chunks, apart, r, shares, level);
+      PlanCandidate c = plan_candidate(config, d, chunks, apart, r, shares, level);
       if (r.spill_free_bytes == 0 || c.spill_bytes() <= r.spill_free_bytes) {
         candidates.push_back(std::move(c));
       } else if (!leanest_dropped || c.dram_bytes() < leanest_dropped->dram_bytes()) {

@@ -41,8 +41,16 @@ enum class SpillLevel {
 // Plan block names the run looks for to place its arenas.
 inline constexpr const char* kOutputsBlock = "outputs arena";
 inline constexpr const char* kActivationsBlock = "activations arena";
+inline constexpr const char* kSpillWindowBlock =
+    "spill window (the slabs of spilled tensors being read or written)";
 // The spill level a candidate plan stands for.
 SpillLevel spill_level(const PlanCandidate& candidate);
+
+// The DRAM a spilled candidate leaves over for spilled tensors the kernel may cache whole
+// (FileTier::set_cache_bytes): `budget` (else the memory `usable`) less its peak, plus its spill
+// window, which a cached tensor does not use.
+std::size_t spill_cache_bytes(const PlanCandidate& c, std::optional<std::size_t> budget,
+                              std::size_t usable);
 
 struct PlanRequest {
   std::optional<ChunkSizes> chunks;   // fixed by the caller; empty: the planner chooses
@@ -65,6 +73,16 @@ struct PlanRequest {
   bool spill_streams_weights = true;
   // Predicted time of each candidate over the fastest's (machine_time_model() in a run).
   TimeModel time = builtin_time_model();
+  // The run's compute rate in GFLOP/s (from `time`, the threads and the precision): a spilled
+  // candidate's time adds its spill traffic over time.spill_bandwidth to its compute time.
+  // 0: unknown; spilled candidates take time.spill_factor instead.
+  double compute_gflops = 0;
+  // Bytes an iteration moves to and from the spill tier with these chunks, the outputs spilled
+  // too or not, when the plan leaves `cache_bytes` of DRAM over for spilled tensors
+  // (Trunk::spill_traffic_bytes); empty: none.
+  std::function<std::size_t(const ChunkSizes& chunks, bool outputs_spilled,
+                            std::size_t cache_bytes)>
+      spill_traffic;
   // The families' shares of the run's time; empty: family_shares() of the run's sizes.
   std::optional<FamilyShares> shares;
 };

@@ -46,6 +46,12 @@ double TimeModel::relative_time(const ChunkSizes& chunks, const FamilyShares& s)
          total;
 }
 
+double TimeModel::run_gflops(int threads, bool bf16) const {
+  // Beyond two threads, each adds what the second added.
+  const double scale = 1 + std::max(0, threads - 1) * (instances.two_thread_speedup - 1);
+  return instances.gflops * scale * (bf16 ? instances.bf16_speedup : 1);
+}
+
 double TimeModel::spill_factor(SpillLevel level) const {
   switch (level) {
     case SpillLevel::none:
@@ -79,6 +85,10 @@ TimeModel builtin_time_model() {
   // Estimates, not measurements (README, "Memory").
   m.spill_activations = 1.10;
   m.spill_outputs = 1.25;
+  // One Evoformer block at N = 256 (512 rows, chunk 8, fp32, 2 threads) with its MSA and
+  // triangle edges streamed from an ext4 file: 2.95 s against 1.86 s in DRAM, moving 737 MiB
+  // read and 480 MiB written: 1.17 GB/s.
+  m.spill_bandwidth = 1.1e9;
   // Full model_1_ptm configuration at N = 128, one iteration, fp32 (issue 30's table): 81.9 s
   // on 1 thread, 47.6 s on 2; two 1-thread instances pinned side by side 99.7 s each; bf16 runs
   // at N = 256 took 68.4 s against fp32's 120.9 s.
@@ -164,6 +174,7 @@ TimeModel parse_time_model(const nlohmann::json& j) {
     m.extra_msa_chunk_factor = parse_factors(j.at("extra_msa_chunk_factor"));
   m.spill_activations = j.value("spill_activations", builtin_time_model().spill_activations);
   m.spill_outputs = j.value("spill_outputs", builtin_time_model().spill_outputs);
+  m.spill_bandwidth = j.value("spill_bandwidth", builtin_time_model().spill_bandwidth);
   m.instances = builtin_time_model().instances;
   if (j.contains("instances")) {
     const nlohmann::json& i = j.at("instances");
@@ -214,6 +225,7 @@ void save_time_model(const TimeModel& model, const fs::path& path) {
     j["extra_msa_chunk_factor"] = factors_json(model.extra_msa_chunk_factor);
   j["spill_activations"] = model.spill_activations;
   j["spill_outputs"] = model.spill_outputs;
+  j["spill_bandwidth"] = model.spill_bandwidth;
   j["instances"] = {{"gflops", model.instances.gflops},
                     {"bf16_speedup", model.instances.bf16_speedup},
                     {"two_thread_speedup", model.instances.two_thread_speedup},

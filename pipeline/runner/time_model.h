@@ -38,6 +38,9 @@ struct TimeModel {
   std::map<std::int64_t, double> extra_msa_chunk_factor;
   double spill_activations = 1;  // run time with the activations arena spilled, over DRAM
   double spill_outputs = 1;      // with the outputs arena spilled too
+  // What moving a byte to or from the spill tier adds to a run, as bytes per second of run
+  // time: a spilled pass's reads, writes and their system calls, less what overlaps compute.
+  double spill_bandwidth = 1.1e9;
   InstanceScaling instances;
   std::string cpu;  // CPU model name the factors were measured on
   std::string isa;  // oneDNN's effective ISA then
@@ -49,6 +52,8 @@ struct TimeModel {
   // A run's: the families' factors weighted by their shares.
   double relative_time(const ChunkSizes& chunks, const FamilyShares& shares) const;
   double spill_factor(SpillLevel level) const;
+  // GFLOP/s of a run on `threads` threads (fp32, or bf16), from `instances`.
+  double run_gflops(int threads, bool bf16) const;
 };
 
 // The factors measured when the planner was written (AMD EPYC, AVX-512, 2 threads).

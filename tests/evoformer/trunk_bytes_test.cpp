@@ -32,5 +32,32 @@ TEST(TrunkBytes, TemplatePairActivationsAndTheirEdgeArePlannedInTheActivationAre
   }
 }
 
+TEST(TrunkBytes, SpillTrafficCountsEachStagedPassAndTheOuterProductMeansRereads) {
+  const WeightStore store = WeightStore::open(testing::tiny_params("model_1_ptm"));
+  const ModelConfig c = ModelConfig::from_weights(store);
+  const Trunk trunk(store, c);
+  const TrunkDims d{/*n_res=*/256, /*n_seq=*/8, /*n_extra=*/5120, /*n_templ=*/0};
+  // With the test weights' extra-MSA width (c_e = 8) the outer product mean keeps the right
+  // projection of 5,120 rows only from 320 residues per slab on: below, it reads all the rows
+  // again for every slab, 4 slabs of 64 residues or 16 of 16.
+  ASSERT_EQ(c.c_e, 8);
+  ASSERT_EQ(c.n_extra_msa_blocks, 1);
+  ChunkSizes keeps = ChunkSizes::all(64), rereads = keeps;
+  rereads.extra_msa = 16;
+  const std::size_t extra = f32_bytes({d.n_extra, d.n_res, c.c_e});
+  const std::size_t with_rereads = trunk.spill_traffic_bytes(d, rereads, false, 0);
+  const std::size_t kept = trunk.spill_traffic_bytes(d, keeps, false, 0);
+  EXPECT_EQ(with_rereads - kept, ((1 + 16) - (1 + 4)) * extra);
+  // The pair spilled too adds its passes and takes nothing away.
+  EXPECT_GT(trunk.spill_traffic_bytes(d, keeps, true, 0), kept);
+  // At least the six read-or-write passes of every block over its MSA.
+  EXPECT_GE(kept, static_cast<std::size_t>(c.n_extra_msa_blocks) * 8 * extra);
+  // Room to cache the extra-MSA representation whole (and the smaller MSA): read and written
+  // once, when the block after it drops it, whatever the chunk.
+  const std::size_t cached = trunk.spill_traffic_bytes(d, rereads, false, extra);
+  EXPECT_GE(with_rereads - cached, (6 + 17 - 2) * extra);
+  EXPECT_EQ(trunk.spill_traffic_bytes(d, keeps, false, extra), cached);
+}
+
 }  // namespace
 }  // namespace cpufold

@@ -112,6 +112,20 @@ TEST(SpillWindow, APassKeepsOnlyItsWindowInThePageCacheAndLeavesNothingBehind) {
   EXPECT_EQ(t.data_as<float>()[100 * kC], 100 * 10.f + 1.f);             // column 100's step
 }
 
+TEST(SpillWindow, ASpilledTensorThePlanLeavesRoomToCacheWholeIsNotStaged) {
+  const ScratchDir dir;
+  FileTier tier(dir.path());
+  Arena spilled("spilled", tier, f32_bytes({64, 64, 64}));
+  const Tensor t = patterned(spilled, 64, 64, 64);
+  tier.set_cache_bytes(t.nbytes());
+  EXPECT_FALSE(SpillWindow(t, 1, 4, SpillWindow::Access::write).staged());
+  // A part of it is judged by the whole it belongs to.
+  EXPECT_FALSE(SpillWindow(t.slice(0, 0, 8), 0, 1, SpillWindow::Access::read, t.nbytes()).staged());
+  tier.set_cache_bytes(t.nbytes() - 1);
+  EXPECT_TRUE(SpillWindow(t, 1, 4, SpillWindow::Access::write).staged());
+  EXPECT_TRUE(SpillWindow(t.slice(0, 0, 8), 0, 1, SpillWindow::Access::read, t.nbytes()).staged());
+}
+
 TEST(SpillWindow, APassThatStepsBackIsAnInternalError) {
   const ScratchDir dir;
   FileTier tier(dir.path());

@@ -6,7 +6,11 @@
 
 #include <algorithm>
 
+#include "io/model_config.h"
+#include "io/weight_store.h"
 #include "memory/error.h"
+#include "pipeline/runner/model_flops.h"
+#include "tests/support/parity.h"
 #include "tests/support/test_support.h"
 
 namespace cpufold {
@@ -57,6 +61,41 @@ TEST(RunPlan, SpilledPlansThatFitTheDirectoryAreWeighedWithoutANote) {
   EXPECT_TRUE(plan.fits);
   EXPECT_GT(plan.spill_bytes, 0u);
   EXPECT_TRUE(plan.spill_note.empty()) << plan.spill_note;
+}
+
+TEST(RunPlan, ASpilledPlansTimeAddsItsTrafficOverTheSpillBandwidthToItsCompute) {
+  const WeightStore store = WeightStore::open(testing::tiny_params("model_1_ptm"));
+  const ModelConfig config = ModelConfig::from_weights(store);  // FLOPs to weigh the bytes by
+  PlanRequest r;
+  r.budget = process_bytes(config) + 200 * kMiB;  // only spilled plans fit
+  r.may_spill = true;
+  r.compute_gflops = 100;
+  r.time.spill_bandwidth = 1e9;
+  const TrunkDims d{100, 10, 10, 0};
+  r.spill_traffic = [](const ChunkSizes&, bool outputs, std::size_t) {
+    return outputs ? std::size_t{5} << 30 : std::size_t{3} << 30;
+  };
+  const MemoryPlan plan = plan_run(config, d, r, arenas);
+  ASSERT_TRUE(plan.fits);
+  ASSERT_GT(plan.spill_bytes, 0u);
+  const StageFlops f = stage_flops(config, {d.n_res, d.n_seq, d.n_extra, d.n_templ});
+  const double io_over_compute =
+      static_cast<double>(plan.chosen.spill_traffic_bytes) / 1e9 /
+      ((f.embedders + f.templates + f.extra_msa + f.evoformer + f.structure) / 100e9);
+  EXPECT_EQ(plan.chosen.spill_traffic_bytes,
+            plan.chosen.spill.size() == 1 ? std::size_t{3} << 30 : std::size_t{5} << 30);
+  const double compute = r.time.relative_time(plan.chosen.chunks, family_shares(config, d));
+  EXPECT_NEAR(plan.chosen.relative_time, compute + io_over_compute, 1e-9);
+  EXPECT_NEAR(plan.chosen.spill_slowdown, 1 + io_over_compute / compute, 1e-9);
+  EXPECT_GT(plan.chosen.spill_slowdown, 1.0);
+}
+
+TEST(RunPlan, TheCacheASpilledPlanLeavesIsItsBudgetLessItsPeakPlusItsWindow) {
+  PlanCandidate c;
+  c.blocks = {{"scratch arena", 100 * kMiB}, {kSpillWindowBlock, 30 * kMiB}};
+  EXPECT_EQ(spill_cache_bytes(c, 200 * kMiB, 0), 100 * kMiB);
+  EXPECT_EQ(spill_cache_bytes(c, std::nullopt, 500 * kMiB), 400 * kMiB) << "no budget: usable";
+  EXPECT_EQ(spill_cache_bytes(c, 120 * kMiB, 0), 30 * kMiB) << "over the budget: the window";
 }
 
 TEST(RunPlan, PlanNamesItsTimeModel) {
