@@ -82,7 +82,8 @@ std::int64_t default_chunk(const TimeModel& model) {
 
 // The Evoformer block with its activations, then also its outputs, in the spill tier under
 // `dir`, against `dram`, at the chunk a default plan of this size takes (the leanest within
-// the time slack): the spill factors of `model`, and its spill_bandwidth from the bytes one spilled block moves.
+// the time slack): the spill factors of `model`, and its spill_bandwidth from the bytes one spilled
+// block moves.
 void measure_spill_factors(const CalibrateArgs& args, const ModelWeights& w, BlockBench& dram,
                            const std::filesystem::path& dir, TimeModel& model) {
   const std::int64_t chunk = default_chunk(model);
@@ -102,8 +103,8 @@ void measure_spill_factors(const CalibrateArgs& args, const ModelWeights& w, Blo
   const DiskIo before = os_disk_io();
   const double once = msa_spilled.run(chunk);
   const DiskIo after = os_disk_io();
-  const auto moved = static_cast<double>(after.read_bytes - before.read_bytes +
-                                         after.write_bytes - before.write_bytes);
+  const auto moved = static_cast<double>(after.read_bytes - before.read_bytes + after.write_bytes -
+                                         before.write_bytes);
   if (moved > 0 && once > in_dram) model.spill_bandwidth = moved / (once - in_dram);
   std::printf(
       "  chunk %lld in %s: activations in DRAM %.3f s, MSA activations spilled %.3f s "
