@@ -223,12 +223,12 @@ std::size_t SpillWindow::resident_bytes(std::int64_t outer, std::int64_t n, std:
   const std::size_t page = page_bytes();
   const auto runs = static_cast<std::size_t>(outer);
   const std::size_t slab_bytes = runs * static_cast<std::size_t>(slab) * index_bytes;
-  // Staged: one slab. In the page cache (measured, tests/memory/spill_window_test.cpp): up to four
-  // slabs at a step's start (the one read ahead, the one whose write-back was just started, the
-  // one whose write-back is being waited for and the staged one before its pages go), each run's
-  // pages spanning up to a page more, and never more than the tensor's pages.
+  // Staged: one slab. In the page cache, measured at every step (tests/memory/
+  // spill_window_test.cpp): up to three slabs (the one read ahead, the one whose write-back was
+  // just started, the one whose write-back is being waited for), each run's pages spanning up
+  // to a page more; never more than the tensor's pages.
   const std::size_t tensor = runs * static_cast<std::size_t>(n) * index_bytes + runs * page;
-  return slab_bytes + std::min(tensor, 4 * (slab_bytes + runs * page));
+  return slab_bytes + std::min(tensor, 3 * (slab_bytes + runs * page));
 }
 
 }  // namespace cpufold
