@@ -42,5 +42,26 @@ TEST(PlanReport, APlanWithinTheMachineSaysNothingMore) {
   EXPECT_EQ(nlohmann::json::parse(plan_json({&j, 1}))["jobs"][0]["above_available_memory"], false);
 }
 
+TEST(PlanReport, ASpilledPlanSaysItsPredictedSlowdownAndTraffic) {
+  JobPlan j = planned(std::size_t{1} << 30, std::size_t{2} << 30, std::size_t{20} << 30);
+  j.plan.chosen.spill = {{"activations arena", std::size_t{3} << 30}};
+  j.plan.spill_bytes = std::size_t{3} << 30;
+  j.plan.chosen.spill_slowdown = 1.36;
+  j.plan.chosen.spill_traffic_bytes = std::size_t{45} << 30;
+  const std::string text = plan_text({&j, 1});
+  EXPECT_NE(text.find("spill: predicted 1.36x the time of the same chunks in DRAM (45.0 GiB read "
+                      "and written per iteration)"),
+            std::string::npos)
+      << text;
+  const auto job = nlohmann::json::parse(plan_json({&j, 1}))["jobs"][0];
+  EXPECT_DOUBLE_EQ(job["spill_slowdown"].get<double>(), 1.36);
+  EXPECT_EQ(job["spill_traffic_bytes"].get<std::size_t>(), std::size_t{45} << 30);
+  // A plan held in DRAM says neither.
+  const JobPlan in_dram = planned(std::size_t{1} << 30, std::size_t{2} << 30, 0);
+  EXPECT_EQ(plan_text({&in_dram, 1}).find("predicted 1."), std::string::npos);
+  EXPECT_FALSE(
+      nlohmann::json::parse(plan_json({&in_dram, 1}))["jobs"][0].contains("spill_slowdown"));
+}
+
 }  // namespace
 }  // namespace cpufold
