@@ -145,9 +145,12 @@ std::size_t Trunk::msa_window_bytes(const TrunkDims& d, const ChunkSizes& chunks
 }
 
 std::size_t Trunk::pair_window_bytes(const TrunkDims& d, const ChunkSizes& chunks) const {
-  const std::int64_t chunk = std::max(chunks.evoformer, chunks.extra_msa);
-  return SpillWindow::resident_bytes(1, d.n_res, f32_bytes({d.n_res, config_.c_z}),
-                                     detail::chunk_rows(d.n_res, chunk));
+  // Row passes over the pair in either stack, each at its own chunk.
+  const auto rows = [&](std::int64_t chunk) {
+    return SpillWindow::resident_bytes(1, d.n_res, f32_bytes({d.n_res, config_.c_z}),
+                                       detail::chunk_rows(d.n_res, chunk));
+  };
+  return std::max(rows(chunks.evoformer), rows(chunks.extra_msa));
 }
 
 std::size_t Trunk::spill_traffic_bytes(const TrunkDims& d, const ChunkSizes& chunks,
