@@ -89,12 +89,6 @@ void spill_write_behind(const SpillMapping& m, std::size_t offset, std::size_t b
   if (const int err = write_back(m.fd, begin, span, false); err != 0) throw write_back_failed(err);
 }
 
-void spill_write_back_and_drop(const SpillMapping& m, std::size_t offset, std::size_t bytes) {
-  const auto [begin, span] = page_span(offset, bytes);
-  if (const int err = write_back(m.fd, begin, span, true); err != 0) throw write_back_failed(err);
-  spill_drop(m, offset, bytes);
-}
-
 void spill_wait_written(const SpillMapping& m, std::size_t offset, std::size_t bytes) {
   const auto [begin, span] = page_span(offset, bytes);
   if (::sync_file_range(m.fd, static_cast<off_t>(begin), static_cast<off_t>(span),
@@ -110,15 +104,6 @@ void spill_unmap(const SpillMapping& m, std::size_t offset, std::size_t bytes) {
 
 void spill_drop_cached(const SpillMapping& m, std::size_t offset, std::size_t bytes) {
   const auto [begin, span] = page_span(offset, bytes);
-  ::posix_fadvise(m.fd, static_cast<off_t>(begin), static_cast<off_t>(span), POSIX_FADV_DONTNEED);
-}
-
-void spill_drop(const SpillMapping& m, std::size_t offset, std::size_t bytes) {
-  const auto [begin, span] = page_span(offset, bytes);
-  // Unmap the pages from this process (MAP_SHARED: the data stays in the file), then drop them
-  // from the page cache, which only lets go of clean pages nobody maps. Best effort: a failure
-  // leaves pages resident, never loses data.
-  ::madvise(const_cast<std::byte*>(m.base) + begin, span, MADV_DONTNEED);
   ::posix_fadvise(m.fd, static_cast<off_t>(begin), static_cast<off_t>(span), POSIX_FADV_DONTNEED);
 }
 
@@ -190,7 +175,11 @@ void FileTier::evict(std::byte* base, std::size_t offset, std::size_t bytes) {
     throw InputError("cannot write to the spill directory '" + dir_.string() +
                      "': " + std::strerror(err) + "; pass --spill-dir a working device");
   }
-  spill_write_back_and_drop({fd, base}, offset, bytes);  // the write-back finds nothing left
+  // Unmap the pages from this process (MAP_SHARED: the data stays in the file), then drop them
+  // from the page cache, which only lets go of clean pages nobody maps. Best effort: a failure
+  // leaves pages resident, never loses data.
+  spill_unmap({fd, base}, offset, bytes);
+  spill_drop_cached({fd, base}, offset, bytes);
 }
 
 }  // namespace cpufold

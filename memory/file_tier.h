@@ -27,23 +27,19 @@ struct SpillMapping {
 SpillMapping spill_mapping_at(const void* p);
 
 // Page operations on the bytes [offset, offset + bytes) of the spill file `m`, widened to whole
-// pages. Read ahead into the page cache without waiting; start writing dirty pages back without
-// waiting; write back (waiting) and drop the pages from this process and the page cache, the
-// data staying in the file. Advice is best effort; a write-back that fails throws InputError.
+// pages. Advice is best effort; a write-back that fails throws InputError.
+// Reads ahead into the page cache without waiting.
 void spill_prefetch(const SpillMapping& m, std::size_t offset, std::size_t bytes);
+// Starts writing the dirty pages back without waiting.
 void spill_write_behind(const SpillMapping& m, std::size_t offset, std::size_t bytes);
-void spill_write_back_and_drop(const SpillMapping& m, std::size_t offset, std::size_t bytes);
-// Waits for the write-back already started in [offset, offset + bytes) (spill_write_behind),
-// starting none, so that a wide span can be waited for in one call whatever else it holds.
+// Waits for the write-back already started (spill_write_behind), starting none, so that a wide
+// span can be waited for in one call whatever else it holds.
 void spill_wait_written(const SpillMapping& m, std::size_t offset, std::size_t bytes);
-// Drops the pages of [offset, offset + bytes) as spill_write_back_and_drop does, without
-// writing: for pages whose write-back was waited for.
-void spill_drop(const SpillMapping& m, std::size_t offset, std::size_t bytes);
-// Unmaps the pages of [offset, offset + bytes) from this process (the data stays in the page
-// cache and the file), so that dropping them from the page cache later is possible.
+// Unmaps the pages from this process (the data stays in the page cache and the file), so that
+// dropping them from the page cache later is possible.
 void spill_unmap(const SpillMapping& m, std::size_t offset, std::size_t bytes);
-// Drops the clean pages of [offset, offset + bytes) that no process maps from the page cache;
-// dirty pages and pages under write-back stay.
+// Drops the clean pages no process maps from the page cache; dirty pages and pages under
+// write-back stay.
 void spill_drop_cached(const SpillMapping& m, std::size_t offset, std::size_t bytes);
 
 class FileTier final : public Tier {

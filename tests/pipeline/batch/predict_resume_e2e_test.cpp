@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <random>
 #include <thread>
@@ -30,6 +31,23 @@ std::size_t count_done(const fs::path& out) {
   return n;
 }
 
+// Waits (at most a minute) until `reached` holds, then kills `pid` with SIGKILL and reaps it.
+// Fails the test when the process ended first.
+void kill_when(pid_t pid, const std::function<bool()>& reached, const char* what) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  int status = 0;
+  while (!reached() && std::chrono::steady_clock::now() < deadline) {
+    if (::waitpid(pid, &status, WNOHANG) == pid) {
+      ADD_FAILURE() << what << " ended before it could be killed (status " << status << ")";
+      return;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  ::kill(pid, SIGKILL);
+  ::waitpid(pid, &status, 0);
+  EXPECT_TRUE(WIFSIGNALED(status)) << what << " was not ended by the kill";
+}
+
 TEST(PredictResumeE2eTest, KilledBatchResumesWithFinishedJobsSkipped) {
   ScratchDir dir;
   const fs::path fasta = dir / "batch.fasta";
@@ -51,20 +69,9 @@ TEST(PredictResumeE2eTest, KilledBatchResumesWithFinishedJobsSkipped) {
                                             "1", "--quiet"});
   ASSERT_GT(pid, 0);
 
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-  bool exited = false;
-  int status = 0;
-  while (count_done(out) < 3 && std::chrono::steady_clock::now() < deadline) {
-    if (::waitpid(pid, &status, WNOHANG) == pid) {
-      exited = true;
-      break;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));
-  }
-  ASSERT_FALSE(exited) << "the batch ended before it could be killed (status " << status << ")";
-  ::kill(pid, SIGKILL);
-  ::waitpid(pid, &status, 0);
-  ASSERT_TRUE(WIFSIGNALED(status));
+  kill_when(
+      pid, [&] { return count_done(out) >= 3; }, "the batch");
+  ASSERT_FALSE(HasFailure());
   const std::size_t done_before = count_done(out);
   ASSERT_GE(done_before, 3u);
   ASSERT_LT(done_before, 20u) << "killed too late to test anything";
@@ -142,19 +149,9 @@ TEST(PredictResumeE2eTest, AJobKilledBetweenModelsResumesAtTheModelInFlight) {
 
   const pid_t pid = testing::spawn_cpufold(args(dir / "killed"));
   ASSERT_GT(pid, 0);
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-  int status = 0;
-  bool exited = false;
-  while (count_finished_runs(dir / "killed") < 1 && std::chrono::steady_clock::now() < deadline) {
-    if (::waitpid(pid, &status, WNOHANG) == pid) {
-      exited = true;
-      break;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
-  ASSERT_FALSE(exited) << "the job ended before it could be killed (status " << status << ")";
-  ::kill(pid, SIGKILL);
-  ::waitpid(pid, &status, 0);
+  kill_when(
+      pid, [&] { return count_finished_runs(dir / "killed") >= 1; }, "the job");
+  ASSERT_FALSE(HasFailure());
   ASSERT_EQ(count_done(dir / "killed"), 0u) << "killed too late to test anything";
   const std::size_t kept = count_finished_runs(dir / "killed");
   ASSERT_GE(kept, 1u);
