@@ -48,12 +48,19 @@ EvoformerBlock::EvoformerBlock(const ParamScope& block, const ModelConfig& c, Ki
 
 void EvoformerBlock::forward(const Tensor& m, const Tensor& z, const Tensor& msa_mask,
                              const Tensor& pair_mask, const RunContext& ctx) const {
+  ctx.module("msa_row_attention");
   row_attention_.forward(m, z, msa_mask, ctx);
+  ctx.module(std::holds_alternative<MsaColumnAttention>(column_attention_)
+                 ? "msa_column_attention"
+                 : "msa_column_global_attention");
   std::visit([&](const auto& column) { column.forward(m, msa_mask, ctx); }, column_attention_);
   // The reference runs with _mask_trans off: the transition sees no mask (see Transition).
+  ctx.module("msa_transition");
   msa_transition_.forward(m, Tensor(), ctx);
+  ctx.module("outer_product_mean");
   outer_product_mean_.forward(m, msa_mask, z, ctx);
   pair_updates_.forward(z, pair_mask, ctx);
+  ctx.module("");
 }
 
 std::size_t EvoformerBlock::spill_traffic_bytes(std::int64_t n_seq, std::int64_t n_res,

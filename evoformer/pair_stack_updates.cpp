@@ -21,11 +21,15 @@ PairStackUpdates::PairStackUpdates(const ParamScope& block, std::int64_t c_z,
 void PairStackUpdates::forward(const Tensor& z, const Tensor& pair_mask,
                                const RunContext& ctx) const {
   auto multiply = [&] {
+    ctx.module("triangle_multiplication_outgoing");
     outgoing_.forward(z, pair_mask, ctx);
+    ctx.module("triangle_multiplication_incoming");
     incoming_.forward(z, pair_mask, ctx);
   };
   auto attend = [&] {
+    ctx.module("triangle_attention_starting_node");
     starting_.forward(z, pair_mask, ctx);
+    ctx.module("triangle_attention_ending_node");
     ending_.forward(z, pair_mask, ctx);
   };
   if (order_ == Order::multiplication_first) {
@@ -35,6 +39,7 @@ void PairStackUpdates::forward(const Tensor& z, const Tensor& pair_mask,
     attend();
     multiply();
   }
+  ctx.module("pair_transition");
   transition_.forward(z, Tensor(), ctx);
 }
 

@@ -28,8 +28,8 @@ class Tracer {
 //   outer product mean: residues i per slab, sequences summed in blocks (all of them when the
 //     right projection is kept; see OuterProductMean::sequence_block);
 //   triangle multiplication: pair-matrix rows (outgoing) or columns (incoming) per slab,
-//     clamped to [16, 64] (64 when unchunked); its right edge over all pairs
-//     (c_hidden·n_res² floats) is needed whatever the chunk.
+//     clamped to [16, 64] (64 when unchunked) and raised to n_res/16 (at most 256) at large n_res;
+//     its right edge over all pairs (c_hidden·n_res² floats) is needed whatever the chunk.
 struct RunContext {
   Arena* scratch = nullptr;  // transients; a module releases what it takes before returning
   std::int64_t chunk = 0;    // see above
@@ -47,11 +47,18 @@ struct RunContext {
   // products (ops/gemm.h), owned by whoever runs the model so that they outlive one module's
   // call; null: each such call makes its own (tests).
   GemmCache* gemm = nullptr;
+  // Told as each module of a block begins ("msa_row_attention", ..., "pair_transition") and
+  // with "" when the block ends, so a caller can time them (`cpufold bench block --modules`);
+  // null: nobody listens.
+  const std::function<void(std::string_view)>* on_module = nullptr;
 
   Arena& arena() const { return *scratch; }
   Arena& activation_arena() const { return activations != nullptr ? *activations : *scratch; }
   void phase(std::string_view name) const {
     if (on_phase != nullptr && *on_phase) (*on_phase)(name);
+  }
+  void module(std::string_view name) const {
+    if (on_module != nullptr && *on_module) (*on_module)(name);
   }
   // Records `value` as `<module>/call_<call>/<name>` when tracing is on.
   void trace(const std::string& module, const std::string& name, const Tensor& value) const {

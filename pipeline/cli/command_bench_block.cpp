@@ -59,6 +59,7 @@ void run_block_bench(BlockArgs& args) {
               static_cast<long long>(chunk), omp_get_max_threads(), args.warmups);
   std::fflush(stdout);
   for (int w = 0; w < args.warmups; ++w) bench.run(chunk);  // primitives are created here
+  bench.reset_module_seconds();
   double total = 0;
   for (int r = 0; r < args.repeat; ++r) total += bench.run(chunk);
   const double secs = total / args.repeat;
@@ -78,6 +79,18 @@ void run_block_bench(BlockArgs& args) {
       bf16_support().isa.c_str(), secs, gflop, gflop / secs, mib(bench.activation_bytes()),
       state_tier.name().c_str(), mib(bench.last_scratch_bytes()),
       mib(bench.last_scratch_high_water()), mib(os_peak_rss_bytes()));
+  const std::vector<ModuleFlops> module_flops =
+      extra ? extra_msa_block_module_flops(c, static_cast<double>(s), static_cast<double>(n))
+            : evoformer_block_module_flops(c, static_cast<double>(s), static_cast<double>(n));
+  std::printf("  per module (s per block, share of the block, GFLOP/s):\n");
+  for (const BlockBench::ModuleTime& m : bench.module_seconds()) {
+    const double t = m.seconds / args.repeat;
+    std::printf("    %-34s %9.3f s %5.1f%%", m.module.c_str(), t, 100 * t / secs);
+    for (const ModuleFlops& f : module_flops) {
+      if (f.module == m.module && t > 0) std::printf(" %7.1f GFLOP/s", f.flops / 1e9 / t);
+    }
+    std::printf("\n");
+  }
   if (spill) {
     std::printf(
         "  peak RSS counts the spill file's pages while they were mapped; the DRAM a cgroup "

@@ -4,8 +4,11 @@
 // as a spilled run does.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "evoformer/evoformer_block.h"
 #include "memory/arena.h"
@@ -33,8 +36,18 @@ class BlockBench {
   }
   std::size_t last_scratch_bytes() const { return scratch_capacity_; }
   std::size_t last_scratch_high_water() const { return scratch_high_water_; }
+  // Wall time of each module of the block (RunContext::module), summed over every run so far
+  // (warm-ups included), in the order they ran.
+  struct ModuleTime {
+    std::string module;
+    double seconds = 0;
+  };
+  const std::vector<ModuleTime>& module_seconds() const { return module_seconds_; }
+  void reset_module_seconds() { module_seconds_.clear(); }
 
  private:
+  void add_module_time(const std::string& module, std::chrono::duration<double> t);
+
   EvoformerBlock block_;
   Arena msa_, pair_;
   std::optional<Arena> edges_;    // on the MSA's tier when it is spilled
@@ -44,6 +57,7 @@ class BlockBench {
   Tensor m_, z_, msa_mask_, pair_mask_;
   bool msa_spilled_, pair_spilled_;
   std::size_t scratch_capacity_ = 0, scratch_high_water_ = 0;
+  std::vector<ModuleTime> module_seconds_;
 };
 
 }  // namespace cpufold

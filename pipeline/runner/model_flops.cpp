@@ -14,15 +14,43 @@ double row_attention(double s, double n, double cm, double cz, const AttentionDi
   return 2 * s * n * cm * 5 * h * k + 4 * s * h * n * n * k + 2 * n * n * cz * h;
 }
 
-// Triangle multiplications (Alg. 11, 12), triangle attentions (Alg. 13, 14) and the pair
-// transition (Alg. 15) on an n x n pair of width cz.
-double pair_stack(double n, double cz, double c_mul, const AttentionDims& att, double factor) {
+// One triangle multiplication (Alg. 11 or 12) on an n x n pair of width cz: the edge
+// projections and gates, the gating linear, the products and the output projection.
+double triangle_multiplication(double n, double cz, double c_mul) {
+  return 2 * n * n * cz * (4 * c_mul + cz) + 2 * n * n * n * c_mul + 2 * n * n * c_mul * cz;
+}
+
+// One triangle attention (Alg. 13 or 14): projections, q·kᵀ and weights·v, the triangle bias.
+double triangle_attention(double n, double cz, const AttentionDims& att) {
   const double h = d(att.n_head), k = d(att.c_hidden);
+  return 2 * n * n * cz * 5 * h * k + 4 * n * h * n * n * k + 2 * n * n * cz * h;
+}
+
+// Pair transition (Alg. 15).
+double pair_transition(double n, double cz, double factor) {
+  return 4 * n * n * cz * factor * cz;
+}
+
+void add_pair_stack(std::vector<ModuleFlops>& f, double n, double cz, double c_mul,
+                    const AttentionDims& att, double factor) {
+  f.push_back({"triangle_multiplication_outgoing", triangle_multiplication(n, cz, c_mul)});
+  f.push_back({"triangle_multiplication_incoming", triangle_multiplication(n, cz, c_mul)});
+  f.push_back({"triangle_attention_starting_node", triangle_attention(n, cz, att)});
+  f.push_back({"triangle_attention_ending_node", triangle_attention(n, cz, att)});
+  f.push_back({"pair_transition", pair_transition(n, cz, factor)});
+}
+
+double sum(const std::vector<ModuleFlops>& modules) {
   double f = 0;
-  f += 2 * (2 * n * n * cz * (4 * c_mul + cz) + 2 * n * n * n * c_mul + 2 * n * n * c_mul * cz);
-  f += 2 * (2 * n * n * cz * 5 * h * k + 4 * n * h * n * n * k + 2 * n * n * cz * h);
-  f += 4 * n * n * cz * factor * cz;
+  for (const ModuleFlops& m : modules) f += m.flops;
   return f;
+}
+
+// The template pair stack's blocks (Alg. 16) are the pair stack alone.
+double pair_stack(double n, double cz, double c_mul, const AttentionDims& att, double factor) {
+  std::vector<ModuleFlops> f;
+  add_pair_stack(f, n, cz, c_mul, att, factor);
+  return sum(f);
 }
 
 // Outer product mean (Alg. 10): two projections, the outer products summed over s rows and
@@ -35,29 +63,42 @@ double outer_product_mean(double s, double n, double cm, double co, double cz) {
 
 // Row attention, global column attention (Alg. 19: one shared key and value head, per-head
 // queries from the column mean), transition, outer product mean and the pair stack.
-double extra_msa_block_flops(const ModelConfig& c, double e, double n) {
+std::vector<ModuleFlops> extra_msa_block_module_flops(const ModelConfig& c, double e, double n) {
   const double ce = d(c.c_e), cz = d(c.c_z);
   const double hg = d(c.extra_msa_global_attention.n_head),
                kg = d(c.extra_msa_global_attention.c_hidden);
-  double f = row_attention(e, n, ce, cz, c.extra_msa_row_attention);
-  f += 2 * n * ce * hg * kg + 2 * e * n * ce * (2 * kg + hg * kg) + 4 * n * hg * e * kg +
-       2 * e * n * hg * kg * ce;
-  f += 4 * e * n * ce * d(c.extra_msa_transition_factor) * ce;
-  f += outer_product_mean(e, n, ce, d(c.extra_c_hidden_opm), cz);
-  f += pair_stack(n, cz, d(c.extra_c_hidden_tri_mul), c.extra_triangle_attention,
-                  d(c.pair_transition_factor));
+  std::vector<ModuleFlops> f;
+  f.push_back({"msa_row_attention", row_attention(e, n, ce, cz, c.extra_msa_row_attention)});
+  f.push_back({"msa_column_global_attention", 2 * n * ce * hg * kg +
+                                                  2 * e * n * ce * (2 * kg + hg * kg) +
+                                                  4 * n * hg * e * kg + 2 * e * n * hg * kg * ce});
+  f.push_back({"msa_transition", 4 * e * n * ce * d(c.extra_msa_transition_factor) * ce});
+  f.push_back({"outer_product_mean", outer_product_mean(e, n, ce, d(c.extra_c_hidden_opm), cz)});
+  add_pair_stack(f, n, cz, d(c.extra_c_hidden_tri_mul), c.extra_triangle_attention,
+                 d(c.pair_transition_factor));
   return f;
 }
 
-double evoformer_block_flops(const ModelConfig& c, double s, double n) {
+std::vector<ModuleFlops> evoformer_block_module_flops(const ModelConfig& c, double s, double n) {
   const double cm = d(c.c_m), cz = d(c.c_z);
   const double hc = d(c.msa_column_attention.n_head), kc = d(c.msa_column_attention.c_hidden);
-  double f = row_attention(s, n, cm, cz, c.msa_row_attention);
-  f += 2 * s * n * cm * 5 * hc * kc + 4 * n * hc * s * s * kc;  // column attention (Alg. 8)
-  f += 4 * s * n * cm * d(c.msa_transition_factor) * cm;        // transition (Alg. 9)
-  f += outer_product_mean(s, n, cm, d(c.c_hidden_opm), cz);
-  f += pair_stack(n, cz, d(c.c_hidden_tri_mul), c.triangle_attention, d(c.pair_transition_factor));
+  std::vector<ModuleFlops> f;
+  f.push_back({"msa_row_attention", row_attention(s, n, cm, cz, c.msa_row_attention)});
+  f.push_back({"msa_column_attention",  // Alg. 8
+               2 * s * n * cm * 5 * hc * kc + 4 * n * hc * s * s * kc});
+  f.push_back({"msa_transition", 4 * s * n * cm * d(c.msa_transition_factor) * cm});  // Alg. 9
+  f.push_back({"outer_product_mean", outer_product_mean(s, n, cm, d(c.c_hidden_opm), cz)});
+  add_pair_stack(f, n, cz, d(c.c_hidden_tri_mul), c.triangle_attention,
+                 d(c.pair_transition_factor));
   return f;
+}
+
+double extra_msa_block_flops(const ModelConfig& c, double e, double n) {
+  return sum(extra_msa_block_module_flops(c, e, n));
+}
+
+double evoformer_block_flops(const ModelConfig& c, double s, double n) {
+  return sum(evoformer_block_module_flops(c, s, n));
 }
 
 StageFlops stage_flops(const ModelConfig& c, const ModelSizes& z) {

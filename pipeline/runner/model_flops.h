@@ -5,6 +5,8 @@
 #pragma once
 
 #include <cstdint>
+#include <string_view>
+#include <vector>
 
 #include "io/model_config.h"
 
@@ -13,6 +15,17 @@ namespace cpufold {
 struct ModelSizes {
   std::int64_t n_res = 0, msa_rows = 0, extra_rows = 0, templates = 0;
 };
+
+// One module of a block, named as the block announces it (RunContext::module).
+struct ModuleFlops {
+  std::string_view module;
+  double flops = 0;
+};
+
+// The modules of one Evoformer block (AF2 Alg. 6) or extra-MSA block (Alg. 18), in the order
+// they run; the block counts below are their sums.
+std::vector<ModuleFlops> evoformer_block_module_flops(const ModelConfig& c, double s, double n);
+std::vector<ModuleFlops> extra_msa_block_module_flops(const ModelConfig& c, double e, double n);
 
 // One Evoformer block (AF2 Alg. 6) on `s` MSA rows (cluster rows + template rows) and n residues.
 double evoformer_block_flops(const ModelConfig& c, double s, double n);
