@@ -62,6 +62,7 @@ void outer_sums(GemmCache& gemm, const OuterOperands& x, const float* mask, std:
   ok = ok && detail::sgemm(true, false, ni, n_res, n_seq, 1.f, mask + i0, n_res, mask, n_res, beta,
                            norm, n_res);
   if (!ok) {
+    gemm.throw_if_out_of_memory();
     throw InternalError("OuterProductMean: oneDNN rejected [" + std::to_string(m) + " x " +
                         std::to_string(n_seq) + "] x [" + std::to_string(n_seq) + " x " +
                         std::to_string(n) + "]" + (x.a16 != nullptr ? " in bf16" : ""));

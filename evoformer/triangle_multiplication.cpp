@@ -25,12 +25,19 @@ constexpr std::int64_t kRowBlock = 512;
 constexpr std::int64_t kTileRows = 64;
 // Channels per transposition step: one 64-byte line of a row.
 constexpr std::int64_t kChannelBlock = 16;
-// Pair-matrix rows per slab: the chunk clamped to [kMinSlabRows, kMaxSlabRows]. Larger slabs
-// make the per-channel products no faster (measured at N = 256) but cost c_hidden·n_res floats
-// per row; smaller ones make them memory-bound (each slab reads every n_res² channel of the
-// right edge) and, at 2× the time at 4 rows, would save under 16/n_res of the edge's bytes.
+// Pair-matrix rows per slab: the chunk clamped to [kMinSlabRows, kMaxSlabRows], raised to
+// n_res / kEdgePerSlab (at most kMaxLargeSlabRows) at large n_res. Each slab's products read
+// every n_res² channel of the right edge, which outgrows the caches beyond some hundreds of
+// residues: then a product of r rows does r/2 FLOP per byte it reads, and more rows are what
+// keeps it compute-bound. One core's 2500 x 2500 channel products, measured with two cores
+// busy (AVX-512 EPYC): 96-129 GFLOP/s at 32 rows, 128-158 at 64, 148-174 at 128, 166-187 at
+// 256. The slab then costs at most 1/kEdgePerSlab of the edge. At small n_res the channel
+// stays in cache and larger slabs make the products no faster (measured at N = 256), while
+// smaller ones, at 2× the time at 4 rows, would save under 16/n_res of the edge's bytes.
 constexpr std::int64_t kMinSlabRows = 16;
 constexpr std::int64_t kMaxSlabRows = 64;
+constexpr std::int64_t kEdgePerSlab = 16;
+constexpr std::int64_t kMaxLargeSlabRows = 256;
 
 // [proj | gate] of one edge side (AF2's `left` or `right`): c_z -> 2·c_hidden, one GEMM.
 Linear make_edge_projection(const ParamScope& scope, std::int64_t c_z, std::int64_t c,
@@ -53,7 +60,8 @@ std::int64_t channel_stride(std::int64_t pairs) {
 std::int64_t slab_rows(std::int64_t n, std::int64_t chunk) {
   const std::int64_t want =
       chunk > 0 ? std::clamp(chunk, kMinSlabRows, kMaxSlabRows) : kMaxSlabRows;
-  return std::max<std::int64_t>(1, std::min(want, n));
+  const std::int64_t large = std::min(kMaxLargeSlabRows, n / kEdgePerSlab);
+  return std::max<std::int64_t>(1, std::min(std::max(want, large), n));
 }
 
 }  // namespace
@@ -99,7 +107,7 @@ struct TriangleMultiplication::Workspace {
   // and copies each over its channel of the (f32) left edge, bf16 writes them here directly.
   float* slab_products = nullptr;
   float* products = nullptr;  // fp32: one slab-sized product per thread
-  GemmCache* gemm = nullptr;  // bf16: the products' primitives
+  GemmCache* gemm = nullptr;  // the products' primitives
   // Block buffers: LayerNorm(z) rows, [proj | gate] rows (whose first c columns later hold
   // LayerNorm(p) rows), the output gate, and z rows gathered from a column slab.
   Tensor x, proj, gate, zc;
@@ -233,13 +241,18 @@ void TriangleMultiplication::project_edge(const Linear& projection, const Slab& 
 
 void TriangleMultiplication::triangle_products(const Slab& slab, const Workspace& w) const {
   // Line 4 for the slab's pairs, one single-threaded GEMM per channel, channels spread over the
-  // threads, so a product does not depend on the thread count or the slab size. Outgoing:
+  // threads, so a product does not depend on the thread count or the slab size. On cached
+  // matmul primitives, not dnnl_sgemm, which mallocs its packing buffers on every call (1.6
+  // MiB at 1,000 residues, mapped and unmapped each time) and ran the outgoing (B transposed)
+  // products of 2,500 residues at 50-126 against 120-188 GFLOP/s (32-256 rows). Outgoing:
   // p[i, j] = Σ_k left[i, k]·right[j, k] for the slab's rows i; incoming: p[i, j] =
   // Σ_k left[k, j]·right[k, i] for its columns j, formed as pᵀ so that both are one
   // [r, n] x [n, n] product. Each lands in its thread's buffer and then replaces the channel's
   // left edge.
   const std::int64_t c = c_, n = w.n, r = slab.rows, ss = w.ss, cs = w.cs;
   const int n_threads = omp_get_max_threads();
+  w.gemm->prepare_for_threads(w.slab.b16 != nullptr, false, !slab.columns, r, n, n, n, n, n, 1.f,
+                              0.f);
   std::atomic<bool> failed = false;
 #pragma omp parallel for schedule(dynamic, 1) num_threads(n_threads)
   for (std::int64_t ch = 0; ch < c; ++ch) {
@@ -253,7 +266,8 @@ void TriangleMultiplication::triangle_products(const Slab& slab, const Workspace
     float* p = w.products + omp_get_thread_num() * ss;
     float* left = w.slab.f32 + ch * ss;
     const float* right = w.whole.f32 + ch * cs;
-    const bool ok = detail::sgemm(false, !slab.columns, r, n, n, 1.f, left, n, right, n, 0.f, p, n);
+    const bool ok =
+        detail::gemm_f32(*w.gemm, false, !slab.columns, r, n, n, 1.f, left, n, right, n, 0.f, p, n);
     if (!ok) {
       failed.store(true, std::memory_order_relaxed);
       continue;
@@ -261,6 +275,7 @@ void TriangleMultiplication::triangle_products(const Slab& slab, const Workspace
     std::memcpy(left, p, static_cast<std::size_t>(r * n) * sizeof(float));
   }
   if (failed) {
+    w.gemm->throw_if_out_of_memory();
     throw InternalError("TriangleMultiplication: oneDNN rejected an " + std::to_string(n) + " x " +
                         std::to_string(n) + " x " + std::to_string(r) + " product");
   }

@@ -39,9 +39,10 @@ class TriangleMultiplication {
   // edge, which a spilled plan places with its activations (ctx.activations, when set; the
   // edge's pages are then read back slab by slab). ctx.chunk is the slab:
   // rows of the pair matrix (outgoing) or columns (incoming) whose products are formed and
-  // written back at once, clamped to [16, 64] (64 when unchunked). The result does not depend on
-  // the chunk; the triangle products are bitwise independent of the thread count; the projections
-  // (oneDNN matmul) may differ in the last bits between thread counts.
+  // written back at once, clamped to [16, 64] (64 when unchunked) and raised to n_res/16 (at most
+  // 256) at large n_res. The result does not depend on the chunk; the triangle products are bitwise
+  // independent of the thread count; the projections (oneDNN matmul) may differ in the last bits
+  // between thread counts.
   void forward(const Tensor& z, const Tensor& pair_mask, const RunContext& ctx) const;
 
   // Scratch bytes forward() takes for n_res residues, this chunk and the current OpenMP thread

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <cstring>
 #include <optional>
 #include <string>
 #include <type_traits>
@@ -19,8 +20,11 @@ namespace cpufold {
 namespace {
 
 constexpr std::int64_t kMaxQueryTile = 256;
-// A pair bias above this many bytes makes the tiles run head-major (see multi_head_attention).
+// A pair bias above this many bytes makes the tiles run head-major (see head_major_order).
 constexpr std::int64_t kHeadMajorPairBytes = std::int64_t{2} << 20;
+// Batch rows a head-major task takes one after the other for each query tile (see
+// head_major_order).
+constexpr std::int64_t kHeadMajorRowGroup = 8;
 
 void check_layout(const Tensor& t, DType type, int rank, const char* what) {
   if (t.dtype() != type || t.rank() != rank || (t.dim(-1) > 1 && t.stride(-1) != 1)) {
@@ -98,27 +102,61 @@ detail::AttentionTileOf<T> kernel_tile(const Problem<T>& p, const Tile& t) {
           p.scale};
 }
 
-// fp32: the small-head kernel where one was chosen; otherwise logits and o on sgemm, the softmax
-// weights unnormalised and each output row divided by its sum after the product (c_hidden
-// instead of n_key divisions per row).
-bool run_tile(const Problem<float>& p, const Tile& t, float* logits) {
+// fp32 GEMM tiles' operands, copied dense: oneDNN 2.6 runs a matmul on its brgemm kernels only
+// when every operand is dense, and q, k and v are [.., key, head, c] (a head's rows n_head·c
+// apart). Strided, it falls back to gemm:jit, which mallocs its packing buffers on every call
+// (1.3 MiB at 2,500 keys, mapped and unmapped each time) and ran these tiles at a third to a
+// half of the speed (24 x 2500 x 32 q·kᵀ: 62-73 against 150 GFLOP/s; weights·v: 31-92 against
+// 202, one AVX-512 core). k and v of a (row, head) are copied once for all its query tiles.
+struct DenseTile {
+  float* k = nullptr;           // [n_key, c]
+  float* v = nullptr;           // [n_key, c]
+  float* q = nullptr;           // [tile, c]
+  float* o = nullptr;           // [tile, c], the unnormalised product
+  std::int64_t b = -1, h = -1;  // whose k and v are in k and v
+};
+
+void copy_rows(const float* src, std::int64_t ld, std::int64_t rows, std::int64_t c, float* dst) {
+  for (std::int64_t r = 0; r < rows; ++r) {
+    std::memcpy(dst + r * c, src + r * ld, static_cast<std::size_t>(c) * sizeof(float));
+  }
+}
+
+// fp32: the small-head kernel where one was chosen; otherwise logits and o on cached matmul
+// primitives over dense copies (DenseTile), the softmax weights unnormalised and each output
+// row divided by its sum as it is copied out (c_hidden instead of n_key divisions per row).
+// `dense` and `gemm`: the thread's, null with the small-head kernel.
+bool run_tile(const Problem<float>& p, const Tile& t, float* logits, DenseTile* dense_tile,
+              GemmCache* gemm_cache) {
   if (p.small_head != nullptr) {
     p.small_head(kernel_tile(p, t), logits);
     return true;
   }
+  DenseTile& dense = *dense_tile;
+  GemmCache& gemm = *gemm_cache;
   const auto& kernels = detail::row_kernels();
-  const std::int64_t ld_o = detail::leading_dim(p.o.s1, t.nq, p.c);
-  bool ok = detail::sgemm(false, true, t.nq, p.n_key, p.c, p.scale, p.q.at(t.b, t.q0, t.h), p.ld_q,
-                          p.k.at(t.b, 0, t.h), p.ld_k, 0.f, logits, p.n_key);
+  if (dense.b != t.b || dense.h != t.h) {
+    copy_rows(p.k.at(t.b, 0, t.h), p.ld_k, p.n_key, p.c, dense.k);
+    copy_rows(p.v.at(t.b, 0, t.h), p.ld_v, p.n_key, p.c, dense.v);
+    dense.b = t.b;
+    dense.h = t.h;
+  }
+  copy_rows(p.q.at(t.b, t.q0, t.h), p.ld_q, t.nq, p.c, dense.q);
+  bool ok = detail::gemm_f32(gemm, false, true, t.nq, p.n_key, p.c, p.scale, dense.q, p.c, dense.k,
+                             p.c, 0.f, logits, p.n_key);
   float inv_sum[kMaxQueryTile];
   for (std::int64_t i = 0; i < t.nq; ++i) {
     inv_sum[i] = 1.f / kernels.softmax_numerator(logits + i * p.n_key, p.pair_row(t, i),
                                                  p.mask_row(t), p.n_key);
   }
+  ok = ok && detail::gemm_f32(gemm, false, false, t.nq, p.c, p.n_key, 1.f, logits, p.n_key, dense.v,
+                              p.c, 0.f, dense.o, p.c);
   float* out = p.o.at(t.b, t.q0, t.h);
-  ok = ok && detail::sgemm(false, false, t.nq, p.c, p.n_key, 1.f, logits, p.n_key,
-                           p.v.at(t.b, 0, t.h), p.ld_v, 0.f, out, ld_o);
-  for (std::int64_t i = 0; i < t.nq; ++i) kernels.scale(out + i * p.o.s1, inv_sum[i], p.c);
+  for (std::int64_t i = 0; i < t.nq; ++i) {
+    float* row = out + i * p.o.s1;
+    const float* src = dense.o + i * p.c;
+    for (std::int64_t j = 0; j < p.c; ++j) row[j] = src[j] * inv_sum[i];
+  }
   return ok;
 }
 
@@ -176,6 +214,11 @@ std::int64_t logits_floats(std::int64_t n_key, std::int64_t c, DType qkv_type) {
   return floats;
 }
 
+// Floats of one DenseTile; a thread has kHeadMajorRowGroup of them.
+std::int64_t dense_tile_floats(std::int64_t n_key, std::int64_t c) {
+  return 2 * n_key * c + 2 * attention_query_tile(n_key) * c;
+}
+
 }  // namespace
 
 std::int64_t attention_query_tile(std::int64_t n_key) {
@@ -196,6 +239,10 @@ std::size_t attention_scratch_bytes(std::int64_t n_key, std::int64_t c_hidden, D
   if (qkv_type == DType::bf16 && detail::small_head_kernel(c_hidden) == nullptr) {
     bytes += align_up(threads * static_cast<std::size_t>(tile * n_key) * sizeof(bf16)) +
              align_up(threads * static_cast<std::size_t>(tile * c_hidden) * sizeof(float));
+  }
+  if (qkv_type != DType::bf16 && detail::small_head_kernel_f32(c_hidden) == nullptr) {
+    bytes += align_up(threads * kHeadMajorRowGroup *
+                      static_cast<std::size_t>(dense_tile_floats(n_key, c_hidden)) * sizeof(float));
   }
   return bytes;
 }
@@ -295,7 +342,8 @@ struct Workspace {
   float* product = nullptr;  // bf16 tiles: [tile, c] per thread
   // Which keys and values each thread's work space holds packed: none yet in this call.
   std::vector<detail::DotBf16Packed> packed;
-  GemmCache* gemm = nullptr;  // bf16 tiles: their products' primitives, a slot per thread
+  std::vector<DenseTile> dense;  // fp32 GEMM tiles: each thread's dense operands
+  GemmCache* gemm = nullptr;     // GEMM tiles: their products' primitives, a slot per thread
 };
 
 Workspace allocate_workspace(const CallShape& s, const CallKernels& kernels, int n_threads,
@@ -309,6 +357,21 @@ Workspace allocate_workspace(const CallShape& s, const CallKernels& kernels, int
     w.weights = scratch.allocate(DType::bf16, Shape{n_threads, w.tile, s.n_key}).data_as<bf16>();
     w.product = scratch.allocate(DType::f32, Shape{n_threads, w.tile, s.c}).data_as<float>();
   }
+  if (s.type == DType::f32 && kernels.small_head_f32 == nullptr) {
+    const std::int64_t floats = dense_tile_floats(s.n_key, s.c);
+    const std::int64_t n_tiles = n_threads * kHeadMajorRowGroup;
+    float* all = scratch.allocate(DType::f32, Shape{n_tiles, floats}).data_as<float>();
+    w.dense.reserve(static_cast<std::size_t>(n_tiles));
+    for (std::int64_t t = 0; t < n_tiles; ++t) {
+      float* d = all + t * floats;
+      DenseTile tile;
+      tile.k = d;
+      tile.v = d + s.n_key * s.c;
+      tile.q = d + 2 * s.n_key * s.c;
+      tile.o = tile.q + w.tile * s.c;
+      w.dense.push_back(tile);
+    }
+  }
   return w;
 }
 
@@ -320,7 +383,11 @@ Workspace allocate_workspace(const CallShape& s, const CallKernels& kernels, int
 // `bench block` (2 threads) at N = 256 batch-major takes row attention's core (2 MiB) from
 // 0.46 to 0.41 s and column attention's (no bias) from 0.58 to 0.53; at N = 512 head-major
 // takes row attention's (8 MiB) from 1.2 to 0.9 s and triangle attention's (4 MiB) from
-// 0.82 to 0.75.
+// 0.82 to 0.75. Head-major, a task runs one query tile for kHeadMajorRowGroup rows in turn, so
+// the tile's bias rows are read from memory once per group instead of once per row (each row's
+// k and v stay in that row's DenseTile from tile to tile). Triangle attention at N = 1,200
+// (fp32, 2 threads, AVX-512 EPYC), against the pair transition's speed in the same run:
+// 0.47-0.61 of it one row at a time, 0.54-0.55 four rows, 0.56-0.69 eight.
 bool head_major_order(const CallShape& s) {
   const std::int64_t pair_bytes =
       s.has_pair ? s.n_head * s.n_query * s.n_key * static_cast<std::int64_t>(sizeof(float)) : 0;
@@ -336,30 +403,61 @@ bool run_tiles(const Problem<T>& p, const CallShape& s, Workspace& w, int n_thre
   const bool head_major = head_major_order(s);
   std::atomic<bool> failed = false;
   const std::int64_t rows_per_region = chunk <= 0 ? s.n_batch : std::min(chunk, s.n_batch);
+  // fp32 only: the bf16 kernels keep one row's packed keys and values per thread.
+  const std::int64_t group = head_major && std::is_same_v<T, float> ? kHeadMajorRowGroup : 1;
   for (std::int64_t b0 = 0; b0 < s.n_batch; b0 += rows_per_region) {
     const std::int64_t n_rows = std::min(rows_per_region, s.n_batch - b0);
-    const std::int64_t n_tasks = n_rows * s.n_head * n_tiles;
+    const std::int64_t n_groups = (n_rows + group - 1) / group;
+    const std::int64_t n_tasks = n_groups * s.n_head * n_tiles;
 #pragma omp parallel for schedule(static) num_threads(n_threads)
     for (std::int64_t task = 0; task < n_tasks; ++task) {
       const std::int64_t q0 = task % n_tiles * tile;
-      const std::int64_t head = head_major ? task / (n_rows * n_tiles) : task / n_tiles % s.n_head;
-      const std::int64_t row = head_major ? task / n_tiles % n_rows : task / (s.n_head * n_tiles);
-      const Tile t{b0 + row, head, q0, std::min(tile, s.n_query - q0)};
+      const std::int64_t head =
+          head_major ? task / (n_groups * n_tiles) : task / n_tiles % s.n_head;
+      const std::int64_t first =
+          (head_major ? task / n_tiles % n_groups : task / (s.n_head * n_tiles)) * group;
       const int thread = omp_get_thread_num();
       float* logits = w.logits + thread * w.logits_per_thread;
-      bool ok;
-      if constexpr (std::is_same_v<T, bf16>) {
-        ok = run_tile(
-            p, t, logits, w.weights != nullptr ? w.weights + thread * tile * s.n_key : nullptr,
-            w.product != nullptr ? w.product + thread * tile * s.c : nullptr,
-            w.packed.empty() ? nullptr : &w.packed[static_cast<std::size_t>(thread)], w.gemm);
-      } else {
-        ok = run_tile(p, t, logits);
+      for (std::int64_t row = first; row < std::min(n_rows, first + group); ++row) {
+        const Tile t{b0 + row, head, q0, std::min(tile, s.n_query - q0)};
+        bool ok;
+        if constexpr (std::is_same_v<T, bf16>) {
+          ok = run_tile(
+              p, t, logits, w.weights != nullptr ? w.weights + thread * tile * s.n_key : nullptr,
+              w.product != nullptr ? w.product + thread * tile * s.c : nullptr,
+              w.packed.empty() ? nullptr : &w.packed[static_cast<std::size_t>(thread)], w.gemm);
+        } else {
+          ok = run_tile(
+              p, t, logits,
+              w.dense.empty()
+                  ? nullptr
+                  : &w.dense[static_cast<std::size_t>(thread * kHeadMajorRowGroup + (row - first))],
+              w.gemm);
+        }
+        if (!ok) failed.store(true, std::memory_order_relaxed);
       }
-      if (!ok) failed.store(true, std::memory_order_relaxed);
     }
   }
   return !failed;
+}
+
+// The GEMM tiles' products for every query-tile height the call takes, built before the
+// tiles run (GemmCache::prepare_for_threads), with the operands run_tile gives them: fp32 dense
+// copies, bf16 the operands in place.
+void prepare_tile_products(GemmCache& gemm, const Tensor& q, const Tensor& k, const Tensor& v,
+                           const CallShape& s) {
+  const bool in_bf16 = s.type == DType::bf16;
+  const std::int64_t ld_q = in_bf16 ? detail::leading_dim(q.stride(1), s.n_query, s.c) : s.c;
+  const std::int64_t ld_k = in_bf16 ? detail::leading_dim(k.stride(1), s.n_key, s.c) : s.c;
+  const std::int64_t ld_v = in_bf16 ? detail::leading_dim(v.stride(1), s.n_key, s.c) : s.c;
+  const float scale = 1.f / std::sqrt(static_cast<float>(s.c));
+  const std::int64_t tile = attention_query_tile(s.n_key);
+  for (const std::int64_t nq : {std::min(tile, s.n_query), s.n_query % tile}) {
+    if (nq == 0) continue;
+    gemm.prepare_for_threads(in_bf16, false, true, nq, s.n_key, s.c, ld_q, ld_k, s.n_key, scale,
+                             0.f);
+    gemm.prepare_for_threads(in_bf16, false, false, nq, s.c, s.n_key, s.n_key, ld_v, s.c, 1.f, 0.f);
+  }
 }
 
 }  // namespace
@@ -374,16 +472,20 @@ void multi_head_attention(const Tensor& q, const Tensor& k, const Tensor& v,
   const int n_threads = omp_get_max_threads();
   ArenaScope scope(scratch);
   Workspace w = allocate_workspace(s, kernels, n_threads, scratch);
-  std::optional<GemmCache> own;
-  if (kernels.bf16_tiles) w.gemm = &given_or_own(gemm, own);
   const bool use_bf16 = s.type == DType::bf16;
+  std::optional<GemmCache> own;
+  if (kernels.bf16_tiles || (!use_bf16 && kernels.small_head_f32 == nullptr)) {
+    w.gemm = &given_or_own(gemm, own);
+    prepare_tile_products(*w.gemm, q, k, v, s);
+  }
   const bool ok =
       use_bf16
           ? run_tiles(make_problem<bf16>(q, k, v, bias, o, s, kernels), s, w, n_threads, chunk)
           : run_tiles(make_problem<float>(q, k, v, bias, o, s, kernels), s, w, n_threads, chunk);
   if (!ok) {
-    throw InternalError(std::string("attention: oneDNN ") + (use_bf16 ? "bf16 matmul" : "sgemm") +
-                        " rejected q " + q.describe() + " strides " + q.strides().str() +
+    if (w.gemm != nullptr) w.gemm->throw_if_out_of_memory();
+    throw InternalError(std::string("attention: oneDNN's ") + (use_bf16 ? "bf16" : "f32") +
+                        " matmul rejected q " + q.describe() + " strides " + q.strides().str() +
                         ", k strides " + k.strides().str() + ", v strides " + v.strides().str() +
                         ", o strides " + o.strides().str());
   }

@@ -39,7 +39,7 @@ struct AttentionBias {
 // the matmul tiles. Other heads of at most 16 channels take the AVX-512 small-head kernel
 // (small_head_attention.h): fp32 products of the bf16 operands, weights not rounded. fp32
 // heads of at most 8 channels (the extra-MSA stack's) take its fp32 version.
-// gemm: the primitives of the bf16 GEMM tiles (ops/gemm.h), which the caller keeps across calls
+// gemm: the primitives of the GEMM tiles (ops/gemm.h), which the caller keeps across calls
 // (RunContext::gemm); null: this call makes its own.
 void multi_head_attention(const Tensor& q, const Tensor& k, const Tensor& v,
                           const AttentionBias& bias, const Tensor& o, Arena& scratch,
@@ -49,9 +49,10 @@ void multi_head_attention(const Tensor& q, const Tensor& k, const Tensor& v,
 std::int64_t attention_query_tile(std::int64_t n_key);
 
 // Scratch bytes multi_head_attention takes from the arena with the current OpenMP thread count
-// for q, k, v of `qkv_type` (bf16 adds a tile of bf16 weights and an f32 tile of c_hidden; for
-// small heads the logits buffer holds the small-head kernel's work space).
-std::size_t attention_scratch_bytes(std::int64_t n_key, std::int64_t c_hidden = 0,
+// for q, k, v of `qkv_type` (bf16 adds a tile of bf16 weights and an f32 tile of c_hidden; fp32
+// GEMM tiles add dense copies of a query tile, its product and up to 8 rows' k and v; for small
+// heads the logits buffer holds the small-head kernel's work space).
+std::size_t attention_scratch_bytes(std::int64_t n_key, std::int64_t c_hidden,
                                     DType qkv_type = DType::f32);
 
 }  // namespace cpufold

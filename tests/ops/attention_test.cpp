@@ -347,7 +347,11 @@ TEST(Attention, Bf16ScratchIsWithinItsPlan) {
   Buffer o(Shape{d.batch, d.query, d.head, d.c});
   Arena exact("exact", dram_tier(), attention_scratch_bytes(d.key, d.c, DType::bf16));
   EXPECT_NO_THROW(multi_head_attention(qkv.q, qkv.k, qkv.v, in.bias(true, true), o.view, exact, 1));
-  EXPECT_GT(attention_scratch_bytes(d.key, d.c, DType::bf16), attention_scratch_bytes(d.key));
+  // More than the logits tiles alone: the bf16 GEMM tiles' weights and products.
+  const auto logits_tiles = static_cast<std::size_t>(omp_get_max_threads()) *
+                            static_cast<std::size_t>(attention_query_tile(d.key) * d.key) *
+                            sizeof(float);
+  EXPECT_GT(attention_scratch_bytes(d.key, d.c, DType::bf16), logits_tiles);
 }
 
 TEST(Attention, FullyMaskedRowAveragesValuesLikeAf2) {
@@ -371,13 +375,20 @@ TEST(Attention, FullyMaskedRowAveragesValuesLikeAf2) {
   expect_close(o.data, want, kF32Matmul, "fully masked row");
 }
 
-TEST(Attention, ScratchIsOneLogitsTilePerThread) {
+// fp32 heads of 32 channels: a logits tile per thread, and the dense copies of q, k, v and the
+// product that the GEMM tiles multiply (a query tile and 8 rows' k and v), nothing per query.
+TEST(Attention, ScratchIsOneLogitsTileAndDenseOperandsPerThread) {
   EXPECT_EQ(attention_query_tile(128), 256);
   EXPECT_EQ(attention_query_tile(1000), 64);
   EXPECT_EQ(attention_query_tile(100000), 8);
   const Dims d{4, 100, 1000, 8, 32};
   const Inputs in(d);
-  Arena exact("exact", dram_tier(), attention_scratch_bytes(d.key));
+  const auto threads = static_cast<std::size_t>(omp_get_max_threads());
+  const auto key = static_cast<std::size_t>(d.key), c = static_cast<std::size_t>(d.c);
+  const std::size_t tile = 64, dense = 8 * (2 * key * c + 2 * tile * c);
+  EXPECT_LE(attention_scratch_bytes(d.key, d.c),
+            threads * (tile * key + dense) * sizeof(float) + 2 * 4096);
+  Arena exact("exact", dram_tier(), attention_scratch_bytes(d.key, d.c));
   Buffer o(Shape{d.batch, d.query, d.head, d.c});
   EXPECT_NO_THROW(
       multi_head_attention(in.q.view, in.k.view, in.v.view, in.bias(true, true), o.view, exact, 1));
