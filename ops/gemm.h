@@ -1,7 +1,10 @@
 // Row-major GEMMs for small per-tile products inside our own parallel loops: oneDNN's jit
-// sgemm (fp32), and bf16 inputs with fp32 accumulation through cached matmul primitives; and
-// the same cached primitives for fp32 products repeated with one shape (the outer product
-// mean's). Called inside an OpenMP region, each runs on the calling thread.
+// sgemm (fp32, for the few products off the hot paths), and cached matmul primitives for bf16
+// inputs with fp32 accumulation and for the hot fp32 products (attention tiles, triangle
+// products, the outer product mean's). sgemm mallocs its packing buffers on every call, so a
+// product repeated thousands of times belongs on the primitives, with dense operands (oneDNN
+// 2.6 takes its brgemm kernels only then). Called inside an OpenMP region, each runs on the
+// calling thread.
 //
 // Who owns what: the cached primitives and their oneDNN scratchpads belong to a GemmCache that
 // the caller owns and passes in: for a model run, the RecyclingRun's (RunContext::gemm), for a
