@@ -48,7 +48,7 @@ struct RunContext {
   // call; null: each such call makes its own (tests).
   GemmCache* gemm = nullptr;
   // Told as each module of a block begins ("msa_row_attention", ..., "pair_transition") and
-  // with "" when the block ends, so a caller can time them (`cpufold bench block --modules`);
+  // with "" when the block ends, so a caller can time them (`cpufold bench block` prints each);
   // null: nobody listens.
   const std::function<void(std::string_view)>* on_module = nullptr;
 
