@@ -251,8 +251,6 @@ void TriangleMultiplication::triangle_products(const Slab& slab, const Workspace
   // left edge.
   const std::int64_t c = c_, n = w.n, r = slab.rows, ss = w.ss, cs = w.cs;
   const int n_threads = omp_get_max_threads();
-  w.gemm->prepare_for_threads(w.slab.b16 != nullptr, false, !slab.columns, r, n, n, n, n, n, 1.f,
-                              0.f);
   std::atomic<bool> failed = false;
 #pragma omp parallel for schedule(dynamic, 1) num_threads(n_threads)
   for (std::int64_t ch = 0; ch < c; ++ch) {

@@ -116,6 +116,17 @@ struct DenseTile {
   std::int64_t b = -1, h = -1;  // whose k and v are in k and v
 };
 
+// The tile's output rows: a dense [nq, c] product, each row divided by its softmax sum.
+void write_normalised(const Strided<float>& o, const Tile& t, std::int64_t c, const float* product,
+                      const float* inv_sum) {
+  float* out = o.at(t.b, t.q0, t.h);
+  for (std::int64_t i = 0; i < t.nq; ++i) {
+    float* row = out + i * o.s1;
+    const float* src = product + i * c;
+    for (std::int64_t j = 0; j < c; ++j) row[j] = src[j] * inv_sum[i];
+  }
+}
+
 void copy_rows(const float* src, std::int64_t ld, std::int64_t rows, std::int64_t c, float* dst) {
   for (std::int64_t r = 0; r < rows; ++r) {
     std::memcpy(dst + r * c, src + r * ld, static_cast<std::size_t>(c) * sizeof(float));
@@ -151,12 +162,7 @@ bool run_tile(const Problem<float>& p, const Tile& t, float* logits, DenseTile* 
   }
   ok = ok && detail::gemm_f32(gemm, false, false, t.nq, p.c, p.n_key, 1.f, logits, p.n_key, dense.v,
                               p.c, 0.f, dense.o, p.c);
-  float* out = p.o.at(t.b, t.q0, t.h);
-  for (std::int64_t i = 0; i < t.nq; ++i) {
-    float* row = out + i * p.o.s1;
-    const float* src = dense.o + i * p.c;
-    for (std::int64_t j = 0; j < p.c; ++j) row[j] = src[j] * inv_sum[i];
-  }
+  write_normalised(p.o, t, p.c, dense.o, inv_sum);
   return ok;
 }
 
@@ -187,12 +193,7 @@ bool run_tile(const Problem<bf16>& p, const Tile& t, float* logits, bf16* weight
   }
   ok = ok && detail::gemm_bf16(*gemm, false, false, t.nq, p.c, p.n_key, 1.f, weights, p.n_key,
                                p.v.at(t.b, 0, t.h), p.ld_v, 0.f, product, p.c);
-  float* out = p.o.at(t.b, t.q0, t.h);
-  for (std::int64_t i = 0; i < t.nq; ++i) {
-    float* row = out + i * p.o.s1;
-    const float* src = product + i * p.c;
-    for (std::int64_t j = 0; j < p.c; ++j) row[j] = src[j] * inv_sum[i];
-  }
+  write_normalised(p.o, t, p.c, product, inv_sum);
   return ok;
 }
 
@@ -441,25 +442,6 @@ bool run_tiles(const Problem<T>& p, const CallShape& s, Workspace& w, int n_thre
   return !failed;
 }
 
-// The GEMM tiles' products for every query-tile height the call takes, built before the
-// tiles run (GemmCache::prepare_for_threads), with the operands run_tile gives them: fp32 dense
-// copies, bf16 the operands in place.
-void prepare_tile_products(GemmCache& gemm, const Tensor& q, const Tensor& k, const Tensor& v,
-                           const CallShape& s) {
-  const bool in_bf16 = s.type == DType::bf16;
-  const std::int64_t ld_q = in_bf16 ? detail::leading_dim(q.stride(1), s.n_query, s.c) : s.c;
-  const std::int64_t ld_k = in_bf16 ? detail::leading_dim(k.stride(1), s.n_key, s.c) : s.c;
-  const std::int64_t ld_v = in_bf16 ? detail::leading_dim(v.stride(1), s.n_key, s.c) : s.c;
-  const float scale = 1.f / std::sqrt(static_cast<float>(s.c));
-  const std::int64_t tile = attention_query_tile(s.n_key);
-  for (const std::int64_t nq : {std::min(tile, s.n_query), s.n_query % tile}) {
-    if (nq == 0) continue;
-    gemm.prepare_for_threads(in_bf16, false, true, nq, s.n_key, s.c, ld_q, ld_k, s.n_key, scale,
-                             0.f);
-    gemm.prepare_for_threads(in_bf16, false, false, nq, s.c, s.n_key, s.n_key, ld_v, s.c, 1.f, 0.f);
-  }
-}
-
 }  // namespace
 
 void multi_head_attention(const Tensor& q, const Tensor& k, const Tensor& v,
@@ -476,7 +458,6 @@ void multi_head_attention(const Tensor& q, const Tensor& k, const Tensor& v,
   std::optional<GemmCache> own;
   if (kernels.bf16_tiles || (!use_bf16 && kernels.small_head_f32 == nullptr)) {
     w.gemm = &given_or_own(gemm, own);
-    prepare_tile_products(*w.gemm, q, k, v, s);
   }
   const bool ok =
       use_bf16

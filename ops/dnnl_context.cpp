@@ -11,6 +11,11 @@
 
 namespace cpufold {
 
+std::recursive_mutex& primitive_build_mutex() {
+  static std::recursive_mutex mutex;
+  return mutex;
+}
+
 namespace {
 
 // dnnl_sgemm generates its jit kernels once, on its first call, unchecked like the primitives

@@ -2,6 +2,7 @@
 // on it; oneDNN's own OpenMP pool does the threading.
 #pragma once
 
+#include <mutex>
 #include <oneapi/dnnl/dnnl.hpp>
 #include <string>
 #include <utility>
@@ -42,10 +43,17 @@ bool is_reference_impl(const dnnl::primitive_desc_base& pd);
 // here maps more than a few MiB, so this margin turns that crash into a BudgetError.
 inline constexpr std::size_t kPrimitiveHeadroom = std::size_t{8} << 20;
 
+// Held while a primitive is built: builds on several threads at once (products first used
+// inside a parallel region) would each pass the headroom check and then share the margin.
+// Recursive: a build may build another.
+std::recursive_mutex& primitive_build_mutex();
+
 // Runs `build`, which creates oneDNN primitives or primitive descriptors for `what`, after
-// the headroom check; a dnnl::error becomes a BudgetError (out of memory) or InternalError.
+// the headroom check, one build at a time; a dnnl::error becomes a BudgetError (out of memory)
+// or InternalError.
 template <typename F>
 decltype(auto) build_primitive(const std::string& what, F&& build) {
+  const std::lock_guard lock(primitive_build_mutex());
   require_address_space(kPrimitiveHeadroom, "building the oneDNN kernel for " + what);
   try {
     return std::forward<F>(build)();

@@ -107,9 +107,9 @@ struct GemmCache::Slot {
     const dnnl::engine& engine = DnnlContext::instance().engine();
     if (!stream) stream = dnnl::stream(engine);
     if (GemmPlan* hit = plans.find(key)) return *hit;
-    require_address_space(kPrimitiveHeadroom, "building a matmul kernel");
+    GemmPlan built = build_primitive("a matmul", [&] { return detail::build_plan(key, engine); });
     if (plans.full()) scratch_held -= plans.least_recent().pad_bytes.size();
-    GemmPlan& plan = plans.insert(key, detail::build_plan(key, engine));
+    GemmPlan& plan = plans.insert(key, std::move(built));
     scratch_held += plan.pad_bytes.size();
     return plan;
   }
@@ -122,26 +122,6 @@ GemmCache::GemmCache(int threads) {
 }
 
 GemmCache::~GemmCache() = default;
-
-void GemmCache::prepare_for_threads(bool bf16_inputs, bool trans_a, bool trans_b, std::int64_t m,
-                                    std::int64_t n, std::int64_t k, std::int64_t lda,
-                                    std::int64_t ldb, std::int64_t ldc, float alpha, float beta) {
-  if (m <= 0 || n <= 0 || k <= 0) return;
-  // The key cached_matmul makes on a thread of the region: a team of one thread is not "in
-  // parallel", and then runs the product with the thread count the region sees.
-  const bool parallel = omp_get_max_threads() > 1;
-  const GemmKey key{bf16_inputs, trans_a, trans_b, parallel, parallel ? 1 : omp_get_max_threads(),
-                    m,           n,       k,       lda,      ldb,
-                    ldc,         alpha,   beta};
-  try {
-    for (const auto& slot : slots_) slot->find(key);
-  } catch (const dnnl::error& e) {
-    if (e.status == dnnl_out_of_memory) throw out_of_memory("building a oneDNN matmul");
-    throw InternalError(std::string("oneDNN could not build a matmul: ") + e.what());
-  } catch (const std::bad_alloc&) {
-    throw out_of_memory("building a oneDNN matmul");
-  }
-}
 
 void GemmCache::note_out_of_memory(const std::string& message) {
   bool expected = false;
@@ -205,13 +185,8 @@ bool cached_matmul(GemmCache& cache, bool trans_a, bool trans_b, std::int64_t m,
   } catch (const BudgetError& e) {
     cache.note_out_of_memory(e.what());
     return false;
-  } catch (const dnnl::error& e) {
-    if (e.status == dnnl_out_of_memory) {
-      cache.note_out_of_memory(out_of_memory("running a oneDNN matmul").what());
-    }
-    return false;
   } catch (const std::bad_alloc&) {
-    cache.note_out_of_memory(out_of_memory("running a oneDNN matmul").what());
+    cache.note_out_of_memory(out_of_memory("a oneDNN matmul's scratchpad").what());
     return false;
   } catch (...) {
     return false;

@@ -42,19 +42,10 @@ class GemmCache {
   // The oneDNN scratchpad bytes the primitives hold now, over every slot.
   std::size_t scratch_bytes() const { return scratch_held_.load(); }
 
-  // Builds, on the calling thread outside any parallel region, the primitive each thread's
-  // slot will take for this product when the threads of the next parallel region call it (one
-  // thread each): building kernels inside a region races for the address-space headroom that
-  // makes a limit an error rather than a crash, so callers prepare their products' shapes first.
-  // Throws BudgetError when there is no room.
-  void prepare_for_threads(bool bf16_inputs, bool trans_a, bool trans_b, std::int64_t m,
-                           std::int64_t n, std::int64_t k, std::int64_t lda, std::int64_t ldb,
-                           std::int64_t ldc, float alpha, float beta);
-
   // A product that returned false for want of memory (building its primitive under an
-  // address-space limit) says so here, since the products cannot throw inside a parallel
-  // region: callers that saw false call this to throw that BudgetError (exit 4) rather than
-  // report a rejected product.
+  // address-space limit, see build_primitive) says so here, since the products cannot throw
+  // inside a parallel region: callers that saw false call this to throw that BudgetError
+  // (exit 4) rather than report a rejected product.
   void note_out_of_memory(const std::string& message);  // the BudgetError's message
   void throw_if_out_of_memory() const;
 
