@@ -67,11 +67,10 @@ void TriangleAttention::forward(const Tensor& z, const Tensor& pair_mask,
   Arena& arena = ctx.arena();
   ArenaScope scope(arena);
 
-  const Tensor mask_bias = arena.allocate(DType::f32, Shape{n, n});
-  fill_mask_bias(mr, n, node_ == Node::starting, inf_, mask_bias);
-  const Tensor bias = arena.allocate(DType::f32, Shape{n_head_, n, n});
-  triangle_bias(z_rows, n, bias, arena);
-  attend(z, zr, bias, mask_bias, ctx.chunk, arena, ctx.gemm);
+  const Biases biases = bias_buffers(n).allocate(arena);
+  fill_mask_bias(mr, n, node_ == Node::starting, inf_, biases.mask);
+  triangle_bias(z_rows, n, biases.pair, arena);
+  attend(z, zr, biases.pair, biases.mask, ctx.chunk, arena, ctx.gemm);
 }
 
 // Triangle bias [n_head, query, key] from the whole normed z, before any row is updated.
@@ -79,11 +78,11 @@ void TriangleAttention::forward(const Tensor& z, const Tensor& pair_mask,
 void TriangleAttention::triangle_bias(const Tensor& z_rows, std::int64_t n, const Tensor& bias,
                                       Arena& arena) const {
   const bool starting = node_ == Node::starting;
-  const std::int64_t c_z = c_z_, n_head = n_head_;
+  const std::int64_t n_head = n_head_;
   ArenaScope bias_scope(arena);
   const std::int64_t rows_i = bias_block_residues(n);
-  const Tensor x = arena.allocate(DType::f32, Shape{rows_i * n, c_z});
-  const Tensor tb = arena.allocate(DType::f32, Shape{rows_i * n, n_head});
+  const BiasBlock block = bias_block_buffers(n).allocate(arena);
+  const Tensor &x = block.x, &tb = block.projected;
   float* const bd = bias.data_as<float>();
   const float* const tbd = tb.data_as<float>();
   for (std::int64_t i0 = 0; i0 < n; i0 += rows_i) {
@@ -116,15 +115,8 @@ void TriangleAttention::attend(const Tensor& z, const RowView& zr, const Tensor&
   const std::int64_t n = z.dim(0), c_z = c_z_;
   const auto& kern = detail::row_kernels();
   const std::int64_t rows = slice_rows(n, chunk);
-  const bool starting = node_ == Node::starting;
-  const DType in_type = attention_.input_type();
-  // The starting node normalises z straight into the attention's input type; the ending node
-  // gathers columns into fp32 first (the update lands there) and, for bf16, normalises into a
-  // bf16 copy.
-  const Tensor xc_all = arena.allocate(starting ? in_type : DType::f32, Shape{rows, n, c_z});
-  const Tensor xn_all = !starting && in_type == DType::bf16
-                            ? arena.allocate(DType::bf16, Shape{rows, n, c_z})
-                            : Tensor();
+  const Slice slice = slice_buffers(rows, n).allocate(arena);
+  const Tensor &xc_all = slice.x, &xn_all = slice.xn;
   std::optional<StridedAccess> column_pass;  // the ending node reads columns of z
   if (node_ != Node::starting) column_pass.emplace(z);
   for (std::int64_t b0 = 0; b0 < n; b0 += rows) {
@@ -161,32 +153,42 @@ void TriangleAttention::attend(const Tensor& z, const RowView& zr, const Tensor&
   }
 }
 
+BufferList<TriangleAttention::Biases> TriangleAttention::bias_buffers(std::int64_t n) const {
+  return {{&Biases::mask, DType::f32, Shape{n, n}},
+          {&Biases::pair, DType::f32, Shape{n_head_, n, n}}};
+}
+
+BufferList<TriangleAttention::BiasBlock> TriangleAttention::bias_block_buffers(
+    std::int64_t n) const {
+  const std::int64_t rows = bias_block_residues(n) * n;
+  return {{&BiasBlock::x, DType::f32, Shape{rows, c_z_}},
+          {&BiasBlock::projected, DType::f32, Shape{rows, n_head_}}};
+}
+
+// The starting node normalises z straight into the attention's input type; the ending node
+// gathers columns into fp32 first (the update lands there) and, for bf16, normalises into a
+// bf16 copy.
+BufferList<TriangleAttention::Slice> TriangleAttention::slice_buffers(std::int64_t rows,
+                                                                      std::int64_t n) const {
+  const bool starting = node_ == Node::starting;
+  const DType in_type = attention_.input_type();
+  return BufferList<Slice>{{&Slice::x, starting ? in_type : DType::f32, Shape{rows, n, c_z_}}}
+      .add_if(!starting && in_type == DType::bf16, {&Slice::xn, DType::bf16, Shape{rows, n, c_z_}});
+}
+
 std::size_t TriangleAttention::scratch_bytes(std::int64_t n_res, std::int64_t chunk) const {
   if (n_res == 0) return 0;
-  const std::size_t fixed = f32_bytes(n_res * n_res) + f32_bytes(n_head_ * n_res * n_res);
-
-  const std::int64_t bias_rows = bias_block_residues(n_res) * n_res;
-  std::size_t bias_pass = f32_bytes(bias_rows * c_z_) + f32_bytes(bias_rows * n_head_);
-  std::size_t bias_inner = 0;
-  for (const std::int64_t r : {bias_rows, (n_res % bias_block_residues(n_res)) * n_res}) {
-    if (r > 0) bias_inner = std::max(bias_inner, triangle_bias_.scratch_bytes(r));
-  }
-  bias_pass += bias_inner;
-
+  const std::int64_t block = bias_block_residues(n_res);
+  const std::size_t bias_pass =
+      bias_block_buffers(n_res).bytes() + largest_step(n_res, block, [&](std::int64_t r) {
+        return triangle_bias_.scratch_bytes(r * n_res);
+      });
   const std::int64_t rows = slice_rows(n_res, chunk);
-  const DType in_type = attention_.input_type();
-  std::size_t slice_pass =
-      node_ == Node::starting
-          ? tensor_bytes(in_type, rows * n_res * c_z_)
-          : f32_bytes(rows * n_res * c_z_) +
-                (in_type == DType::bf16 ? tensor_bytes(DType::bf16, rows * n_res * c_z_) : 0);
-  const bool accumulate = node_ == Node::starting;
-  std::size_t inner = attention_.scratch_bytes(rows, n_res, accumulate);
-  if (n_res % rows != 0) {
-    inner = std::max(inner, attention_.scratch_bytes(n_res % rows, n_res, accumulate));
-  }
-  slice_pass += inner;
-  return fixed + std::max(bias_pass, slice_pass);
+  const std::size_t slice_pass =
+      slice_buffers(rows, n_res).bytes() + largest_step(n_res, rows, [&](std::int64_t r) {
+        return attention_.scratch_bytes(r, n_res, /*accumulate=*/node_ == Node::starting);
+      });
+  return bias_buffers(n_res).bytes() + std::max(bias_pass, slice_pass);
 }
 
 }  // namespace cpufold

@@ -7,6 +7,7 @@
 
 #include "evoformer/gated_attention.h"
 #include "io/model_config.h"
+#include "memory/buffer_list.h"
 #include "memory/tensor.h"
 #include "ops/layer_norm.h"
 #include "ops/linear.h"
@@ -39,14 +40,31 @@ class TriangleAttention {
   // the result does not depend on the chunk size beyond fp32 rounding.
   void forward(const Tensor& z, const Tensor& pair_mask, const RunContext& ctx) const;
 
-  // Scratch bytes forward() takes with the current OpenMP thread count: the triangle bias
-  // [n_head, n_res, n_res] and mask bias [n_res, n_res] plus, per slice of `chunk` rows,
-  // chunk·n_res·c_z floats for the normed slice plus GatedAttention's scratch.
+  // Scratch bytes forward() takes with the current OpenMP thread count: the Biases it holds
+  // throughout plus the larger of the bias pass (a BiasBlock and the projection's scratch) and
+  // the attention pass (a Slice of `chunk` rows and GatedAttention's scratch).
   std::size_t scratch_bytes(std::int64_t n_res, std::int64_t chunk) const;
 
   Node node() const { return node_; }
 
  private:
+  // forward()'s buffers, each stated once in the list that both allocates and sizes them.
+  struct Biases {
+    Tensor mask;  // [n, n]: inf·(mask - 1) per (batch row, key)
+    Tensor pair;  // [n_head, n, n]: the triangle bias
+  };
+  struct BiasBlock {
+    Tensor x;          // a block of normed z rows [rows·n, c_z]
+    Tensor projected;  // their bias projection [rows·n, n_head]
+  };
+  struct Slice {
+    Tensor x;   // the slice's normed rows (ending node: its gathered columns) [rows, n, c_z]
+    Tensor xn;  // ending node in bf16 only: the normed copy of x
+  };
+  BufferList<Biases> bias_buffers(std::int64_t n) const;
+  BufferList<BiasBlock> bias_block_buffers(std::int64_t n) const;
+  BufferList<Slice> slice_buffers(std::int64_t rows, std::int64_t n) const;
+
   // The phases of forward() on z's rows (zr) and the mask bias: the triangle bias
   // [n_head, n, n] from the whole normed z, then the gated attention slice by slice.
   void triangle_bias(const Tensor& z_rows, std::int64_t n, const Tensor& bias, Arena& arena) const;
