@@ -89,31 +89,50 @@ TrunkDims Trunk::dims_of(const TrunkInputs& in, const ModelConfig& c) {
   return {n, in.n_seq(), in.n_extra(), n_templ};
 }
 
-std::size_t Trunk::state_bytes(const TrunkDims& d) const {
+BufferList<TrunkState> Trunk::state_buffers(const TrunkDims& d) const {
   const ModelConfig& c = config_;
-  return f32_bytes({d.n_res, c.c_m}) + f32_bytes({d.n_res, d.n_res, c.c_z}) +
-         f32_bytes({d.n_res, c.c_s}) + f32_bytes({d.n_res, 3});
+  return {{&TrunkState::msa_first_row, DType::f32, Shape{d.n_res, c.c_m}},
+          {&TrunkState::pair, DType::f32, Shape{d.n_res, d.n_res, c.c_z}},
+          {&TrunkState::single, DType::f32, Shape{d.n_res, c.c_s}},
+          {&TrunkState::prev_pseudo_beta, DType::f32, Shape{d.n_res, 3}}};
+}
+
+BufferList<TrunkState> Trunk::msa_buffers(const TrunkDims& d) const {
+  return {{&TrunkState::msa, DType::f32, Shape{d.n_seq + d.n_templ, d.n_res, config_.c_m}}};
+}
+
+BufferList<Trunk::Masks> Trunk::mask_buffers(const TrunkDims& d) const {
+  return BufferList<Masks>{{&Masks::msa_mask, DType::f32, Shape{d.n_seq + d.n_templ, d.n_res}},
+                           {&Masks::pair_mask, DType::f32, Shape{d.n_res, d.n_res}}}
+      .add_if(template_embedder_ && d.n_templ > 0,
+              {&Masks::template_rows, DType::f32, Shape{d.n_templ, d.n_res, config_.c_m}});
+}
+
+BufferList<Trunk::ExtraMsa> Trunk::extra_msa_buffers(const TrunkDims& d) const {
+  return {{&ExtraMsa::e, extra_type_, Shape{d.n_extra, d.n_res, config_.c_e}}};
+}
+
+BufferList<Trunk::TracedPair> Trunk::traced_pair_buffers(std::int64_t n_res) const {
+  return {{&TracedPair::z, DType::f32, Shape{n_res, n_res, config_.c_z}}};
+}
+
+std::size_t Trunk::state_bytes(const TrunkDims& d) const {
+  return state_buffers(d).bytes();
 }
 
 TrunkState Trunk::allocate_state(const TrunkDims& d, Arena& arena) const {
-  const ModelConfig& c = config_;
-  TrunkState s;
-  s.msa_first_row = arena.allocate(DType::f32, {d.n_res, c.c_m});
-  s.pair = arena.allocate(DType::f32, {d.n_res, d.n_res, c.c_z});
-  s.single = arena.allocate(DType::f32, {d.n_res, c.c_s});
-  s.prev_pseudo_beta = arena.allocate(DType::f32, {d.n_res, 3});
+  const TrunkState s = state_buffers(d).allocate(arena);
   for (const Tensor* t : {&s.msa_first_row, &s.pair, &s.single, &s.prev_pseudo_beta})
     std::memset(t->data(), 0, t->nbytes());
   return s;
 }
 
 std::size_t Trunk::msa_bytes(const TrunkDims& d) const {
-  return f32_bytes({d.n_seq + d.n_templ, d.n_res, config_.c_m});
+  return msa_buffers(d).bytes();
 }
 
 std::size_t Trunk::extra_msa_bytes(const TrunkDims& d) const {
-  return align_up(static_cast<std::size_t>(d.n_extra * d.n_res * config_.c_e) *
-                  dtype_size(extra_type_));
+  return extra_msa_buffers(d).bytes();
 }
 
 namespace {
@@ -180,10 +199,9 @@ TrunkBytes Trunk::forward_bytes(const TrunkDims& d, const ChunkSizes& chunks, bo
   const std::size_t before_masks = std::max(
       // With tracing, the input embedder's pair goes to its own buffer first.
       input_embedder_.scratch_bytes(d.n_seq, d.n_res) +
-          (tracing ? f32_bytes({d.n_res, d.n_res, c.c_z}) : 0),
+          (tracing ? traced_pair_buffers(d.n_res).bytes() : 0),
       RecyclingEmbedder::scratch_bytes(d.n_res, c.c_m, c.c_z, false, chunks.evoformer));
-  const std::size_t masks = f32_bytes({rows, d.n_res}) + f32_bytes({d.n_res, d.n_res}) +
-                            (d.n_templ > 0 ? f32_bytes({d.n_templ, d.n_res, c.c_m}) : 0);
+  const std::size_t masks = mask_buffers(d).bytes();
   // Apart (a spilled plan), the triangle multiplications' right edges go to the activations.
   std::size_t templates = 0, template_pairs = 0, template_edge = 0;
   if (template_embedder_ && d.n_templ > 0) {
@@ -228,7 +246,7 @@ void Trunk::embed_pair(const TrunkInputs& in, TrunkState& state, const RunContex
   // AF2 Alg. 3, the pair half (the MSA half waits until the extra-MSA stack is done).
   if (ctx.tracer != nullptr) {
     ArenaScope trace_scope(arena);
-    Tensor z = arena.allocate(DType::f32, state.pair.shape());
+    const Tensor z = traced_pair_buffers(state.pair.dim(0)).allocate(arena).z;
     input_embedder_.embed_pair(in.target_feat, in.residue_index, z, /*accumulate=*/false, ctx);
     ctx.trace("input_embedder", "out_1", z);
     add_inplace(state.pair, z);
@@ -243,7 +261,7 @@ void Trunk::run_extra_msa_stack(const TrunkInputs& in, TrunkState& state, const 
   const RunContext extra_ctx = with_chunk(ctx, chunk);
   Arena& activations = ctx.activation_arena();
   ArenaScope extra_scope(activations);
-  Tensor e = activations.allocate(extra_type_, {d.n_extra, d.n_res, config_.c_e});
+  const Tensor e = extra_msa_buffers(d).allocate(activations).e;
   extra_msa_embedder_.forward(in.extra_msa, in.extra_has_deletion, in.extra_deletion_value, e, ctx);
   for (std::size_t i = 0; i < extra_msa_stack_.size(); ++i) {
     const std::string name = "extra_msa_block_" + std::to_string(i);
@@ -259,8 +277,7 @@ void Trunk::run_extra_msa_stack(const TrunkInputs& in, TrunkState& state, const 
 void Trunk::embed_msa(const TrunkInputs& in, TrunkState& state, const Tensor& template_rows,
                       const RunContext& ctx) const {
   const TrunkDims d = dims_of(in, config_);
-  state.msa =
-      ctx.activation_arena().allocate(DType::f32, {d.n_seq + d.n_templ, d.n_res, config_.c_m});
+  msa_buffers(d).allocate_into(ctx.activation_arena(), state);
   const Tensor cluster_rows = state.msa.slice(0, 0, d.n_seq);
   input_embedder_.embed_msa(in.target_feat, in.msa_feat, cluster_rows, ctx);
   ctx.trace("input_embedder", "out_0", cluster_rows);
@@ -291,17 +308,16 @@ void Trunk::forward(const TrunkInputs& in, TrunkState& state, const RunContext& 
   ctx.phase("embedders");
   embed_pair(in, state, ctx);
 
-  Tensor msa_mask = arena.allocate(DType::f32, {d.n_seq + d.n_templ, d.n_res});
-  Tensor pair_mask = arena.allocate(DType::f32, {d.n_res, d.n_res});
+  const Masks masks = mask_buffers(d).allocate(arena);
+  const Tensor &msa_mask = masks.msa_mask, &pair_mask = masks.pair_mask;
   copy_tensor(in.msa_mask, msa_mask.slice(0, 0, d.n_seq));
   outer_mask(in.seq_mask, pair_mask);
 
   // AF2 Alg. 2 lines 7-10: templates add to the pair and make MSA rows, kept here until the
   // MSA representation exists.
-  Tensor template_rows;
-  if (template_embedder_ && d.n_templ > 0) {
+  const Tensor& template_rows = masks.template_rows;
+  if (!template_rows.empty()) {
     ctx.phase("templates");
-    template_rows = arena.allocate(DType::f32, {d.n_templ, d.n_res, config_.c_m});
     template_embedder_->forward(in, state.pair, pair_mask, template_rows,
                                 msa_mask.slice(0, d.n_seq, d.n_seq + d.n_templ),
                                 with_chunk(ctx, chunks.templates));

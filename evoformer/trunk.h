@@ -12,6 +12,7 @@
 #include "evoformer/recycling_embedder.h"
 #include "evoformer/trunk_inputs.h"
 #include "io/model_config.h"
+#include "memory/buffer_list.h"
 #include "memory/chunk_sizes.h"
 
 namespace cpufold {
@@ -93,6 +94,25 @@ class Trunk {
   static TrunkDims dims_of(const TrunkInputs& in, const ModelConfig& config);
 
  private:
+  // forward()'s buffers, each stated once in the list that both allocates and sizes them.
+  struct Masks {
+    Tensor msa_mask;       // [n_seq + n_templ, n_res]: the cluster rows', then the templates'
+    Tensor pair_mask;      // [n_res, n_res]
+    Tensor template_rows;  // with templates: their MSA rows [n_templ, n_res, c_m], until the MSA
+  };
+  struct ExtraMsa {
+    Tensor e;  // the extra-MSA representation [n_extra, n_res, c_e] in the stacks' precision
+  };
+  struct TracedPair {
+    Tensor z;  // with a tracer: the input embedder's pair output on its own [n_res, n_res, c_z]
+  };
+  // TrunkState's members but msa (allocate_state) and msa alone (forward).
+  BufferList<TrunkState> state_buffers(const TrunkDims& d) const;
+  BufferList<TrunkState> msa_buffers(const TrunkDims& d) const;
+  BufferList<Masks> mask_buffers(const TrunkDims& d) const;
+  BufferList<ExtraMsa> extra_msa_buffers(const TrunkDims& d) const;
+  BufferList<TracedPair> traced_pair_buffers(std::int64_t n_res) const;
+
   // The phases of forward(), in order: the recycled inputs and the pair half of the input
   // embedding into state; the extra-MSA stack over the pair; the MSA half of the input embedding
   // (with the template rows) as state.msa; the Evoformer stack.

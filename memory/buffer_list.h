@@ -23,6 +23,7 @@ class BufferList {
     Shape shape;
   };
 
+  BufferList() = default;
   BufferList(std::initializer_list<Buffer> buffers) : buffers_(buffers) {}
 
   // Lists `buffer` only when `needed` (a buffer some precisions or variants do without).
@@ -38,10 +39,15 @@ class BufferList {
     return total;
   }
 
-  // Every listed buffer from `arena`, in list order, set in `into` (its other members kept).
-  T allocate(Arena& arena, T into = {}) const {
-    for (const Buffer& b : buffers_) into.*b.member = arena.allocate(b.dtype, b.shape);
+  // Every listed buffer from `arena`, in list order.
+  T allocate(Arena& arena) const {
+    T into{};
+    allocate_into(arena, into);
     return into;
+  }
+  // The same into the members of `into`; its other members are kept.
+  void allocate_into(Arena& arena, T& into) const {
+    for (const Buffer& b : buffers_) into.*b.member = arena.allocate(b.dtype, b.shape);
   }
 
  private:

@@ -12,10 +12,9 @@ namespace {
 
 constexpr int kResBlocks = 2;  // AF2 num_residual_block
 
-// dst = relu(src), as a fresh buffer: AF2 applies relu to the inputs of the projections
-// without changing the activations themselves.
-Tensor relu_copy(const Tensor& src, Arena& arena) {
-  const Tensor dst = arena.allocate(DType::f32, src.shape());
+// relu(src) into dst: AF2 applies relu to the inputs of the projections without changing the
+// activations themselves.
+const Tensor& relu_copy(const Tensor& src, const Tensor& dst) {
   copy_tensor(src, dst);
   relu_inplace(dst);
   return dst;
@@ -43,7 +42,8 @@ AngleResnet::AngleResnet(const ParamScope& scope, std::int64_t c_s, std::int64_t
 void AngleResnet::project_initial(const Tensor& s_initial, const Tensor& dst,
                                   Arena& scratch) const {
   ArenaScope scope(scratch);
-  input_projection_1_.forward(relu_copy(s_initial, scratch), dst, scratch);
+  const Input in = input_buffers(s_initial.dim(0), c_s_).allocate(scratch);
+  input_projection_1_.forward(relu_copy(s_initial, in.relu), dst, scratch);
 }
 
 void AngleResnet::forward(const Tensor& s, const Tensor& initial, const Tensor& unnormalized,
@@ -59,7 +59,7 @@ void AngleResnet::forward(const Tensor& s, const Tensor& initial, const Tensor& 
   if (n == 0) return;
   ArenaScope scope(scratch);
   // a = input_projection(relu(s)) + input_projection_1(relu(s_initial)) (Alg. 20 line 11).
-  const Tensor a = scratch.allocate(DType::f32, Shape{n, c_resnet_});
+  const Tensor a = held_buffers(n).allocate(scratch).a;
   copy_tensor(initial, a);
   LinearEpilogue accumulate;
   accumulate.accumulate = true;
@@ -67,17 +67,19 @@ void AngleResnet::forward(const Tensor& s, const Tensor& initial, const Tensor& 
   relu.activation = Activation::relu;
   {
     ArenaScope step(scratch);
-    input_projection_.forward(relu_copy(s, scratch), a, scratch, accumulate);
+    const Input in = input_buffers(n, c_s_).allocate(scratch);
+    input_projection_.forward(relu_copy(s, in.relu), a, scratch, accumulate);
   }
   // a += Linear(relu(Linear(relu(a)))), twice (Alg. 20 lines 12-13).
   for (int b = 0; b < kResBlocks; ++b) {
     ArenaScope step(scratch);
-    const Tensor hidden = scratch.allocate(DType::f32, Shape{n, c_resnet_});
-    resblock1_[static_cast<std::size_t>(b)].forward(relu_copy(a, scratch), hidden, scratch, relu);
-    resblock2_[static_cast<std::size_t>(b)].forward(hidden, a, scratch, accumulate);
+    const ResBlock w = res_block_buffers(n).allocate(scratch);
+    resblock1_[static_cast<std::size_t>(b)].forward(relu_copy(a, w.relu), w.hidden, scratch, relu);
+    resblock2_[static_cast<std::size_t>(b)].forward(w.hidden, a, scratch, accumulate);
   }
   const Tensor flat = unnormalized.reshape(Shape{n, 2 * n_torsions_});
-  unnormalized_angles_.forward(relu_copy(a, scratch), flat, scratch);
+  const Input in = input_buffers(n, c_resnet_).allocate(scratch);
+  unnormalized_angles_.forward(relu_copy(a, in.relu), flat, scratch);
   // Alg. 20 line 14 (OpenFold: a / sqrt(max(|a|², eps))).
   const float* u = unnormalized.data_as<float>();
   float* out = angles.data_as<float>();
@@ -89,19 +91,36 @@ void AngleResnet::forward(const Tensor& s, const Tensor& initial, const Tensor& 
   }
 }
 
+BufferList<AngleResnet::Held> AngleResnet::held_buffers(std::int64_t n) const {
+  return {{&Held::a, DType::f32, Shape{n, c_resnet_}}};
+}
+
+BufferList<AngleResnet::Input> AngleResnet::input_buffers(std::int64_t n, std::int64_t c_in) {
+  return {{&Input::relu, DType::f32, Shape{n, c_in}}};
+}
+
+BufferList<AngleResnet::ResBlock> AngleResnet::res_block_buffers(std::int64_t n) const {
+  return {{&ResBlock::relu, DType::f32, Shape{n, c_resnet_}},
+          {&ResBlock::hidden, DType::f32, Shape{n, c_resnet_}}};
+}
+
 std::size_t AngleResnet::scratch_bytes(std::int64_t n_res) const {
   const EpilogueKind accumulate{.accumulate = true};
   const EpilogueKind relu{.activation = Activation::relu};
-  std::size_t linears = std::max({input_projection_.scratch_bytes(n_res, accumulate),
-                                  input_projection_1_.scratch_bytes(n_res),
-                                  unnormalized_angles_.scratch_bytes(n_res)});
+  // project_initial(), then forward(): a, and one of its three kinds of step at a time.
+  const std::size_t initial =
+      input_buffers(n_res, c_s_).bytes() + input_projection_1_.scratch_bytes(n_res);
+  std::size_t res_linears = 0;
   for (int b = 0; b < kResBlocks; ++b) {
-    linears = std::max({linears, resblock1_[static_cast<std::size_t>(b)].scratch_bytes(n_res, relu),
-                        resblock2_[static_cast<std::size_t>(b)].scratch_bytes(n_res, accumulate)});
+    res_linears =
+        std::max({res_linears, resblock1_[static_cast<std::size_t>(b)].scratch_bytes(n_res, relu),
+                  resblock2_[static_cast<std::size_t>(b)].scratch_bytes(n_res, accumulate)});
   }
-  // a, then at most one relu copy of s (or of a) and the hidden activation.
-  return f32_bytes(n_res * c_resnet_) + f32_bytes(n_res * std::max(c_s_, c_resnet_)) +
-         f32_bytes(n_res * c_resnet_) + linears;
+  const std::size_t step = std::max(
+      {input_buffers(n_res, c_s_).bytes() + input_projection_.scratch_bytes(n_res, accumulate),
+       res_block_buffers(n_res).bytes() + res_linears,
+       input_buffers(n_res, c_resnet_).bytes() + unnormalized_angles_.scratch_bytes(n_res)});
+  return std::max(initial, held_buffers(n_res).bytes() + step);
 }
 
 }  // namespace cpufold

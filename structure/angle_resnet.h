@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "memory/arena.h"
+#include "memory/buffer_list.h"
 #include "memory/tensor.h"
 #include "ops/linear.h"
 #include "ops/param_scope.h"
@@ -40,6 +41,22 @@ class AngleResnet {
   std::size_t scratch_bytes(std::int64_t n_res) const;
 
  private:
+  // forward()'s and project_initial()'s buffers, each stated once in the list that both
+  // allocates and sizes them.
+  struct Held {
+    Tensor a;  // the activations the residual blocks update [n, c_resnet]
+  };
+  struct Input {
+    Tensor relu;  // relu of a projection's input [n, c_in], which AF2 leaves unchanged
+  };
+  struct ResBlock {
+    Tensor relu;    // relu(a) [n, c_resnet]
+    Tensor hidden;  // [n, c_resnet]
+  };
+  BufferList<Held> held_buffers(std::int64_t n) const;
+  static BufferList<Input> input_buffers(std::int64_t n, std::int64_t c_in);
+  BufferList<ResBlock> res_block_buffers(std::int64_t n) const;
+
   std::int64_t c_s_, c_resnet_, n_torsions_;
   Linear input_projection_;                    // [c_s] -> [c_resnet], on relu(s)
   Linear input_projection_1_;                  // [c_s] -> [c_resnet], on relu(s_initial)

@@ -19,7 +19,7 @@ void BackboneUpdate::forward(const Tensor& s, const Tensor& frames, Arena& scrat
   }
   if (n == 0) return;
   ArenaScope scope(scratch);
-  const Tensor update = scratch.allocate(DType::f32, Shape{n, 6});
+  const Tensor update = buffers(n).allocate(scratch).update;
   affine_update_.forward(s, update, scratch);
   const float* u = update.data_as<float>();
   float* f = frames.data_as<float>();
@@ -41,9 +41,12 @@ void BackboneUpdate::forward(const Tensor& s, const Tensor& frames, Arena& scrat
   }
 }
 
+BufferList<BackboneUpdate::Buffers> BackboneUpdate::buffers(std::int64_t n) {
+  return {{&Buffers::update, DType::f32, Shape{n, 6}}};
+}
+
 std::size_t BackboneUpdate::scratch_bytes(std::int64_t n_res) const {
-  return align_up(static_cast<std::size_t>(n_res) * 6 * sizeof(float)) +
-         affine_update_.scratch_bytes(n_res);
+  return buffers(n_res).bytes() + affine_update_.scratch_bytes(n_res);
 }
 
 }  // namespace cpufold

@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "memory/arena.h"
+#include "memory/buffer_list.h"
 #include "memory/tensor.h"
 #include "ops/linear.h"
 #include "ops/param_scope.h"
@@ -29,6 +30,11 @@ class BackboneUpdate {
   std::size_t scratch_bytes(std::int64_t n_res) const;
 
  private:
+  struct Buffers {
+    Tensor update;  // the predicted update [n, 6]: quaternion vector part, translation
+  };
+  static BufferList<Buffers> buffers(std::int64_t n);
+
   std::int64_t c_s_;
   Linear affine_update_;  // [c_s] -> [6]
 };

@@ -117,30 +117,25 @@ InvariantPointAttention::Projections InvariantPointAttention::project(const Tens
   const std::int64_t val_cols = c + 3 * p_v;
 
   // Allocated in the caller's scope: they live for every slice of query rows.
-  const Tensor q_buf = arena.allocate(DType::f32, Shape{n, n_head, c});
-  const Tensor q_points_buf = arena.allocate(DType::f32, Shape{n, n_head, 3 * p_qk});
-  const Tensor keys_buf = arena.allocate(DType::f32, Shape{n_head, key_rows, n});
-  const Tensor vals_buf = arena.allocate(DType::f32, Shape{n_head, n, val_cols});
-  const Tensor mask_buf = arena.allocate(DType::f32, Shape{n});
+  const Held held = held_buffers(n).allocate(arena);
   const Projections out{n,
                         key_rows,
                         val_cols,
-                        q_buf.data_as<float>(),
-                        q_points_buf.data_as<float>(),
-                        keys_buf.data_as<float>(),
-                        vals_buf.data_as<float>(),
-                        mask_buf.data_as<float>()};
-  copy_tensor(mask, mask_buf);
+                        held.q.data_as<float>(),
+                        held.q_points.data_as<float>(),
+                        held.keys.data_as<float>(),
+                        held.vals.data_as<float>(),
+                        held.mask.data_as<float>()};
+  copy_tensor(mask, held.mask);
 
   ArenaScope proj_scope(arena);
-  const Tensor kv = arena.allocate(DType::f32, Shape{n, 2 * n_head * c});
-  const Tensor qp = arena.allocate(DType::f32, Shape{n, 3 * n_head * p_qk});
-  const Tensor kvp = arena.allocate(DType::f32, Shape{n, 3 * n_head * p_kv});
-  q_scalar_.forward(s, q_buf.reshape(Shape{n, n_head * c}), arena);
-  kv_scalar_.forward(s, kv, arena);
-  q_point_local_.forward(s, qp, arena);
-  kv_point_local_.forward(s, kvp, arena);
-  scatter_projections(out, frames, kv.data_as<float>(), qp.data_as<float>(), kvp.data_as<float>());
+  const Local local = local_buffers(n).allocate(arena);
+  q_scalar_.forward(s, held.q.reshape(Shape{n, n_head * c}), arena);
+  kv_scalar_.forward(s, local.kv, arena);
+  q_point_local_.forward(s, local.points, arena);
+  kv_point_local_.forward(s, local.kv_points, arena);
+  scatter_projections(out, frames, local.kv.data_as<float>(), local.points.data_as<float>(),
+                      local.kv_points.data_as<float>());
   return out;
 }
 
@@ -196,19 +191,18 @@ InvariantPointAttention::QuerySlice InvariantPointAttention::begin_slice(const T
   QuerySlice q;
   q.i0 = i0;
   q.ni = ni;
+  const SliceBuffers b = slice_buffers(ni, n, pair_norm != nullptr).allocate(arena);
   Tensor z_rows = z.slice(0, i0, i0 + ni);
   if (pair_norm != nullptr) {
-    const Tensor zn = arena.allocate(DType::f32, Shape{ni, n, c_z_});
-    pair_norm->forward(z_rows, zn);
-    z_rows = zn;
+    pair_norm->forward(z_rows, b.pair);
+    z_rows = b.pair;
   }
   q.pair = pair_norm != nullptr ? z_rows.data_as<float>() : z.data_as<float>() + i0 * n * c_z_;
-  const Tensor bias_buf = arena.allocate(DType::f32, Shape{ni, n, n_head});
-  attention_2d_.forward(z_rows, bias_buf, arena);
-  q.bias = bias_buf.data_as<float>();
-  q.logits = arena.allocate(DType::f32, Shape{ni, n_head, n});
-  q.gathered = arena.allocate(DType::f32, Shape{ni, n_head, val_cols}).data_as<float>();
-  q.feats = arena.allocate(DType::f32, Shape{ni, c_concat()});
+  attention_2d_.forward(z_rows, b.bias, arena);
+  q.bias = b.bias.data_as<float>();
+  q.logits = b.logits;
+  q.gathered = b.gathered.data_as<float>();
+  q.feats = b.feats;
   return q;
 }
 
@@ -317,33 +311,48 @@ void InvariantPointAttention::output_features(std::span<const Rigid> frames,
   }
 }
 
+BufferList<InvariantPointAttention::Held> InvariantPointAttention::held_buffers(
+    std::int64_t n) const {
+  const std::int64_t n_head = dims_.n_head, c = dims_.c_hidden, p_qk = dims_.n_qk_points;
+  return {{&Held::q, DType::f32, Shape{n, n_head, c}},
+          {&Held::q_points, DType::f32, Shape{n, n_head, 3 * p_qk}},
+          {&Held::keys, DType::f32, Shape{n_head, c + 3 * p_qk, n}},
+          {&Held::vals, DType::f32, Shape{n_head, n, c + 3 * dims_.n_v_points}},
+          {&Held::mask, DType::f32, Shape{n}}};
+}
+
+BufferList<InvariantPointAttention::Local> InvariantPointAttention::local_buffers(
+    std::int64_t n) const {
+  const std::int64_t n_head = dims_.n_head, p_qk = dims_.n_qk_points;
+  return {{&Local::kv, DType::f32, Shape{n, 2 * n_head * dims_.c_hidden}},
+          {&Local::points, DType::f32, Shape{n, 3 * n_head * p_qk}},
+          {&Local::kv_points, DType::f32, Shape{n, 3 * n_head * (p_qk + dims_.n_v_points)}}};
+}
+
+BufferList<InvariantPointAttention::SliceBuffers> InvariantPointAttention::slice_buffers(
+    std::int64_t ni, std::int64_t n, bool pair_norm) const {
+  const std::int64_t n_head = dims_.n_head;
+  return BufferList<SliceBuffers>{{&SliceBuffers::bias, DType::f32, Shape{ni, n, n_head}},
+                                  {&SliceBuffers::logits, DType::f32, Shape{ni, n_head, n}},
+                                  {&SliceBuffers::gathered, DType::f32,
+                                   Shape{ni, n_head, dims_.c_hidden + 3 * dims_.n_v_points}},
+                                  {&SliceBuffers::feats, DType::f32, Shape{ni, c_concat()}}}
+      .add_if(pair_norm, {&SliceBuffers::pair, DType::f32, Shape{ni, n, c_z_}});
+}
+
 std::size_t InvariantPointAttention::scratch_bytes(std::int64_t n_res, std::int64_t chunk,
                                                    bool pair_norm, bool accumulate) const {
-  const std::int64_t n_head = dims_.n_head, c = dims_.c_hidden;
-  const std::int64_t p_qk = dims_.n_qk_points, p_v = dims_.n_v_points;
-  const std::int64_t val_cols = c + 3 * p_v;
-  const std::size_t persistent = f32_bytes(n_res * n_head * c) +
-                                 f32_bytes(n_res * n_head * 3 * p_qk) +
-                                 f32_bytes(n_head * (c + 3 * p_qk) * n_res) +
-                                 f32_bytes(n_head * n_res * val_cols) + f32_bytes(n_res);
   const std::size_t projections =
-      f32_bytes(n_res * 2 * n_head * c) + f32_bytes(n_res * 3 * n_head * p_qk) +
-      f32_bytes(n_res * 3 * n_head * (p_qk + p_v)) +
+      local_buffers(n_res).bytes() +
       std::max({q_scalar_.scratch_bytes(n_res), kv_scalar_.scratch_bytes(n_res),
                 q_point_local_.scratch_bytes(n_res), kv_point_local_.scratch_bytes(n_res)});
-  const std::int64_t rows = detail::chunk_rows(n_res, chunk);
-  std::size_t step = 0;
-  for (std::int64_t ni : {rows, n_res % rows}) {
-    if (ni == 0) continue;
-    const std::size_t buffers = (pair_norm ? f32_bytes(ni * n_res * c_z_) : 0) +
-                                f32_bytes(ni * n_res * n_head) + f32_bytes(ni * n_head * n_res) +
-                                f32_bytes(ni * n_head * val_cols) + f32_bytes(ni * c_concat());
-    const std::size_t linear =
-        std::max(attention_2d_.scratch_bytes(ni * n_res),
-                 output_projection_.scratch_bytes(ni, {.accumulate = accumulate}));
-    step = std::max(step, buffers + linear);
-  }
-  return persistent + std::max(projections, step);
+  const std::size_t step =
+      largest_step(n_res, detail::chunk_rows(n_res, chunk), [&](std::int64_t ni) {
+        return slice_buffers(ni, n_res, pair_norm).bytes() +
+               std::max(attention_2d_.scratch_bytes(ni * n_res),
+                        output_projection_.scratch_bytes(ni, {.accumulate = accumulate}));
+      });
+  return held_buffers(n_res).bytes() + std::max(projections, step);
 }
 
 }  // namespace cpufold

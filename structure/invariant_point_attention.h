@@ -9,6 +9,7 @@
 #include <span>
 #include <vector>
 
+#include "memory/buffer_list.h"
 #include "ops/layer_norm.h"
 #include "ops/linear.h"
 #include "ops/param_scope.h"
@@ -69,6 +70,25 @@ class InvariantPointAttention {
   struct Projections;
   // The transients of one slice of query rows: pair rows, pair bias, logits, outputs.
   struct QuerySlice;
+  // forward()'s buffers, each stated once in the list that both allocates and sizes them.
+  struct Held {  // for every slice: Projections' storage
+    Tensor q, q_points, keys, vals, mask;
+  };
+  struct Local {       // the projections of s before they are scattered into Held
+    Tensor kv;         // [n, 2·H·c]
+    Tensor points;     // [n, 3·H·P_qk], the query points
+    Tensor kv_points;  // [n, 3·H·(P_qk + P_v)]
+  };
+  struct SliceBuffers {  // one slice of ni query rows
+    Tensor pair;         // with a pair norm: the normalised pair rows [ni, n, c_z]
+    Tensor bias;         // [ni, n, H]
+    Tensor logits;       // [ni, H, n]
+    Tensor gathered;     // [ni, H, val_cols]
+    Tensor feats;        // [ni, c_concat]
+  };
+  BufferList<Held> held_buffers(std::int64_t n) const;
+  BufferList<Local> local_buffers(std::int64_t n) const;
+  BufferList<SliceBuffers> slice_buffers(std::int64_t ni, std::int64_t n, bool pair_norm) const;
 
   Projections project(const Tensor& s, std::span<const Rigid> frames, const Tensor& mask,
                       Arena& arena) const;

@@ -38,7 +38,7 @@ AlignedErrorScores PredictedAlignedErrorHead::forward(const Tensor& pair,
   scores.max_predicted_aligned_error = max_predicted_aligned_error(n_bins_, max_bin_);
   if (n == 0) return scores;
   logits_.forward(pair, logits, arena);
-  const Tensor p = probs.empty() ? arena.allocate(DType::f32, logits.shape()) : probs;
+  const Tensor p = probs.empty() ? buffers(n, false).allocate(arena).probs : probs;
   compute_predicted_aligned_error(logits, p, pae, max_bin_);
   scores.ptm = compute_ptm(p, residue_weights, max_bin_);
   ctx.trace("predicted_aligned_error_head", "logits", logits);
@@ -46,11 +46,15 @@ AlignedErrorScores PredictedAlignedErrorHead::forward(const Tensor& pair,
   return scores;
 }
 
+BufferList<PredictedAlignedErrorHead::Buffers> PredictedAlignedErrorHead::buffers(
+    std::int64_t n, bool probs_given) const {
+  return BufferList<Buffers>{}.add_if(!probs_given,
+                                      {&Buffers::probs, DType::f32, Shape{n, n, n_bins_}});
+}
+
 std::size_t PredictedAlignedErrorHead::scratch_bytes(std::int64_t n_res, bool probs_given) const {
-  const std::int64_t rows = n_res * n_res;
-  const std::size_t probs = probs_given ? 0 : f32_bytes(rows * n_bins_);
   // The matmul's scratchpad is released before probs is taken.
-  return std::max(logits_.scratch_bytes(rows), probs);
+  return std::max(logits_.scratch_bytes(n_res * n_res), buffers(n_res, probs_given).bytes());
 }
 
 }  // namespace cpufold

@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "memory/buffer_list.h"
 #include "ops/linear.h"
 #include "ops/param_scope.h"
 #include "ops/run_context.h"
@@ -44,6 +45,11 @@ class PredictedAlignedErrorHead {
   float max_bin() const { return max_bin_; }
 
  private:
+  struct Buffers {
+    Tensor probs;  // when the caller gives none: the softmax of the logits [n, n, n_bins]
+  };
+  BufferList<Buffers> buffers(std::int64_t n, bool probs_given) const;
+
   std::int64_t c_z_, n_bins_;
   float max_bin_;
   Linear logits_;  // [c_z] -> [n_bins]

@@ -39,13 +39,11 @@ void PredictedLddtHead::forward(const Tensor& single, const Tensor& logits, cons
   Arena& arena = ctx.arena();
   {
     ArenaScope scope(arena);
-    const Tensor normed = arena.allocate(DType::f32, {n_res, c_s_});
-    norm_.forward(single, normed);
-    const Tensor h0 = arena.allocate(DType::f32, {n_res, c_hidden_});
-    act_0_.forward(normed, h0, arena, relu_epilogue());
-    const Tensor h1 = arena.allocate(DType::f32, {n_res, c_hidden_});
-    act_1_.forward(h0, h1, arena, relu_epilogue());
-    logits_.forward(h1, logits, arena);
+    const Buffers b = buffers(n_res).allocate(arena);
+    norm_.forward(single, b.normed);
+    act_0_.forward(b.normed, b.h0, arena, relu_epilogue());
+    act_1_.forward(b.h0, b.h1, arena, relu_epilogue());
+    logits_.forward(b.h1, logits, arena);
   }
   ctx.trace("predicted_lddt_head", "logits", logits);
   if (!plddt.empty()) {
@@ -54,11 +52,17 @@ void PredictedLddtHead::forward(const Tensor& single, const Tensor& logits, cons
   }
 }
 
+BufferList<PredictedLddtHead::Buffers> PredictedLddtHead::buffers(std::int64_t n) const {
+  return {{&Buffers::normed, DType::f32, Shape{n, c_s_}},
+          {&Buffers::h0, DType::f32, Shape{n, c_hidden_}},
+          {&Buffers::h1, DType::f32, Shape{n, c_hidden_}}};
+}
+
 std::size_t PredictedLddtHead::scratch_bytes(std::int64_t n_res) const {
   const std::size_t linears =
       std::max({act_0_.scratch_bytes(n_res, relu_epilogue().kind()),
                 act_1_.scratch_bytes(n_res, relu_epilogue().kind()), logits_.scratch_bytes(n_res)});
-  return f32_bytes(n_res * c_s_) + 2 * f32_bytes(n_res * c_hidden_) + linears;
+  return buffers(n_res).bytes() + linears;
 }
 
 }  // namespace cpufold

@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "memory/buffer_list.h"
 #include "ops/layer_norm.h"
 #include "ops/linear.h"
 #include "ops/param_scope.h"
@@ -33,6 +34,12 @@ class PredictedLddtHead {
   std::int64_t n_bins() const { return n_bins_; }
 
  private:
+  struct Buffers {
+    Tensor normed;  // LayerNorm(single) [n, c_s]
+    Tensor h0, h1;  // the two hidden layers [n, c_hidden]
+  };
+  BufferList<Buffers> buffers(std::int64_t n) const;
+
   std::int64_t c_s_, c_hidden_, n_bins_;
   LayerNorm norm_;
   Linear act_0_;   // [c_s] -> [c_hidden], relu fused

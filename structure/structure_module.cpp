@@ -75,27 +75,18 @@ void trace_outputs(const StructureModuleOutputs& out, const RunContext& ctx) {
 
 }  // namespace
 
-StructureModuleOutputs StructureModuleOutputs::allocate(Arena& arena, const ModelConfig& config,
-                                                        std::int64_t n_res) {
+BufferList<StructureModuleOutputs> StructureModuleOutputs::buffers(const ModelConfig& config,
+                                                                   std::int64_t n_res) {
   const OutputShapes s =
       output_shapes(config.n_structure_layers, n_res, config.n_torsions, config.c_s);
-  StructureModuleOutputs out;
-  out.frames = arena.allocate(DType::f32, s.frames);
-  out.sidechain_frames = arena.allocate(DType::f32, s.sidechain_frames);
-  out.unnormalized_angles = arena.allocate(DType::f32, s.angles);
-  out.angles = arena.allocate(DType::f32, s.angles);
-  out.positions = arena.allocate(DType::f32, s.positions);
-  out.states = arena.allocate(DType::f32, s.states);
-  out.single = arena.allocate(DType::f32, s.single);
-  return out;
-}
-
-std::size_t StructureModuleOutputs::bytes(const ModelConfig& config, std::int64_t n_res) {
-  const OutputShapes s =
-      output_shapes(config.n_structure_layers, n_res, config.n_torsions, config.c_s);
-  return f32_bytes(s.frames.numel()) + f32_bytes(s.sidechain_frames.numel()) +
-         2 * f32_bytes(s.angles.numel()) + f32_bytes(s.positions.numel()) +
-         f32_bytes(s.states.numel()) + f32_bytes(s.single.numel());
+  using O = StructureModuleOutputs;
+  return {{&O::frames, DType::f32, s.frames},
+          {&O::sidechain_frames, DType::f32, s.sidechain_frames},
+          {&O::unnormalized_angles, DType::f32, s.angles},
+          {&O::angles, DType::f32, s.angles},
+          {&O::positions, DType::f32, s.positions},
+          {&O::states, DType::f32, s.states},
+          {&O::single, DType::f32, s.single}};
 }
 
 StructureModule::StructureModule(const ParamScope& root, const ModelConfig& config)
@@ -184,26 +175,22 @@ void StructureModule::forward(const Tensor& single, const Tensor& pair, const Te
   Arena& arena = ctx.arena();
   ArenaScope scope(arena);
 
+  const Held held = held_buffers(n).allocate(arena);
+  const Tensor &s = held.s, &initial = held.initial, &state = held.state;
   // Alg. 20 lines 1-3: normalise the single (the pair is normalised slab by slab inside IPA).
-  const Tensor s_initial = arena.allocate(DType::f32, Shape{n, c_s_});
-  single_layer_norm_.forward(single, s_initial);
-  const Tensor s = arena.allocate(DType::f32, Shape{n, c_s_});
-  initial_projection_.forward(s_initial, s, arena);
-  const Tensor initial = arena.allocate(DType::f32, Shape{n, c_resnet_});
-  angle_resnet_.project_initial(s_initial, initial, arena);
+  single_layer_norm_.forward(single, held.s_initial);
+  initial_projection_.forward(held.s_initial, s, arena);
+  angle_resnet_.project_initial(held.s_initial, initial, arena);
 
   // Alg. 20 line 4: identity frames, kept as quaternion + translation (nm) rows.
-  const Tensor state = arena.allocate(DType::f32, Shape{n, 7});
   set_identity_frames(state);
   const float* const q = state.data_as<float>();
-  const Tensor hidden_1 = arena.allocate(DType::f32, Shape{n, c_s_});
-  const Tensor hidden_2 = arena.allocate(DType::f32, Shape{n, c_s_});
   std::vector<Rigid> frames(static_cast<std::size_t>(n));    // nm, what IPA sees
   std::vector<Rigid> backbone(static_cast<std::size_t>(n));  // Å, for the atoms
   std::vector<Rigid> groups(atoms ? static_cast<std::size_t>(n * kGroups) : 0);
 
   for (std::int64_t l = 0; l < n_layers_; ++l) {
-    update_single(s, pair, frames, seq_mask, hidden_1, hidden_2, ctx);
+    update_single(s, pair, frames, seq_mask, held.hidden_1, held.hidden_2, ctx);
     // Line 10: T ← T ∘ BackboneUpdate(s).
     backbone_update_.forward(s, state, arena);
     read_frames(q, frames, backbone, out.frames.select(0, l));
@@ -223,17 +210,24 @@ void StructureModule::forward(const Tensor& single, const Tensor& pair, const Te
   trace_outputs(out, ctx);
 }
 
+BufferList<StructureModule::Held> StructureModule::held_buffers(std::int64_t n) const {
+  return {{&Held::s_initial, DType::f32, Shape{n, c_s_}},
+          {&Held::s, DType::f32, Shape{n, c_s_}},
+          {&Held::initial, DType::f32, Shape{n, c_resnet_}},
+          {&Held::state, DType::f32, Shape{n, 7}},
+          {&Held::hidden_1, DType::f32, Shape{n, c_s_}},
+          {&Held::hidden_2, DType::f32, Shape{n, c_s_}}};
+}
+
 std::size_t StructureModule::scratch_bytes(std::int64_t n_res, std::int64_t chunk) const {
   const EpilogueKind relu{.activation = Activation::relu};
   const EpilogueKind accumulate{.accumulate = true};
-  const std::size_t persistent =
-      4 * f32_bytes(n_res * c_s_) + f32_bytes(n_res * c_resnet_) + f32_bytes(n_res * 7);
   const std::size_t step = std::max(
       {initial_projection_.scratch_bytes(n_res), angle_resnet_.scratch_bytes(n_res),
        ipa_.scratch_bytes(n_res, chunk, /*pair_norm=*/true, /*accumulate=*/true),
        transition_.scratch_bytes(n_res, relu), transition_1_.scratch_bytes(n_res, relu),
        transition_2_.scratch_bytes(n_res, accumulate), backbone_update_.scratch_bytes(n_res)});
-  return persistent + step;
+  return held_buffers(n_res).bytes() + step;
 }
 
 }  // namespace cpufold

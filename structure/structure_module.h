@@ -9,6 +9,7 @@
 #include "io/model_config.h"
 #include "io/weight_store.h"
 #include "memory/arena.h"
+#include "memory/buffer_list.h"
 #include "memory/tensor.h"
 #include "ops/layer_norm.h"
 #include "ops/linear.h"
@@ -30,11 +31,17 @@ struct StructureModuleOutputs {
   Tensor states;               // [L, n_res, c_s]: the single after each layer's transition
   Tensor single;               // [n_res, c_s]: the single after the last layer
 
+  // Every output for n_res residues, the list allocate() and bytes() both read.
+  static BufferList<StructureModuleOutputs> buffers(const ModelConfig& config, std::int64_t n_res);
   // Views of every output in `arena` for n_res residues.
   static StructureModuleOutputs allocate(Arena& arena, const ModelConfig& config,
-                                         std::int64_t n_res);
+                                         std::int64_t n_res) {
+    return buffers(config, n_res).allocate(arena);
+  }
   // Bytes allocate() takes.
-  static std::size_t bytes(const ModelConfig& config, std::int64_t n_res);
+  static std::size_t bytes(const ModelConfig& config, std::int64_t n_res) {
+    return buffers(config, n_res).bytes();
+  }
 };
 
 // AF2 Alg. 20
@@ -72,6 +79,16 @@ class StructureModule {
   std::int64_t check_inputs(const Tensor& single, const Tensor& pair, const Tensor& aatype,
                             const Tensor& seq_mask) const;
   void check_outputs(const StructureModuleOutputs& out, std::int64_t n_res) const;
+  // forward()'s buffers, held for every layer; the one list that allocates and sizes them.
+  struct Held {
+    Tensor s_initial;  // the normalised input single [n, c_s]
+    Tensor s;          // the single being updated [n, c_s]
+    Tensor initial;    // the angle resnet's projection of s_initial [n, c_resnet]
+    Tensor state;      // the frames as quaternion + translation (nm) rows [n, 7]
+    Tensor hidden_1;   // the transition's hidden activations [n, c_s], twice
+    Tensor hidden_2;
+  };
+  BufferList<Held> held_buffers(std::int64_t n) const;
   // AF2 Alg. 20 lines 6-9, one layer's update of s [n_res, c_s] in place (hidden_1, hidden_2:
   // [n_res, c_s] scratch of the transition).
   void update_single(const Tensor& s, const Tensor& pair, std::span<const Rigid> frames,

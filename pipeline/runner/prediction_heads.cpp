@@ -17,27 +17,26 @@ PredictionHeads::PredictionHeads(const ParamScope& root, const ModelConfig& c)
 
 void PredictionHeads::allocate_outputs(Prediction& p, Arena& arena, std::int64_t n_seq,
                                        std::int64_t n) const {
-  const ModelConfig& c = config_;
-  p.lddt_logits = arena.allocate(DType::f32, {n, c.lddt_bins});
-  p.plddt = arena.allocate(DType::f32, {n});
-  p.distogram_logits = arena.allocate(DType::f32, {n, n, c.distogram_bins});
-  p.masked_msa_logits = arena.allocate(DType::f32, {n_seq, n, c.masked_msa_classes});
-  p.experimentally_resolved_logits = arena.allocate(DType::f32, {n, c.atom_types});
+  output_buffers(n_seq, n).allocate_into(arena, p);
   p.has_pae = aligned_error_.has_value();
-  if (p.has_pae) {
-    p.tm_logits = arena.allocate(DType::f32, {n, n, c.pae_bins});
-    p.aligned_confidence_probs = arena.allocate(DType::f32, {n, n, c.pae_bins});
-    p.predicted_aligned_error = arena.allocate(DType::f32, {n, n});
-  }
+}
+
+BufferList<Prediction> PredictionHeads::output_buffers(std::int64_t n_seq, std::int64_t n) const {
+  const ModelConfig& c = config_;
+  const bool pae = aligned_error_.has_value();
+  return BufferList<Prediction>{
+      {&Prediction::lddt_logits, DType::f32, Shape{n, c.lddt_bins}},
+      {&Prediction::plddt, DType::f32, Shape{n}},
+      {&Prediction::distogram_logits, DType::f32, Shape{n, n, c.distogram_bins}},
+      {&Prediction::masked_msa_logits, DType::f32, Shape{n_seq, n, c.masked_msa_classes}},
+      {&Prediction::experimentally_resolved_logits, DType::f32, Shape{n, c.atom_types}}}
+      .add_if(pae, {&Prediction::tm_logits, DType::f32, Shape{n, n, c.pae_bins}})
+      .add_if(pae, {&Prediction::aligned_confidence_probs, DType::f32, Shape{n, n, c.pae_bins}})
+      .add_if(pae, {&Prediction::predicted_aligned_error, DType::f32, Shape{n, n}});
 }
 
 std::size_t PredictionHeads::output_bytes(std::int64_t n_seq, std::int64_t n) const {
-  const ModelConfig& c = config_;
-  std::size_t b = f32_bytes({n, c.lddt_bins}) + f32_bytes({n}) +
-                  f32_bytes({n, n, c.distogram_bins}) +
-                  f32_bytes({n_seq, n, c.masked_msa_classes}) + f32_bytes({n, c.atom_types});
-  if (aligned_error_) b += 2 * f32_bytes({n, n, c.pae_bins}) + f32_bytes({n, n});
-  return b;
+  return output_buffers(n_seq, n).bytes();
 }
 
 std::size_t PredictionHeads::scratch_bytes(std::int64_t n_seq, std::int64_t n) const {

@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "io/model_config.h"
+#include "memory/buffer_list.h"
 #include "structure/distogram_head.h"
 #include "structure/experimentally_resolved_head.h"
 #include "structure/masked_msa_head.h"
@@ -27,6 +28,9 @@ class PredictionHeads {
   std::size_t scratch_bytes(std::int64_t n_seq, std::int64_t n_res) const;
 
  private:
+  // The head outputs, the one list allocate_outputs() and output_bytes() both read.
+  BufferList<Prediction> output_buffers(std::int64_t n_seq, std::int64_t n_res) const;
+
   ModelConfig config_;
   PredictedLddtHead lddt_;
   DistogramHead distogram_;
