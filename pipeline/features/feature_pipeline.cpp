@@ -8,6 +8,7 @@
 #include "pipeline/features/msa_clustering.h"
 #include "pipeline/features/msa_feat.h"
 #include "pipeline/features/msa_sampling.h"
+#include "pipeline/features/trunk_input_buffers.h"
 
 namespace cpufold {
 namespace {
@@ -104,14 +105,7 @@ std::int64_t FeaturePipeline::n_templ() const {
 }
 
 std::size_t FeaturePipeline::bytes_per_iteration() const {
-  const auto n = static_cast<std::size_t>(n_res());
-  const auto s = static_cast<std::size_t>(n_seq());
-  const auto e = static_cast<std::size_t>(n_extra());
-  std::size_t bytes = 2 * align_up(n * 8)  // aatype, residue_index
-                      + align_up(n * 4)    // seq_mask
-                      + align_up(n * kTargetFeatChannels * 4) +
-                      align_up(s * n * kMsaFeatChannels * 4) + align_up(s * n * 4) +
-                      align_up(e * n * 8) + 3 * align_up(e * n * 4);
+  std::size_t bytes = trunk_input_buffers(n_res(), n_seq(), n_extra()).bytes();
   if (n_templ() > 0) bytes += template_inputs_bytes(n_templ(), n_res());
   return bytes;
 }
@@ -131,35 +125,22 @@ TrunkInputs FeaturePipeline::process(FeatureSampler& sampler, Arena& arena) cons
   const std::vector<std::int32_t> assignment =
       nearest_neighbor_clusters(bert, msa_, n, sample.extra_rows);
 
-  TrunkInputs in;
-  auto ones = [&](const Shape& shape) {
-    Tensor t = arena.allocate(DType::f32, shape);
-    std::fill_n(t.data_as<float>(), t.numel(), 1.0f);
-    return t;
-  };
-  in.aatype = arena.allocate(DType::i64, Shape{n});
-  in.residue_index = arena.allocate(DType::i64, Shape{n});
+  const auto n_extra = static_cast<std::int64_t>(extra.size());
+  TrunkInputs in = trunk_input_buffers(n, n_seq, n_extra).allocate(arena);
+  for (const Tensor* mask : {&in.seq_mask, &in.msa_mask, &in.extra_msa_mask})
+    std::fill_n(mask->data_as<float>(), mask->numel(), 1.0f);
   for (std::int64_t i = 0; i < n; ++i) {
     in.aatype.data_as<std::int64_t>()[i] = raw_.aatype[static_cast<std::size_t>(i)];
     in.residue_index.data_as<std::int64_t>()[i] = raw_.residue_index[static_cast<std::size_t>(i)];
   }
-  in.seq_mask = ones(Shape{n});
-  in.target_feat = arena.allocate(DType::f32, Shape{n, kTargetFeatChannels});
   make_target_feat(raw_.aatype, in.target_feat);
 
-  in.msa_feat = arena.allocate(DType::f32, Shape{n_seq, n, kMsaFeatChannels});
   make_msa_feat(bert, raw_.deletion_matrix, n, sample.cluster_rows, in.msa_feat);
   summarize_clusters(bert, msa_, raw_.deletion_matrix, n, sample.cluster_rows, sample.extra_rows,
                      assignment, in.msa_feat);
-  in.msa_mask = ones(Shape{n_seq, n});
 
-  const auto n_extra = static_cast<std::int64_t>(extra.size());
-  in.extra_msa = arena.allocate(DType::i64, Shape{n_extra, n});
-  in.extra_has_deletion = arena.allocate(DType::f32, Shape{n_extra, n});
-  in.extra_deletion_value = arena.allocate(DType::f32, Shape{n_extra, n});
   make_extra_msa_features(msa_, raw_.deletion_matrix, n, extra, in.extra_msa, in.extra_has_deletion,
                           in.extra_deletion_value);
-  in.extra_msa_mask = ones(Shape{n_extra, n});
 
   if (n_templ() > 0) process_templates(raw_.templates, in, arena);
   return in;

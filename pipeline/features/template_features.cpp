@@ -6,6 +6,7 @@
 
 #include "memory/error.h"
 #include "pipeline/features/hhblits_alphabet.h"
+#include "pipeline/features/trunk_input_buffers.h"
 #include "structure/residue_constants.h"
 #include "structure/torsion_angles.h"
 
@@ -13,21 +14,6 @@ namespace cpufold {
 namespace {
 
 constexpr std::int64_t kOneHot = 22;  // HHblits ids with X and gap
-
-// The shapes of the template_* fields, in allocation order.
-struct TemplateShapes {
-  Shape aatype, positions, atom_mask, mask, pseudo_beta, pseudo_beta_mask, sin_cos, torsion_mask;
-
-  TemplateShapes(std::int64_t t, std::int64_t n)
-      : aatype{t, n},
-        positions{t, n, kNumAtom37, 3},
-        atom_mask{t, n, kNumAtom37},
-        mask{t},
-        pseudo_beta{t, n, 3},
-        pseudo_beta_mask{t, n},
-        sin_cos{t, n, kNumTorsions, 2},
-        torsion_mask{t, n, kNumTorsions} {}
-};
 
 void check_size(const char* field, std::size_t got, std::int64_t want, const RawTemplates& raw) {
   if (got != static_cast<std::size_t>(want)) {
@@ -61,14 +47,7 @@ std::int64_t template_restype(const float* one_hot) {
 }  // namespace
 
 std::size_t template_inputs_bytes(std::int64_t n_templ, std::int64_t n_res) {
-  const TemplateShapes s(n_templ, n_res);
-  const auto bytes = [](const Shape& shape, DType dtype) {
-    return align_up(static_cast<std::size_t>(shape.numel()) * dtype_size(dtype));
-  };
-  return bytes(s.aatype, DType::i64) + bytes(s.positions, DType::f32) +
-         bytes(s.atom_mask, DType::f32) + bytes(s.mask, DType::f32) +
-         bytes(s.pseudo_beta, DType::f32) + bytes(s.pseudo_beta_mask, DType::f32) +
-         2 * bytes(s.sin_cos, DType::f32) + bytes(s.torsion_mask, DType::f32);
+  return template_input_buffers(n_templ, n_res).bytes();
 }
 
 void process_templates(const RawTemplates& raw, TrunkInputs& out, Arena& arena) {
@@ -78,16 +57,7 @@ void process_templates(const RawTemplates& raw, TrunkInputs& out, Arena& arena) 
                      " residues, the query has " + std::to_string(out.n_res()));
   }
   const std::int64_t n_templ = raw.n_templ, n_res = raw.n_res;
-  const TemplateShapes s(n_templ, n_res);
-  out.template_aatype = arena.allocate(DType::i64, s.aatype);
-  out.template_all_atom_positions = arena.allocate(DType::f32, s.positions);
-  out.template_all_atom_mask = arena.allocate(DType::f32, s.atom_mask);
-  out.template_mask = arena.allocate(DType::f32, s.mask);
-  out.template_pseudo_beta = arena.allocate(DType::f32, s.pseudo_beta);
-  out.template_pseudo_beta_mask = arena.allocate(DType::f32, s.pseudo_beta_mask);
-  out.template_torsion_angles_sin_cos = arena.allocate(DType::f32, s.sin_cos);
-  out.template_alt_torsion_angles_sin_cos = arena.allocate(DType::f32, s.sin_cos);
-  out.template_torsion_angles_mask = arena.allocate(DType::f32, s.torsion_mask);
+  template_input_buffers(n_templ, n_res).allocate_into(arena, out);
 
   std::int64_t* aatype = out.template_aatype.data_as<std::int64_t>();
   float* positions = out.template_all_atom_positions.data_as<float>();

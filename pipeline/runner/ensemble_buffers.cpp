@@ -20,20 +20,14 @@ void divide(const Tensor& sum, float count, const Tensor& dst) {
 
 }  // namespace
 
-std::size_t EnsembleBuffers::bytes(const TrunkDims& d, const ModelConfig& c) {
-  return 2 * (f32_bytes({d.n_res, c.c_m}) + f32_bytes({d.n_res, d.n_res, c.c_z})) +
-         f32_bytes({d.n_res, c.c_s}) + f32_bytes({d.n_seq + d.n_templ, d.n_res, c.c_m});
-}
-
-EnsembleBuffers EnsembleBuffers::allocate(const TrunkDims& d, const ModelConfig& c, Arena& arena) {
-  EnsembleBuffers b;
-  b.prev_first_row = arena.allocate(DType::f32, {d.n_res, c.c_m});
-  b.prev_pair = arena.allocate(DType::f32, {d.n_res, d.n_res, c.c_z});
-  b.first_row = arena.allocate(DType::f32, {d.n_res, c.c_m});
-  b.pair = arena.allocate(DType::f32, {d.n_res, d.n_res, c.c_z});
-  b.single = arena.allocate(DType::f32, {d.n_res, c.c_s});
-  b.msa = arena.allocate(DType::f32, {d.n_seq + d.n_templ, d.n_res, c.c_m});
-  return b;
+BufferList<EnsembleBuffers> EnsembleBuffers::buffers(const TrunkDims& d, const ModelConfig& c) {
+  using E = EnsembleBuffers;
+  return {{&E::prev_first_row, DType::f32, Shape{d.n_res, c.c_m}},
+          {&E::prev_pair, DType::f32, Shape{d.n_res, d.n_res, c.c_z}},
+          {&E::first_row, DType::f32, Shape{d.n_res, c.c_m}},
+          {&E::pair, DType::f32, Shape{d.n_res, d.n_res, c.c_z}},
+          {&E::single, DType::f32, Shape{d.n_res, c.c_s}},
+          {&E::msa, DType::f32, Shape{d.n_seq + d.n_templ, d.n_res, c.c_m}}};
 }
 
 void EnsembleBuffers::save_recycled(const TrunkState& s) const {

@@ -8,15 +8,22 @@
 
 #include "evoformer/trunk.h"
 #include "memory/arena.h"
+#include "memory/buffer_list.h"
 
 namespace cpufold {
 
 struct EnsembleBuffers {
   Tensor prev_first_row, prev_pair, first_row, pair, single, msa;
 
+  // The one list allocate() and bytes() read.
+  static BufferList<EnsembleBuffers> buffers(const TrunkDims& d, const ModelConfig& c);
   // Bytes allocate() takes.
-  static std::size_t bytes(const TrunkDims& d, const ModelConfig& c);
-  static EnsembleBuffers allocate(const TrunkDims& d, const ModelConfig& c, Arena& arena);
+  static std::size_t bytes(const TrunkDims& d, const ModelConfig& c) {
+    return buffers(d, c).bytes();
+  }
+  static EnsembleBuffers allocate(const TrunkDims& d, const ModelConfig& c, Arena& arena) {
+    return buffers(d, c).allocate(arena);
+  }
 
   // Before the first member: keep the recycled inputs; before every other: put them back.
   void save_recycled(const TrunkState& s) const;

@@ -61,6 +61,23 @@ Prediction ModelRunner::run(const FeatureSource& source, const RunOptions& o) co
   return run_recycling({*this, trunk_, structure_module_, *heads_}, source, o);
 }
 
+BufferList<IterationStructure> IterationStructure::buffers(std::int64_t n) {
+  return {{&IterationStructure::atom_positions, DType::f32, Shape{n, 37, 3}},
+          {&IterationStructure::atom_mask, DType::f32, Shape{n, 37}},
+          {&IterationStructure::plddt, DType::f32, Shape{n}}};
+}
+
+BufferList<FinalStructureBuffers> FinalStructureBuffers::buffers(std::int64_t n) {
+  using F = FinalStructureBuffers;
+  return {{&F::atom_positions, DType::f32, Shape{n, 37, 3}},
+          {&F::atom_mask, DType::f32, Shape{n, 37}},
+          {&F::atom14_positions, DType::f32, Shape{n, 14, 3}},
+          {&F::affine_tensor, DType::f32, Shape{n, 7}},
+          {&F::rot_mats, DType::f32, Shape{n, 3, 3}},
+          {&F::trans, DType::f32, Shape{n, 3}},
+          {&F::previous_ca, DType::f32, Shape{n, 3}}};
+}
+
 RunArenas ModelRunner::arena_bytes(const TrunkDims& d, std::size_t features_bytes,
                                    const RunOptions& o, const ChunkSizes& chunks,
                                    bool apart) const {
@@ -68,9 +85,8 @@ RunArenas ModelRunner::arena_bytes(const TrunkDims& d, std::size_t features_byte
   const std::int64_t n = d.n_res;
   RunArenas a;
   a.features = features_bytes;
-  a.outputs = trunk_.state_bytes(d) + StructureModuleOutputs::bytes(c, n) + f32_bytes({n, 37, 3}) +
-              f32_bytes({n, 37}) + f32_bytes({n, 14, 3}) + f32_bytes({n, 7}) +
-              f32_bytes({n, 3, 3}) + 2 * f32_bytes({n, 3}) +
+  a.outputs = trunk_.state_bytes(d) + StructureModuleOutputs::bytes(c, n) +
+              FinalStructureBuffers::buffers(n).bytes() +
               (o.ensemble > 1 ? EnsembleBuffers::bytes(d, c) : 0) +
               (o.keep_iterations ? IterationStructure::bytes(n) * (o.recycles + 1) : 0);
   // The iteration's phases one after the other in one stack (recycling_run.cpp): the trunk's,

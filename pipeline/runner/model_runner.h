@@ -67,9 +67,23 @@ struct IterationStructure {
   Tensor atom_positions;  // f32 [n_res, 37, 3]
   Tensor atom_mask;       // f32 [n_res, 37]
   Tensor plddt;           // f32 [n_res]
-  static std::size_t bytes(std::int64_t n_res) {
-    return f32_bytes({n_res, 37, 3}) + f32_bytes({n_res, 37}) + f32_bytes({n_res});
-  }
+  // The one list keep_iteration() allocates and the plan sizes.
+  static BufferList<IterationStructure> buffers(std::int64_t n_res);
+  static std::size_t bytes(std::int64_t n_res) { return buffers(n_res).bytes(); }
+};
+
+// The run's final structure (Prediction::final_*) and the previous iteration's CA positions
+// [n_res, 3] that the early stop compares with: the run allocates them in the outputs arena, the
+// plan sizes them, from this one list.
+struct FinalStructureBuffers {
+  Tensor atom_positions;    // [n_res, 37, 3]
+  Tensor atom_mask;         // [n_res, 37]
+  Tensor atom14_positions;  // [n_res, 14, 3]
+  Tensor affine_tensor;     // [n_res, 7]
+  Tensor rot_mats;          // [n_res, 3, 3]
+  Tensor trans;             // [n_res, 3]
+  Tensor previous_ca;       // [n_res, 3]
+  static BufferList<FinalStructureBuffers> buffers(std::int64_t n_res);
 };
 
 // Every output, named as in the reference's outputs/ group; views into `arena` and `scratch`.

@@ -87,13 +87,14 @@ class RecyclingRun {
     Arena& out = *p_.arena;
     state_ = m_.trunk.allocate_state(d_, out);
     p_.sm = StructureModuleOutputs::allocate(out, c_, n);
-    p_.final_atom_positions = out.allocate(DType::f32, {n, 37, 3});
-    p_.final_atom_mask = out.allocate(DType::f32, {n, 37});
-    p_.final_atom14_positions = out.allocate(DType::f32, {n, 14, 3});
-    p_.final_affine_tensor = out.allocate(DType::f32, {n, 7});
-    p_.final_rot_mats = out.allocate(DType::f32, {n, 3, 3});
-    p_.final_trans = out.allocate(DType::f32, {n, 3});
-    ca_prev_ = out.allocate(DType::f32, {n, 3});
+    const FinalStructureBuffers f = FinalStructureBuffers::buffers(n).allocate(out);
+    p_.final_atom_positions = f.atom_positions;
+    p_.final_atom_mask = f.atom_mask;
+    p_.final_atom14_positions = f.atom14_positions;
+    p_.final_affine_tensor = f.affine_tensor;
+    p_.final_rot_mats = f.rot_mats;
+    p_.final_trans = f.trans;
+    ca_prev_ = f.previous_ca;
     say("N_res " + std::to_string(n) + ", " + std::to_string(d_.n_seq) + " MSA rows, " +
         std::to_string(d_.n_extra) + " extra rows, " + std::to_string(d_.n_templ) + " templates; " +
         describe_chunk_sizes(chunks_) + "; predicted peak " +
@@ -220,11 +221,7 @@ class RecyclingRun {
 
   // This iteration's structure and confidence, kept in the outputs arena (planned there).
   void keep_iteration() {
-    IterationStructure s;
-    Arena& out = *p_.arena;
-    s.atom_positions = out.allocate(DType::f32, p_.final_atom_positions.shape());
-    s.atom_mask = out.allocate(DType::f32, p_.final_atom_mask.shape());
-    s.plddt = out.allocate(DType::f32, p_.plddt.shape());
+    const IterationStructure s = IterationStructure::buffers(d_.n_res).allocate(*p_.arena);
     copy_tensor(p_.final_atom_positions, s.atom_positions);
     copy_tensor(p_.final_atom_mask, s.atom_mask);
     copy_tensor(p_.plddt, s.plddt);

@@ -4,6 +4,8 @@
 #include <numbers>
 #include <random>
 
+#include "pipeline/features/trunk_input_buffers.h"
+
 namespace cpufold {
 namespace {
 
@@ -47,51 +49,34 @@ void fill_msa_feat(Filler& f, const Tensor& msa_feat) {
 TrunkInputs make_inputs(const SyntheticSizes& s, std::uint32_t seed, Arena& arena) {
   Filler f{std::mt19937(seed)};
   const std::int64_t n = s.n_res, m = s.msa_rows, e = s.extra_rows, t = s.templates;
-  TrunkInputs in;
-  in.aatype = arena.allocate(DType::i64, {n});
+  TrunkInputs in = trunk_input_buffers(n, m, e).allocate(arena);
   f.integers(in.aatype, kResidueTypes);
-  in.residue_index = arena.allocate(DType::i64, {n});
   for (std::int64_t i = 0; i < n; ++i) in.residue_index.data_as<std::int64_t>()[i] = i;
-  in.seq_mask = arena.allocate(DType::f32, {n});
   Filler::constant(in.seq_mask, 1);
-  in.target_feat = arena.allocate(DType::f32, {n, kTargetFeat});
   Filler::constant(in.target_feat, 0);
   for (std::int64_t i = 0; i < n; ++i)
     in.target_feat.data_as<float>()[i * kTargetFeat + 1 + in.aatype.data_as<std::int64_t>()[i]] = 1;
-  in.msa_feat = arena.allocate(DType::f32, {m, n, kMsaFeat});
   fill_msa_feat(f, in.msa_feat);
-  in.msa_mask = arena.allocate(DType::f32, {m, n});
   Filler::constant(in.msa_mask, 1);
-  in.extra_msa = arena.allocate(DType::i64, {e, n});
   f.integers(in.extra_msa, kExtraClasses);
-  in.extra_has_deletion = arena.allocate(DType::f32, {e, n});
-  in.extra_deletion_value = arena.allocate(DType::f32, {e, n});
   for (std::int64_t i = 0; i < e * n; ++i) {
     in.extra_has_deletion.data_as<float>()[i] = f.uniform() < 0.1f ? 1.f : 0.f;
     in.extra_deletion_value.data_as<float>()[i] = f.uniform();
   }
-  in.extra_msa_mask = arena.allocate(DType::f32, {e, n});
   Filler::constant(in.extra_msa_mask, 1);
   if (t == 0) return in;
 
-  in.template_aatype = arena.allocate(DType::i64, {t, n});
+  template_input_buffers(t, n).allocate_into(arena, in);
   f.integers(in.template_aatype, kResidueTypes + 1);
-  in.template_all_atom_positions = arena.allocate(DType::f32, {t, n, kAtoms, 3});
   auto* atoms = in.template_all_atom_positions.data_as<float>();
   for (std::int64_t i = 0; i < t * n * kAtoms * 3; ++i) atoms[i] = f.normal(10);
-  in.template_all_atom_mask = arena.allocate(DType::f32, {t, n, kAtoms});
   Filler::constant(in.template_all_atom_mask, 1);
-  in.template_mask = arena.allocate(DType::f32, {t});
   Filler::constant(in.template_mask, 1);
-  in.template_pseudo_beta = arena.allocate(DType::f32, {t, n, 3});
   for (std::int64_t i = 0; i < t * n; ++i) {
     for (int x = 0; x < 3; ++x)  // CB (atom37 index 3)
       in.template_pseudo_beta.data_as<float>()[i * 3 + x] = atoms[(i * kAtoms + 3) * 3 + x];
   }
-  in.template_pseudo_beta_mask = arena.allocate(DType::f32, {t, n});
   Filler::constant(in.template_pseudo_beta_mask, 1);
-  in.template_torsion_angles_sin_cos = arena.allocate(DType::f32, {t, n, kTorsions, 2});
-  in.template_alt_torsion_angles_sin_cos = arena.allocate(DType::f32, {t, n, kTorsions, 2});
   for (std::int64_t i = 0; i < t * n * kTorsions; ++i) {
     const float angle = (2 * f.uniform() - 1) * std::numbers::pi_v<float>;
     for (const Tensor* x :
@@ -100,25 +85,13 @@ TrunkInputs make_inputs(const SyntheticSizes& s, std::uint32_t seed, Arena& aren
       x->data_as<float>()[2 * i + 1] = std::cos(angle);
     }
   }
-  in.template_torsion_angles_mask = arena.allocate(DType::f32, {t, n, kTorsions});
   Filler::constant(in.template_torsion_angles_mask, 1);
   return in;
 }
 
 std::size_t inputs_bytes(const SyntheticSizes& s) {
-  const std::int64_t n = s.n_res, m = s.msa_rows, e = s.extra_rows, t = s.templates;
-  const auto i64 = [](std::int64_t count) {
-    return align_up(static_cast<std::size_t>(count) * sizeof(std::int64_t));
-  };
-  std::size_t bytes = 2 * i64(n) + f32_bytes(n) + f32_bytes(n * kTargetFeat) +
-                      f32_bytes(m * n * kMsaFeat) + f32_bytes(m * n) + i64(e * n) +
-                      3 * f32_bytes(e * n);
-  if (t > 0) {
-    bytes += i64(t * n) + f32_bytes(t * n * kAtoms * 3) + f32_bytes(t * n * kAtoms) + f32_bytes(t) +
-             f32_bytes(t * n * 3) + f32_bytes(t * n) + 2 * f32_bytes(t * n * kTorsions * 2) +
-             f32_bytes(t * n * kTorsions);
-  }
-  return bytes;
+  return trunk_input_buffers(s.n_res, s.msa_rows, s.extra_rows).bytes() +
+         (s.templates > 0 ? template_input_buffers(s.templates, s.n_res).bytes() : 0);
 }
 
 }  // namespace
