@@ -43,25 +43,23 @@ void GatedAttention::forward(const Tensor& x, const AttentionBias& bias, const T
   if (n_batch == 0 || n_seq == 0) return;
 
   ArenaScope scope(scratch);
-  // [batch, seq, 3, head, c]: q, k, v are strided views of one projection, stored in the
-  // precision the Linears compute in, so bf16 attention reads them in place.
-  const Tensor qkv = scratch.allocate(qkv_.compute(), Shape{n_batch, n_seq, 3, n_head, c});
-  qkv_.forward(x, qkv.reshape(Shape{n_batch, n_seq, 3 * hc}), scratch);
-  const Tensor o = scratch.allocate(DType::f32, Shape{n_batch, n_seq, n_head, c});
-  multi_head_attention(qkv.select(2, 0), qkv.select(2, 1), qkv.select(2, 2), bias, o, scratch, 0,
-                       gemm);
+  const Buffers b = buffers(n_batch, n_seq).allocate(scratch);
+  // q, k, v are strided views of one projection, stored in the precision the Linears compute
+  // in, so bf16 attention reads them in place.
+  qkv_.forward(x, b.qkv.reshape(Shape{n_batch, n_seq, 3 * hc}), scratch);
+  multi_head_attention(b.qkv.select(2, 0), b.qkv.select(2, 1), b.qkv.select(2, 2), bias, b.o,
+                       scratch, 0, gemm);
 
   // g = sigmoid(x·Wg + bg) ⊙ o, fused into the gating projection; stored in bf16 when the
   // output projection computes in bf16 (it would round g to bf16 itself, in a pass of its own).
-  const Tensor g = scratch.allocate(gate_type(), Shape{n_batch, n_seq, hc});
   LinearEpilogue gate;
   gate.activation = Activation::sigmoid;
-  gate.multiply = o.reshape(Shape{n_batch, n_seq, hc});
-  gating_.forward(x, g, scratch, gate);
+  gate.multiply = b.o.reshape(Shape{n_batch, n_seq, hc});
+  gating_.forward(x, b.g, scratch, gate);
 
   LinearEpilogue out;
   out.accumulate = accumulate;
-  output_.forward(g, dst, scratch, out);
+  output_.forward(b.g, dst, scratch, out);
 }
 
 DType GatedAttention::gate_type() const {
@@ -76,15 +74,19 @@ DType GatedAttention::input_type() const {
              : DType::f32;
 }
 
+BufferList<GatedAttention::Buffers> GatedAttention::buffers(std::int64_t n_batch,
+                                                            std::int64_t n_seq) const {
+  const std::int64_t n_head = dims_.n_head, c = dims_.c_hidden;
+  return {{&Buffers::qkv, qkv_.compute(), Shape{n_batch, n_seq, 3, n_head, c}},
+          {&Buffers::o, DType::f32, Shape{n_batch, n_seq, n_head, c}},
+          {&Buffers::g, gate_type(), Shape{n_batch, n_seq, n_head * c}}};
+}
+
 std::size_t GatedAttention::scratch_bytes(std::int64_t n_batch, std::int64_t n_seq, bool accumulate,
                                           DType dst) const {
-  const std::int64_t rows = n_batch * n_seq, hc = dims_.n_head * dims_.c_hidden;
+  const std::int64_t rows = n_batch * n_seq;
   if (rows == 0) return 0;
   const DType qkv_type = qkv_.compute();
-  const std::size_t fixed =
-      align_up(static_cast<std::size_t>(rows * 3 * hc) * dtype_size(qkv_type)) +
-      f32_bytes(rows * hc) +
-      align_up(static_cast<std::size_t>(rows * hc) * dtype_size(gate_type()));
   const bool in16 = input_type() == DType::bf16, g16 = gate_type() == DType::bf16;
   const EpilogueKind qkv{.bf16_out = qkv_type == DType::bf16, .bf16_in = in16};
   const EpilogueKind gate{
@@ -93,7 +95,7 @@ std::size_t GatedAttention::scratch_bytes(std::int64_t n_batch, std::int64_t n_s
   const std::size_t inner = std::max(
       {qkv_.scratch_bytes(rows, qkv), attention_scratch_bytes(n_seq, dims_.c_hidden, qkv_type),
        gating_.scratch_bytes(rows, gate), output_.scratch_bytes(rows, out)});
-  return fixed + inner;
+  return buffers(n_batch, n_seq).bytes() + inner;
 }
 
 }  // namespace cpufold

@@ -9,6 +9,7 @@
 
 #include "io/model_config.h"
 #include "memory/arena.h"
+#include "memory/buffer_list.h"
 #include "memory/tensor.h"
 #include "ops/attention.h"
 #include "ops/linear.h"
@@ -49,6 +50,14 @@ class GatedAttention {
   const AttentionDims& dims() const { return dims_; }
 
  private:
+  // forward()'s buffers, each stated once in the list that both allocates and sizes them.
+  struct Buffers {
+    Tensor qkv;  // [n_batch, n_seq, 3, n_head, c] in the projection's type: q, k, v side by side
+    Tensor o;    // [n_batch, n_seq, n_head, c]: the attention output
+    Tensor g;    // [n_batch, n_seq, n_head·c] of gate_type(): the gated output
+  };
+  BufferList<Buffers> buffers(std::int64_t n_batch, std::int64_t n_seq) const;
+
   // The type of the gated attention output g: bf16 when both the gating and the output
   // projection compute in bf16, else f32.
   DType gate_type() const;

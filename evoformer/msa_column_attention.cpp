@@ -32,7 +32,7 @@ void MsaColumnAttention::forward(const Tensor& m, const Tensor& msa_mask,
   ArenaScope scope(arena);
 
   // Column j's keys are the sequences: bias [n_res, n_seq].
-  const Tensor mask_bias = arena.allocate(DType::f32, Shape{n_res, n_seq});
+  const Tensor mask_bias = mask_bias_buffers(n_seq, n_res).allocate(arena).bias;
   detail::mask_to_bias(msa_mask.transpose(0, 1), kInf, mask_bias);
 
   const std::int64_t cols = detail::chunk_columns(n_res, n_seq, ctx.chunk);
@@ -42,13 +42,12 @@ void MsaColumnAttention::forward(const Tensor& m, const Tensor& msa_mask,
     const std::int64_t nj = std::min(cols, n_res - j0);
     const Tensor columns = window.at(j0, j0 + nj);
     ArenaScope chunk_scope(arena);
-    const Tensor x = arena.allocate(DType::f32, Shape{nj, n_seq, c_m_});
+    const ColumnChunk buf = column_chunk_buffers(nj, n_seq).allocate(arena);
+    const Tensor& x = buf.x;
     detail::gather_columns(columns, 0, x);
     // The update overwrites x (no longer needed once the output projection runs); a bf16
     // attention reads its own normalised copy.
-    const Tensor xn = attention_.input_type() == DType::f32
-                          ? x
-                          : arena.allocate(DType::bf16, Shape{nj, n_seq, c_m_});
+    const Tensor& xn = buf.xn.empty() ? x : buf.xn;
     query_norm_.forward(x, xn);
     attention_.forward(xn, AttentionBias{Tensor(), mask_bias.slice(0, j0, j0 + nj)}, x,
                        /*accumulate=*/false, arena, ctx.gemm);
@@ -57,18 +56,26 @@ void MsaColumnAttention::forward(const Tensor& m, const Tensor& msa_mask,
   window.finish();
 }
 
+BufferList<MsaColumnAttention::MaskBias> MsaColumnAttention::mask_bias_buffers(
+    std::int64_t n_seq, std::int64_t n_res) const {
+  return {{&MaskBias::bias, DType::f32, Shape{n_res, n_seq}}};
+}
+
+BufferList<MsaColumnAttention::ColumnChunk> MsaColumnAttention::column_chunk_buffers(
+    std::int64_t nj, std::int64_t n_seq) const {
+  return BufferList<ColumnChunk>{{&ColumnChunk::x, DType::f32, Shape{nj, n_seq, c_m_}}}.add_if(
+      attention_.input_type() != DType::f32,
+      {&ColumnChunk::xn, DType::bf16, Shape{nj, n_seq, c_m_}});
+}
+
 std::size_t MsaColumnAttention::scratch_bytes(std::int64_t n_seq, std::int64_t n_res,
                                               std::int64_t chunk) const {
+  if (n_seq == 0 || n_res == 0) return 0;
   const std::int64_t cols = detail::chunk_columns(n_res, n_seq, chunk);
-  std::size_t step = 0;
-  for (std::int64_t nj : {cols, n_res % cols}) {
-    if (nj == 0) continue;
-    const std::size_t normed =
-        attention_.input_type() == DType::f32 ? 0 : tensor_bytes(DType::bf16, nj * n_seq * c_m_);
-    step = std::max(step, f32_bytes(nj * n_seq * c_m_) + normed +
-                              attention_.scratch_bytes(nj, n_seq, /*accumulate=*/false));
-  }
-  return f32_bytes(n_res * n_seq) + step;
+  return mask_bias_buffers(n_seq, n_res).bytes() + largest_step(n_res, cols, [&](std::int64_t nj) {
+           return column_chunk_buffers(nj, n_seq).bytes() +
+                  attention_.scratch_bytes(nj, n_seq, /*accumulate=*/false);
+         });
 }
 
 }  // namespace cpufold

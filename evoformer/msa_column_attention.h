@@ -7,6 +7,7 @@
 
 #include "evoformer/gated_attention.h"
 #include "io/model_config.h"
+#include "memory/buffer_list.h"
 #include "ops/layer_norm.h"
 #include "ops/param_scope.h"
 #include "ops/run_context.h"
@@ -33,6 +34,18 @@ class MsaColumnAttention {
   std::size_t scratch_bytes(std::int64_t n_seq, std::int64_t n_res, std::int64_t chunk) const;
 
  private:
+  // forward()'s buffers, each stated once in the list that both allocates and sizes them: the
+  // mask bias held throughout and a chunk of nj columns at a time.
+  struct MaskBias {
+    Tensor bias;  // [n_res, n_seq]: column j's key bias over the sequences
+  };
+  struct ColumnChunk {
+    Tensor x;   // the gathered columns [nj, n_seq, c_m]; the update overwrites them
+    Tensor xn;  // bf16 attention only: their bf16 normalised copy
+  };
+  BufferList<MaskBias> mask_bias_buffers(std::int64_t n_seq, std::int64_t n_res) const;
+  BufferList<ColumnChunk> column_chunk_buffers(std::int64_t nj, std::int64_t n_seq) const;
+
   std::int64_t c_m_;
   LayerNorm query_norm_;
   GatedAttention attention_;

@@ -47,10 +47,9 @@ void MsaColumnGlobalAttention::forward(const Tensor& m, const Tensor& msa_mask,
   ArenaScope scope(arena);
 
   // Per column: the mask over sequences [n_res, n_seq] and its key bias.
-  const Tensor mask_t = arena.allocate(DType::f32, Shape{n_res, n_seq});
-  copy_tensor(msa_mask.transpose(0, 1), mask_t);
-  const Tensor mask_bias = arena.allocate(DType::f32, Shape{n_res, n_seq});
-  detail::mask_to_bias(mask_t, kInf, mask_bias);
+  const Masks masks = mask_buffers(n_seq, n_res).allocate(arena);
+  copy_tensor(msa_mask.transpose(0, 1), masks.mask);
+  detail::mask_to_bias(masks.mask, kInf, masks.bias);
 
   const std::int64_t cols = detail::chunk_columns(n_res, n_seq, ctx.chunk);
   const StridedAccess column_pass(m);
@@ -59,65 +58,72 @@ void MsaColumnGlobalAttention::forward(const Tensor& m, const Tensor& msa_mask,
     const std::int64_t nj = std::min(cols, n_res - j0);
     const Tensor columns = window.at(j0, j0 + nj);
     ArenaScope chunk_scope(arena);
-    const Tensor x = arena.allocate(DType::f32, Shape{nj, n_seq, c_e_});
-    detail::gather_columns(columns, 0, x);
-    attend_columns(x, mask_t.slice(0, j0, j0 + nj), mask_bias.slice(0, j0, j0 + nj), arena);
-    detail::add_columns(x, columns, 0);
+    const Columns w = column_buffers(nj, n_seq).allocate(arena);
+    detail::gather_columns(columns, 0, w.x);
+    attend_columns(w, masks.mask.slice(0, j0, j0 + nj), masks.bias.slice(0, j0, j0 + nj), arena);
+    detail::add_columns(w.x, columns, 0);
   }
   window.finish();
 }
 
-void MsaColumnGlobalAttention::attend_columns(const Tensor& x, const Tensor& mask_t,
+void MsaColumnGlobalAttention::attend_columns(const Columns& w, const Tensor& mask_t,
                                               const Tensor& mask_bias, Arena& arena) const {
-  const std::int64_t nj = x.dim(0), n_seq = x.dim(1);
-  const std::int64_t n_head = dims_.n_head, c = dims_.c_hidden, hc = n_head * c;
+  const Tensor& x = w.x;
+  const std::int64_t nj = x.dim(0), n_seq = x.dim(1), hc = dims_.n_head * dims_.c_hidden;
   query_norm_.forward(x, x);
 
   // q[j] = query_w · masked mean of x[j] over sequences: [nj, n_head, c].
-  const Tensor mean = arena.allocate(DType::f32, Shape{nj, c_e_});
-  masked_mean(x, mask_t, mean);
-  const Tensor q = arena.allocate(DType::f32, Shape{nj, n_head, c});
-  query_.forward(mean, q, arena);
+  masked_mean(x, mask_t, w.mean);
+  query_.forward(w.mean, w.q, arena);
   // k, v: [nj, n_seq, c], one head shared by all query heads.
-  const Tensor kv = arena.allocate(DType::f32, Shape{nj, n_seq, 2, c});
-  kv_.forward(x, kv.reshape(Shape{nj, n_seq, 2 * c}), arena);
-  const Tensor o = arena.allocate(DType::f32, Shape{nj, n_head, c});
-  global_attention(q, kv.select(2, 0), kv.select(2, 1), mask_bias, o, arena);
+  kv_.forward(x, w.kv.reshape(Shape{nj, n_seq, 2 * dims_.c_hidden}), arena);
+  global_attention(w.q, w.kv.select(2, 0), w.kv.select(2, 1), mask_bias, w.o, arena);
 
   // g[j, s] = sigmoid(x[j, s]·Wg + bg) ⊙ o[j], the column's output broadcast over sequences.
-  const Tensor g = arena.allocate(DType::f32, Shape{nj, n_seq, hc});
   LinearEpilogue sigmoid;
   sigmoid.activation = Activation::sigmoid;
-  gating_.forward(x, g, arena, sigmoid);
+  gating_.forward(x, w.g, arena, sigmoid);
   const auto mul = detail::row_kernels().mul;
-  float* gp = g.data_as<float>();
-  const float* opp = o.data_as<float>();
+  float* gp = w.g.data_as<float>();
+  const float* opp = w.o.data_as<float>();
   const std::int64_t rows = nj * n_seq;
 #pragma omp parallel for schedule(static) if (rows * hc >= (1 << 14))
   for (std::int64_t r = 0; r < rows; ++r) mul(gp + r * hc, opp + r / n_seq * hc, hc);
 
   // The update overwrites x.
-  output_.forward(g, x, arena);
+  output_.forward(w.g, x, arena);
+}
+
+BufferList<MsaColumnGlobalAttention::Masks> MsaColumnGlobalAttention::mask_buffers(
+    std::int64_t n_seq, std::int64_t n_res) const {
+  return {{&Masks::mask, DType::f32, Shape{n_res, n_seq}},
+          {&Masks::bias, DType::f32, Shape{n_res, n_seq}}};
+}
+
+BufferList<MsaColumnGlobalAttention::Columns> MsaColumnGlobalAttention::column_buffers(
+    std::int64_t nj, std::int64_t n_seq) const {
+  const std::int64_t n_head = dims_.n_head, c = dims_.c_hidden;
+  return {{&Columns::x, DType::f32, Shape{nj, n_seq, c_e_}},
+          {&Columns::mean, DType::f32, Shape{nj, c_e_}},
+          {&Columns::q, DType::f32, Shape{nj, n_head, c}},
+          {&Columns::kv, DType::f32, Shape{nj, n_seq, 2, c}},
+          {&Columns::o, DType::f32, Shape{nj, n_head, c}},
+          {&Columns::g, DType::f32, Shape{nj, n_seq, n_head * c}}};
 }
 
 std::size_t MsaColumnGlobalAttention::scratch_bytes(std::int64_t n_seq, std::int64_t n_res,
                                                     std::int64_t chunk) const {
-  const std::int64_t n_head = dims_.n_head, c = dims_.c_hidden;
+  if (n_seq == 0 || n_res == 0) return 0;
+  const EpilogueKind sigmoid{.activation = Activation::sigmoid};
   const std::int64_t cols = detail::chunk_columns(n_res, n_seq, chunk);
-  std::size_t step = 0;
-  for (std::int64_t nj : {cols, n_res % cols}) {
-    if (nj == 0) continue;
-    const std::int64_t rows = nj * n_seq;
-    const EpilogueKind sigmoid{.activation = Activation::sigmoid};
-    const std::size_t inner =
-        std::max({query_.scratch_bytes(nj), kv_.scratch_bytes(rows),
-                  global_attention_scratch_bytes(n_head, n_seq),
-                  gating_.scratch_bytes(rows, sigmoid), output_.scratch_bytes(rows)});
-    step = std::max(step, f32_bytes(rows * c_e_) + f32_bytes(nj * c_e_) +
-                              f32_bytes(nj * n_head * c) + f32_bytes(rows * 2 * c) +
-                              f32_bytes(nj * n_head * c) + f32_bytes(rows * n_head * c) + inner);
-  }
-  return 2 * f32_bytes(n_res * n_seq) + step;
+  return mask_buffers(n_seq, n_res).bytes() + largest_step(n_res, cols, [&](std::int64_t nj) {
+           const std::int64_t rows = nj * n_seq;
+           const std::size_t inner =
+               std::max({query_.scratch_bytes(nj), kv_.scratch_bytes(rows),
+                         global_attention_scratch_bytes(dims_.n_head, n_seq),
+                         gating_.scratch_bytes(rows, sigmoid), output_.scratch_bytes(rows)});
+           return column_buffers(nj, n_seq).bytes() + inner;
+         });
 }
 
 }  // namespace cpufold

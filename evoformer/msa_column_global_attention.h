@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "io/model_config.h"
+#include "memory/buffer_list.h"
 #include "ops/layer_norm.h"
 #include "ops/linear.h"
 #include "ops/param_scope.h"
@@ -39,9 +40,26 @@ class MsaColumnGlobalAttention {
   std::size_t scratch_bytes(std::int64_t n_seq, std::int64_t n_res, std::int64_t chunk) const;
 
  private:
-  // AF2 Alg. 19 lines 2-7 for the columns gathered in x [nj, n_seq, c_e] (mask_t [nj, n_seq]
-  // and its key bias): the update overwrites x.
-  void attend_columns(const Tensor& x, const Tensor& mask_t, const Tensor& mask_bias,
+  // forward()'s buffers, each stated once in the list that both allocates and sizes them: the
+  // masks held throughout and the buffers of a chunk of nj columns.
+  struct Masks {
+    Tensor mask;  // msa_mask transposed [n_res, n_seq]: the query mean's weights
+    Tensor bias;  // [n_res, n_seq]: the key mask bias
+  };
+  struct Columns {
+    Tensor x;     // the gathered columns [nj, n_seq, c_e], normalised; the update overwrites them
+    Tensor mean;  // their masked mean over sequences [nj, c_e]
+    Tensor q;     // its query projection [nj, n_head, c]
+    Tensor kv;    // keys and values, one head shared by all query heads [nj, n_seq, 2, c]
+    Tensor o;     // the attention output [nj, n_head, c]
+    Tensor g;     // the gated output per sequence [nj, n_seq, n_head·c]
+  };
+  BufferList<Masks> mask_buffers(std::int64_t n_seq, std::int64_t n_res) const;
+  BufferList<Columns> column_buffers(std::int64_t nj, std::int64_t n_seq) const;
+
+  // AF2 Alg. 19 lines 2-7 for the columns gathered in w.x (mask_t [nj, n_seq] and its key
+  // bias): the update overwrites w.x.
+  void attend_columns(const Columns& w, const Tensor& mask_t, const Tensor& mask_bias,
                       Arena& arena) const;
 
   std::int64_t c_e_;

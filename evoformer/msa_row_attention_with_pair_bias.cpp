@@ -40,18 +40,17 @@ void MsaRowAttentionWithPairBias::forward(const Tensor& m, const Tensor& z, cons
   ArenaScope scope(arena);
 
   // Pair bias [n_head, n_res, n_res] = LayerNorm(z)·feat_2d_weights, head axis first.
-  const Tensor pair_bias = arena.allocate(DType::f32, Shape{n_head, n_res, n_res});
+  const Tensor pair_bias = pair_bias_buffers(n_res).allocate(arena).bias;
   float* pb = pair_bias.data_as<float>();
   const std::int64_t z_rows = detail::chunk_rows(n_res, ctx.chunk);
   SpillWindow z_window(z, 0, z_rows, SpillWindow::Access::read);
   for (std::int64_t i0 = 0; i0 < n_res; i0 += z_rows) {
     const std::int64_t ni = std::min(z_rows, n_res - i0);
     ArenaScope chunk_scope(arena);
-    const Tensor zn = arena.allocate(DType::f32, Shape{ni, n_res, c_z_});
-    feat_2d_norm_.forward(z_window.at(i0, i0 + ni), zn);
-    const Tensor proj = arena.allocate(DType::f32, Shape{ni, n_res, n_head});
-    feat_2d_.forward(zn, proj, arena);
-    const float* pp = proj.data_as<float>();
+    const PairBlock block = pair_block_buffers(ni, n_res).allocate(arena);
+    feat_2d_norm_.forward(z_window.at(i0, i0 + ni), block.normed);
+    feat_2d_.forward(block.normed, block.projected, arena);
+    const float* pp = block.projected.data_as<float>();
 #pragma omp parallel for schedule(static) if (ni * n_res * n_head >= (1 << 14))
     for (std::int64_t i = 0; i < ni; ++i) {
       for (std::int64_t h = 0; h < n_head; ++h) {
@@ -62,7 +61,7 @@ void MsaRowAttentionWithPairBias::forward(const Tensor& m, const Tensor& z, cons
     }
   }
 
-  const Tensor mask_bias = arena.allocate(DType::f32, Shape{n_seq, n_res});
+  const Tensor mask_bias = mask_bias_buffers(n_seq, n_res).allocate(arena).bias;
   detail::mask_to_bias(msa_mask, kInf, mask_bias);
 
   const std::int64_t rows = detail::chunk_rows(n_seq, ctx.chunk);
@@ -71,7 +70,7 @@ void MsaRowAttentionWithPairBias::forward(const Tensor& m, const Tensor& z, cons
     const std::int64_t ns = std::min(rows, n_seq - s0);
     ArenaScope chunk_scope(arena);
     const Tensor m_rows = window.at(s0, s0 + ns);
-    const Tensor x = arena.allocate(attention_.input_type(), Shape{ns, n_res, c_m_});
+    const Tensor x = row_chunk_buffers(ns, n_res).allocate(arena).x;
     query_norm_.forward(m_rows, x);
     attention_.forward(x, AttentionBias{pair_bias, mask_bias.slice(0, s0, s0 + ns)}, m_rows,
                        /*accumulate=*/true, arena, ctx.gemm);
@@ -79,28 +78,44 @@ void MsaRowAttentionWithPairBias::forward(const Tensor& m, const Tensor& z, cons
   window.finish();
 }
 
+BufferList<MsaRowAttentionWithPairBias::PairBias> MsaRowAttentionWithPairBias::pair_bias_buffers(
+    std::int64_t n_res) const {
+  return {{&PairBias::bias, DType::f32, Shape{dims_.n_head, n_res, n_res}}};
+}
+
+BufferList<MsaRowAttentionWithPairBias::PairBlock> MsaRowAttentionWithPairBias::pair_block_buffers(
+    std::int64_t ni, std::int64_t n_res) const {
+  return {{&PairBlock::normed, DType::f32, Shape{ni, n_res, c_z_}},
+          {&PairBlock::projected, DType::f32, Shape{ni, n_res, dims_.n_head}}};
+}
+
+BufferList<MsaRowAttentionWithPairBias::MaskBias> MsaRowAttentionWithPairBias::mask_bias_buffers(
+    std::int64_t n_seq, std::int64_t n_res) const {
+  return {{&MaskBias::bias, DType::f32, Shape{n_seq, n_res}}};
+}
+
+BufferList<MsaRowAttentionWithPairBias::RowChunk> MsaRowAttentionWithPairBias::row_chunk_buffers(
+    std::int64_t ns, std::int64_t n_res) const {
+  return {{&RowChunk::x, attention_.input_type(), Shape{ns, n_res, c_m_}}};
+}
+
 std::size_t MsaRowAttentionWithPairBias::scratch_bytes(std::int64_t n_seq, std::int64_t n_res,
                                                        std::int64_t chunk, DType m_type) const {
-  const std::int64_t z_rows = detail::chunk_rows(n_res, chunk);
-  const std::int64_t rows = detail::chunk_rows(n_seq, chunk);
-  std::size_t pair_step = 0, msa_step = 0;
+  if (n_seq == 0 || n_res == 0) return 0;
   // The first and the last (remainder) chunk may plan different primitives.
-  for (std::int64_t ni : {z_rows, n_res % z_rows}) {
-    if (ni == 0) continue;
-    pair_step =
-        std::max(pair_step, f32_bytes(ni * n_res * c_z_) + f32_bytes(ni * n_res * dims_.n_head) +
-                                feat_2d_.scratch_bytes(ni * n_res));
-  }
-  for (std::int64_t ns : {rows, n_seq % rows}) {
-    if (ns == 0) continue;
-    msa_step =
-        std::max(msa_step, tensor_bytes(attention_.input_type(), ns * n_res * c_m_) +
-                               attention_.scratch_bytes(ns, n_res, /*accumulate=*/true, m_type));
-  }
+  const std::size_t pair_pass =
+      largest_step(n_res, detail::chunk_rows(n_res, chunk), [&](std::int64_t ni) {
+        return pair_block_buffers(ni, n_res).bytes() + feat_2d_.scratch_bytes(ni * n_res);
+      });
+  const std::size_t msa_pass =
+      mask_bias_buffers(n_seq, n_res).bytes() +
+      largest_step(n_seq, detail::chunk_rows(n_seq, chunk), [&](std::int64_t ns) {
+        return row_chunk_buffers(ns, n_res).bytes() +
+               attention_.scratch_bytes(ns, n_res, /*accumulate=*/true, m_type);
+      });
   // The pair bias lives throughout; the pair-bias step releases its buffers before the mask
   // bias and the MSA rows take theirs.
-  return f32_bytes(dims_.n_head * n_res * n_res) +
-         std::max(pair_step, f32_bytes(n_seq * n_res) + msa_step);
+  return pair_bias_buffers(n_res).bytes() + std::max(pair_pass, msa_pass);
 }
 
 }  // namespace cpufold

@@ -8,6 +8,7 @@
 
 #include "evoformer/gated_attention.h"
 #include "io/model_config.h"
+#include "memory/buffer_list.h"
 #include "ops/layer_norm.h"
 #include "ops/linear.h"
 #include "ops/param_scope.h"
@@ -43,6 +44,27 @@ class MsaRowAttentionWithPairBias {
   std::int64_t c_z() const { return c_z_; }
 
  private:
+  // forward()'s buffers by phase, each stated once in the list that both allocates and sizes
+  // them: the pair bias held throughout; a block of z rows while the bias is built; then the
+  // mask bias and a chunk of MSA rows at a time.
+  struct PairBias {
+    Tensor bias;  // [n_head, n_res, n_res]: LayerNorm(z)·feat_2d_weights, head axis first
+  };
+  struct PairBlock {
+    Tensor normed;     // LayerNorm of ni rows of z [ni, n_res, c_z]
+    Tensor projected;  // their per-head projection [ni, n_res, n_head]
+  };
+  struct MaskBias {
+    Tensor bias;  // [n_seq, n_res]: inf·(mask - 1) per key
+  };
+  struct RowChunk {
+    Tensor x;  // LayerNorm of ns MSA rows [ns, n_res, c_m] in the attention's input type
+  };
+  BufferList<PairBias> pair_bias_buffers(std::int64_t n_res) const;
+  BufferList<PairBlock> pair_block_buffers(std::int64_t ni, std::int64_t n_res) const;
+  BufferList<MaskBias> mask_bias_buffers(std::int64_t n_seq, std::int64_t n_res) const;
+  BufferList<RowChunk> row_chunk_buffers(std::int64_t ns, std::int64_t n_res) const;
+
   std::int64_t c_m_, c_z_;
   AttentionDims dims_;
   LayerNorm query_norm_;

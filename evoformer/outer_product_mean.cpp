@@ -101,10 +101,6 @@ void round_to_bf16(const float* src, bf16* dst, std::int64_t n) {
   }
 }
 
-std::size_t bf16_bytes(std::int64_t n) {
-  return align_up(static_cast<std::size_t>(n) * sizeof(bf16));
-}
-
 }  // namespace
 
 OuterProductMean::OuterProductMean(const ParamScope& scope, std::int64_t c_m, std::int64_t c_z,
@@ -142,17 +138,14 @@ void OuterProductMean::forward(const Tensor& m, const Tensor& msa_mask, const Te
   ArenaScope scope(arena);
   std::optional<GemmCache> own_gemm;
   GemmCache& gemm = given_or_own(ctx.gemm, own_gemm);
-  const Tensor mask = arena.allocate(DType::f32, Shape{n_seq, n_res});
-  const Tensor a = arena.allocate(DType::f32, Shape{n_seq, n_res, c});
-  const Tensor b = arena.allocate(DType::f32, Shape{n_seq, n_res, c});
-  project_masked(m, msa_mask, mask, a, b, arena);
+  const Projections w = projection_buffers(n_seq, n_res).allocate(arena);
+  project_masked(m, msa_mask, w.mask, w.a, w.b, arena);
   // bf16 compute: the outer products read a and b rounded to bf16.
-  bf16 *a16 = nullptr, *b16 = nullptr;
+  bf16* const a16 = bf16_outer() ? w.a16.data_as<bf16>() : nullptr;
+  bf16* const b16 = bf16_outer() ? w.b16.data_as<bf16>() : nullptr;
   if (bf16_outer()) {
-    a16 = arena.allocate(DType::bf16, a.shape()).data_as<bf16>();
-    b16 = arena.allocate(DType::bf16, b.shape()).data_as<bf16>();
-    round_to_bf16(a.data_as<float>(), a16, a.numel());
-    round_to_bf16(b.data_as<float>(), b16, b.numel());
+    round_to_bf16(w.a.data_as<float>(), a16, w.a.numel());
+    round_to_bf16(w.b.data_as<float>(), b16, w.b.numel());
   }
 
   // Alg. 10 lines 3-4, a slab of residues i at a time.
@@ -161,15 +154,14 @@ void OuterProductMean::forward(const Tensor& m, const Tensor& msa_mask, const Te
   for (std::int64_t i0 = 0; i0 < n_res; i0 += res_rows) {
     const std::int64_t ni = std::min(res_rows, n_res - i0);
     ArenaScope chunk_scope(arena);
-    const Tensor outer = arena.allocate(DType::f32, Shape{ni * c, n_res * c});
-    const Tensor norm = arena.allocate(DType::f32, Shape{ni, n_res});
+    const Products slab = product_buffers(ni, n_res).allocate(arena);
     // a and b as [n_seq, n_res·c] matrices.
-    const OuterOperands x{a.data_as<float>() + i0 * c, a16 ? a16 + i0 * c : nullptr, n_res * c,
-                          b.data_as<float>(), b16};
-    outer_sums(gemm, x, mask.data_as<float>(), i0, ni, n_seq, n_res, c, 0.f, outer.data_as<float>(),
-               norm.data_as<float>());
-    const Tensor p = arena.allocate(projected_type(), Shape{ni, n_res, c * c});
-    add_update(outer.data_as<float>(), norm.data_as<float>(), p, vz, i0, ni, n_res, arena);
+    const OuterOperands x{w.a.data_as<float>() + i0 * c, a16 ? a16 + i0 * c : nullptr, n_res * c,
+                          w.b.data_as<float>(), b16};
+    outer_sums(gemm, x, w.mask.data_as<float>(), i0, ni, n_seq, n_res, c, 0.f,
+               slab.outer.data_as<float>(), slab.norm.data_as<float>());
+    add_update(slab.outer.data_as<float>(), slab.norm.data_as<float>(), slab.p, vz, i0, ni, n_res,
+               arena);
   }
 }
 
@@ -185,7 +177,7 @@ void OuterProductMean::project_masked(const Tensor& m, const Tensor& msa_mask, c
   }
   if (n_seq > 0) {
     ArenaScope x_scope(arena);
-    const Tensor x = arena.allocate(norm_type(), Shape{n_seq, n_res, c_m_});
+    const Tensor x = normed_buffers(n_seq, n_res).allocate(arena).x;
     norm_.forward(m, x);
     left_.forward(x, a, arena);
     right_.forward(x, b, arena);
@@ -230,8 +222,8 @@ void OuterProductMean::add_update(float* op, const float* np, const Tensor& p, c
     }
     // The projection lands in the outer buffer once all of it is reordered (it is dead then).
     ArenaScope scope(arena);
-    const Tensor u = ng == ni && cz <= c * c ? Tensor(op, DType::f32, Shape{ng, n_res, cz})
-                                             : arena.allocate(DType::f32, Shape{ng, n_res, cz});
+    const Update own = update_buffers(ng, ni, n_res).allocate(arena);
+    const Tensor u = own.u.empty() ? Tensor(op, DType::f32, Shape{ng, n_res, cz}) : own.u;
     output_.forward(p.slice(0, 0, ng), u, arena);
     const float* up = static_cast<const float*>(u.data());
     const float* ng_norm = np + g0 * n_res;
@@ -245,41 +237,6 @@ void OuterProductMean::add_update(float* op, const float* np, const Tensor& p, c
   }
 }
 
-// The sizes and buffers of a chunked forward(), allocated once for every slab.
-struct OuterProductMean::Slabs {
-  // The sizes for `op` over an MSA of n_seq x n_res with `chunk`; no buffers yet.
-  Slabs(const OuterProductMean& op, std::int64_t n_seq, std::int64_t n_res, std::int64_t chunk);
-  // A buffer: the member it goes to, its type and shape.
-  struct Buffer {
-    Tensor Slabs::*tensor;
-    DType dtype;
-    Shape shape;
-  };
-  // One list of the buffers, read both to size the arena (slabs_scratch_bytes) and to allocate
-  // it (allocate_slabs).
-  std::vector<Buffer> buffers(const OuterProductMean& op) const;
-  // bf16: a and b rounded (null in fp32).
-  bf16* a16() const { return use_bf16 ? a_bf16.data_as<bf16>() : nullptr; }
-  bf16* b16() const { return use_bf16 ? b_bf16.data_as<bf16>() : nullptr; }
-
-  std::int64_t n_seq, n_res;
-  std::int64_t ni_max;  // residues i per slab
-  std::int64_t sb_max;  // sequences per accumulation step: all of them when b is kept
-  std::int64_t xb_max;  // sequences per LayerNorm block of the left projection
-  std::int64_t rb_max;  // sequences per LayerNorm block of the right projection
-  bool keep_right, use_bf16;
-  Tensor x;       // LayerNorm(m[s]) for the right projection
-  Tensor b;       // fp32: the right projection of the step's sequences; bf16: one call's rows
-  Tensor xa;      // m[s, slab] for the left projection
-  Tensor a;       // the left projection [sb_max, ni_max, c]
-  Tensor mb;      // the step's mask rows [sb_max, n_res]
-  Tensor outer;   // [ni_max·c, n_res·c]
-  Tensor norm;    // [ni_max, n_res]
-  Tensor p;       // the reordered outer products, add_update's room
-  Tensor a_bf16;  // bf16 only: a and b rounded
-  Tensor b_bf16;
-};
-
 OuterProductMean::Slabs::Slabs(const OuterProductMean& op, std::int64_t n_seq, std::int64_t n_res,
                                std::int64_t chunk)
     : n_seq(n_seq),
@@ -291,33 +248,48 @@ OuterProductMean::Slabs::Slabs(const OuterProductMean& op, std::int64_t n_seq, s
       keep_right(sb_max >= n_seq),
       use_bf16(op.bf16_outer()) {}
 
-std::vector<OuterProductMean::Slabs::Buffer> OuterProductMean::Slabs::buffers(
-    const OuterProductMean& op) const {
-  const std::int64_t c = op.c_, c_m = op.c_m_;
-  std::vector<Buffer> list{
-      {&Slabs::x, op.norm_type(), Shape{rb_max, n_res, c_m}},
-      {&Slabs::b, DType::f32, Shape{use_bf16 ? rb_max : sb_max, n_res, c}},
-      {&Slabs::xa, DType::f32, Shape{xb_max * ni_max, c_m}},
-      {&Slabs::a, DType::f32, Shape{sb_max, ni_max, c}},
-      {&Slabs::mb, DType::f32, Shape{sb_max, n_res}},
-      {&Slabs::outer, DType::f32, Shape{ni_max * c, n_res * c}},
-      {&Slabs::norm, DType::f32, Shape{ni_max, n_res}},
-      {&Slabs::p, op.projected_type(), Shape{std::min(ni_max, kProjectRows), n_res, c * c}},
-  };
-  if (use_bf16) {
-    list.push_back({&Slabs::a_bf16, DType::bf16, Shape{sb_max, ni_max, c}});
-    list.push_back({&Slabs::b_bf16, DType::bf16, Shape{sb_max, n_res, c}});
-  }
-  return list;
+BufferList<OuterProductMean::Projections> OuterProductMean::projection_buffers(
+    std::int64_t n_seq, std::int64_t n_res) const {
+  const Shape rows{n_seq, n_res, c_};
+  return BufferList<Projections>{{&Projections::mask, DType::f32, Shape{n_seq, n_res}},
+                                 {&Projections::a, DType::f32, rows},
+                                 {&Projections::b, DType::f32, rows}}
+      .add_if(bf16_outer(), {&Projections::a16, DType::bf16, rows})
+      .add_if(bf16_outer(), {&Projections::b16, DType::bf16, rows});
 }
 
-OuterProductMean::Slabs OuterProductMean::allocate_slabs(std::int64_t n_seq, std::int64_t n_res,
-                                                         std::int64_t chunk, Arena& arena) const {
-  Slabs w(*this, n_seq, n_res, chunk);
-  for (const Slabs::Buffer& buffer : w.buffers(*this)) {
-    w.*buffer.tensor = arena.allocate(buffer.dtype, buffer.shape);
-  }
-  return w;
+BufferList<OuterProductMean::Normed> OuterProductMean::normed_buffers(std::int64_t n_seq,
+                                                                      std::int64_t n_res) const {
+  return {{&Normed::x, norm_type(), Shape{n_seq, n_res, c_m_}}};
+}
+
+BufferList<OuterProductMean::Products> OuterProductMean::product_buffers(std::int64_t ni,
+                                                                         std::int64_t n_res) const {
+  return {{&Products::outer, DType::f32, Shape{ni * c_, n_res * c_}},
+          {&Products::norm, DType::f32, Shape{ni, n_res}},
+          {&Products::p, projected_type(), Shape{ni, n_res, c_ * c_}}};
+}
+
+BufferList<OuterProductMean::Slabs> OuterProductMean::slab_buffers(const Slabs& w) const {
+  const std::int64_t c = c_, n_res = w.n_res, ni = w.ni_max, sb = w.sb_max;
+  return BufferList<Slabs>{
+      {&Slabs::x, norm_type(), Shape{w.rb_max, n_res, c_m_}},
+      {&Slabs::b, DType::f32, Shape{w.use_bf16 ? w.rb_max : sb, n_res, c}},
+      {&Slabs::xa, DType::f32, Shape{w.xb_max * ni, c_m_}},
+      {&Slabs::a, DType::f32, Shape{sb, ni, c}},
+      {&Slabs::mb, DType::f32, Shape{sb, n_res}},
+      {&Slabs::outer, DType::f32, Shape{ni * c, n_res * c}},
+      {&Slabs::norm, DType::f32, Shape{ni, n_res}},
+      {&Slabs::p, projected_type(), Shape{std::min(ni, kProjectRows), n_res, c * c}}}
+      .add_if(w.use_bf16, {&Slabs::a_bf16, DType::bf16, Shape{sb, ni, c}})
+      .add_if(w.use_bf16, {&Slabs::b_bf16, DType::bf16, Shape{sb, n_res, c}});
+}
+
+BufferList<OuterProductMean::Update> OuterProductMean::update_buffers(std::int64_t g,
+                                                                      std::int64_t ni,
+                                                                      std::int64_t n_res) const {
+  return BufferList<Update>({}).add_if(g < ni || c_z_ > c_ * c_,
+                                       {&Update::u, DType::f32, Shape{g, n_res, c_z_}});
 }
 
 // b[s - first] = mask ⊙ right(LayerNorm(m[s])) (bf16: b16) and its mask row, for sequences
@@ -388,7 +360,8 @@ void OuterProductMean::forward_in_slabs(const Tensor& m, const Tensor& msa_mask,
   const std::int64_t n_seq = m.dim(0), n_res = m.dim(1), c = c_;
   Arena& arena = ctx.arena();
   ArenaScope scope(arena);
-  const Slabs w = allocate_slabs(n_seq, n_res, ctx.chunk, arena);
+  Slabs w(*this, n_seq, n_res, ctx.chunk);
+  slab_buffers(w).allocate_into(arena, w);
   std::optional<GemmCache> own_gemm;
   GemmCache& gemm = given_or_own(ctx.gemm, own_gemm);
   if (w.keep_right) right_rows(w, m, msa_mask, 0, n_seq, arena);
@@ -459,11 +432,9 @@ std::size_t OuterProductMean::scratch_bytes(std::int64_t n_seq, std::int64_t n_r
 std::size_t OuterProductMean::slabs_scratch_bytes(std::int64_t n_seq, std::int64_t n_res,
                                                   std::int64_t chunk) const {
   const Slabs w(*this, n_seq, n_res, chunk);
-  std::size_t buffers = 0;
-  for (const Slabs::Buffer& buffer : w.buffers(*this)) {
-    buffers += tensor_bytes(buffer.dtype, buffer.shape.numel());
-  }
-  return buffers + std::max(slab_projection_bytes(w), slab_update_bytes(w));
+  const std::size_t update = largest_step(
+      n_res, w.ni_max, [&](std::int64_t ni) { return update_bytes(ni, kProjectRows, n_res); });
+  return slab_buffers(w).bytes() + std::max(slab_projection_bytes(w), update);
 }
 
 std::size_t OuterProductMean::slab_projection_bytes(const Slabs& w) const {
@@ -485,49 +456,27 @@ std::size_t OuterProductMean::slab_projection_bytes(const Slabs& w) const {
   return bytes;
 }
 
-std::size_t OuterProductMean::slab_update_bytes(const Slabs& w) const {
+std::size_t OuterProductMean::update_bytes(std::int64_t ni, std::int64_t group,
+                                           std::int64_t n_res) const {
   const EpilogueKind projected{.bf16_in = projected_type() == DType::bf16};
-  const std::int64_t n_res = w.n_res, ni = w.ni_max;
-  std::size_t bytes = 0;
-  // add_update's groups of a slab of i residues: min(i, kProjectRows) and the rest.
-  for (std::int64_t i : {ni, n_res % ni}) {
-    if (i == 0) continue;
-    const std::int64_t group = std::min(i, kProjectRows);
-    for (std::int64_t g : {group, i % group}) {
-      if (g == 0) continue;
-      std::size_t out = output_.scratch_bytes(g * n_res, projected);
-      if (g < i || c_z_ > c_ * c_) out += f32_bytes(g * n_res * c_z_);
-      bytes = std::max(bytes, out);
-    }
-  }
-  return bytes;
+  return largest_step(ni, std::min(ni, group), [&](std::int64_t g) {
+    return update_buffers(g, ni, n_res).bytes() + output_.scratch_bytes(g * n_res, projected);
+  });
 }
 
 std::size_t OuterProductMean::whole_msa_scratch_bytes(std::int64_t n_seq, std::int64_t n_res,
                                                       std::int64_t chunk) const {
   const EpilogueKind normed{.bf16_in = bf16_norm()};
-  const EpilogueKind projected{.bf16_in = projected_type() == DType::bf16};
-  const std::size_t persistent = f32_bytes(n_seq * n_res) + 2 * f32_bytes(n_seq * n_res * c_) +
-                                 (bf16_outer() ? 2 * bf16_bytes(n_seq * n_res * c_) : 0);
-  std::size_t step = 0;
-  const std::int64_t seq_rows = detail::chunk_rows(n_seq, chunk);
-  for (std::int64_t ns : {seq_rows, n_seq % seq_rows}) {
-    if (ns == 0) continue;
-    step = std::max(step, tensor_bytes(norm_type(), ns * n_res * c_m_) +
-                              std::max(left_.scratch_bytes(ns * n_res, normed),
-                                       right_.scratch_bytes(ns * n_res, normed)));
-  }
-  const std::int64_t res_rows = detail::chunk_rows(n_res, chunk);
-  for (std::int64_t ni : {res_rows, n_res % res_rows}) {
-    if (ni == 0) continue;
-    const std::int64_t pairs = ni * n_res;
-    std::size_t bytes = f32_bytes(pairs * c_ * c_) +
-                        tensor_bytes(projected_type(), pairs * c_ * c_) + f32_bytes(pairs) +
-                        output_.scratch_bytes(pairs, projected);
-    if (c_z_ > c_ * c_) bytes += f32_bytes(pairs * c_z_);
-    step = std::max(step, bytes);
-  }
-  return persistent + step;
+  const std::size_t project = n_seq == 0
+                                  ? 0
+                                  : normed_buffers(n_seq, n_res).bytes() +
+                                        std::max(left_.scratch_bytes(n_seq * n_res, normed),
+                                                 right_.scratch_bytes(n_seq * n_res, normed));
+  const std::size_t slab =
+      largest_step(n_res, detail::chunk_rows(n_res, chunk), [&](std::int64_t ni) {
+        return product_buffers(ni, n_res).bytes() + update_bytes(ni, ni, n_res);
+      });
+  return projection_buffers(n_seq, n_res).bytes() + std::max(project, slab);
 }
 
 }  // namespace cpufold

@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "memory/buffer_list.h"
 #include "ops/layer_norm.h"
 #include "ops/linear.h"
 #include "ops/param_scope.h"
@@ -47,17 +48,68 @@ class OuterProductMean {
   std::int64_t msa_reads(std::int64_t n_seq, std::int64_t n_res, std::int64_t chunk) const;
 
  private:
+  // forward()'s buffers, each stated once in the list that both allocates and sizes them.
+  // Unchunked: the whole MSA's projections held throughout, LayerNorm(m) while they are
+  // computed, then a slab's outer products.
+  struct Projections {
+    Tensor mask;  // msa_mask made contiguous [n_seq, n_res]
+    Tensor a;     // mask ⊙ left projection [n_seq, n_res, c]
+    Tensor b;     // mask ⊙ right projection [n_seq, n_res, c]
+    Tensor a16;   // bf16 outer products only: a and b rounded
+    Tensor b16;
+  };
+  struct Normed {
+    Tensor x;  // LayerNorm(m) [n_seq, n_res, c_m] of norm_type()
+  };
+  struct Products {
+    Tensor outer;  // Σ_s a ⊗ b for ni residues i [ni·c, n_res·c]
+    Tensor norm;   // Σ_s mask·mask [ni, n_res]
+    Tensor p;      // the outer products reordered for the output projection [ni, n_res, c²]
+  };
+  // Chunked: the sizes and buffers of forward_in_slabs(), allocated once for every slab.
+  struct Slabs {
+    // The sizes for `op` over an MSA of n_seq x n_res with `chunk`; no buffers yet.
+    Slabs(const OuterProductMean& op, std::int64_t n_seq, std::int64_t n_res, std::int64_t chunk);
+    // bf16: a and b rounded (null in fp32).
+    bf16* a16() const { return use_bf16 ? a_bf16.data_as<bf16>() : nullptr; }
+    bf16* b16() const { return use_bf16 ? b_bf16.data_as<bf16>() : nullptr; }
+
+    std::int64_t n_seq, n_res;
+    std::int64_t ni_max;  // residues i per slab
+    std::int64_t sb_max;  // sequences per accumulation step: all of them when b is kept
+    std::int64_t xb_max;  // sequences per LayerNorm block of the left projection
+    std::int64_t rb_max;  // sequences per LayerNorm block of the right projection
+    bool keep_right, use_bf16;
+    Tensor x;       // LayerNorm(m[s]) for the right projection
+    Tensor b;       // fp32: the right projection of the step's sequences; bf16: one call's rows
+    Tensor xa;      // m[s, slab] for the left projection
+    Tensor a;       // the left projection [sb_max, ni_max, c]
+    Tensor mb;      // the step's mask rows [sb_max, n_res]
+    Tensor outer;   // [ni_max·c, n_res·c]
+    Tensor norm;    // [ni_max, n_res]
+    Tensor p;       // the reordered outer products, add_update's room
+    Tensor a_bf16;  // bf16 only: a and b rounded
+    Tensor b_bf16;
+  };
+  // add_update's output projection of g residues, where it cannot land in the outer buffer.
+  struct Update {
+    Tensor u;  // [g, n_res, c_z]
+  };
+  BufferList<Projections> projection_buffers(std::int64_t n_seq, std::int64_t n_res) const;
+  BufferList<Normed> normed_buffers(std::int64_t n_seq, std::int64_t n_res) const;
+  BufferList<Products> product_buffers(std::int64_t ni, std::int64_t n_res) const;
+  BufferList<Slabs> slab_buffers(const Slabs& w) const;
+  // For g of a slab's ni residues: u unless g = ni and c_z <= c² (then it reuses outer).
+  BufferList<Update> update_buffers(std::int64_t g, std::int64_t ni, std::int64_t n_res) const;
+
   // forward() without chunking, Alg. 10 lines 1-2: `mask` = msa_mask made contiguous; a and b
   // [n_seq, n_res, c] = mask ⊙ left / right projections of LayerNorm(m).
   void project_masked(const Tensor& m, const Tensor& msa_mask, const Tensor& mask, const Tensor& a,
                       const Tensor& b, Arena& arena) const;
-  // forward() with ctx.chunk > 0, over its buffers (Slabs, in the .cpp): the right projection,
-  // each slab's left projection, the outer sums and the update.
+  // forward() with ctx.chunk > 0, over its Slabs: the right projection, each slab's left
+  // projection, the outer sums and the update.
   void forward_in_slabs(const Tensor& m, const Tensor& msa_mask, const Tensor& z,
                         const RunContext& ctx) const;
-  struct Slabs;
-  Slabs allocate_slabs(std::int64_t n_seq, std::int64_t n_res, std::int64_t chunk,
-                       Arena& arena) const;
   void right_rows(const Slabs& w, const Tensor& m, const Tensor& msa_mask, std::int64_t first,
                   std::int64_t end, Arena& arena) const;
   void left_rows(const Slabs& w, const Tensor& slab, std::int64_t i0, std::int64_t ni,
@@ -66,9 +118,10 @@ class OuterProductMean {
   // the update's scratch; without: the whole MSA's projections and a slab's outer products.
   std::size_t slabs_scratch_bytes(std::int64_t n_seq, std::int64_t n_res, std::int64_t chunk) const;
   std::size_t slab_projection_bytes(const Slabs& w) const;
-  std::size_t slab_update_bytes(const Slabs& w) const;
   std::size_t whole_msa_scratch_bytes(std::int64_t n_seq, std::int64_t n_res,
                                       std::int64_t chunk) const;
+  // add_update's scratch for a slab of ni residues, p holding `group` of them at a time.
+  std::size_t update_bytes(std::int64_t ni, std::int64_t group, std::int64_t n_res) const;
   // Sequences whose right projections a chunked forward() holds at once: all of them (computed
   // once) or a block (recomputed per slab), whichever the .cpp's rule finds cheaper.
   std::int64_t sequence_block(std::int64_t n_seq, std::int64_t slab_rows) const;

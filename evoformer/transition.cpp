@@ -102,35 +102,33 @@ void Transition::forward(const Tensor& x, const Tensor& mask, const RunContext& 
 void Transition::forward_narrow(const Tensor& xs, std::int64_t rows, Arena& arena) const {
   // bf16 compute: the LayerNorm and the hidden layer are stored in bf16 as they are written,
   // and each Linear reads its input in place.
-  const Tensor xn = arena.allocate(DType::bf16, Shape{rows, c_});
-  norm_.forward(xs, xn);
-  const Tensor h = arena.allocate(DType::bf16, Shape{rows, hidden()});
+  const Buffers b = buffers(rows, /*narrow=*/true).allocate(arena);
+  norm_.forward(xs, b.xn);
   LinearEpilogue relu;
   relu.activation = Activation::relu;
-  transition1_.forward(xn, h, arena, relu);
+  transition1_.forward(b.xn, b.h, arena, relu);
   LinearEpilogue accumulate;
   accumulate.accumulate = true;
-  transition2_.forward(h, xs, arena, accumulate);
+  transition2_.forward(b.h, xs, arena, accumulate);
 }
 
 void Transition::forward_f32(const Tensor& xs, const Tensor& ms, std::int64_t rows,
                              Arena& arena) const {
-  const Tensor xn = arena.allocate(DType::f32, xs.shape());
-  norm_.forward(xs, xn);
-  const Tensor h = arena.allocate(DType::f32, Shape{rows, hidden()});
+  const Buffers b = buffers(rows, /*narrow=*/false).allocate(arena);
+  norm_.forward(xs, b.xn);
   LinearEpilogue relu;
   relu.activation = Activation::relu;
-  transition1_.forward(xn, h, arena, relu);
+  transition1_.forward(b.xn, b.h, arena, relu);
   // The update goes straight into x unless a mask entry of this chunk differs from 1.
   if (ms.empty() || all_ones(ms)) {
     LinearEpilogue accumulate;
     accumulate.accumulate = true;
-    transition2_.forward(h, xs, arena, accumulate);
+    transition2_.forward(b.h, xs, arena, accumulate);
     return;
   }
   // Masked chunk: x += update ⊙ mask. xn is free again and has the right shape.
-  transition2_.forward(h, xn, arena);
-  add_masked(xs, xn, ms, rows, c_);
+  transition2_.forward(b.h, b.xn, arena);
+  add_masked(xs, b.xn, ms, rows, c_);
 }
 
 bool Transition::narrow_hidden(bool masked) const {
@@ -138,32 +136,24 @@ bool Transition::narrow_hidden(bool masked) const {
          transition2_.compute() == DType::bf16 && c_ <= LayerNorm::kMaxBf16Channels;
 }
 
+BufferList<Transition::Buffers> Transition::buffers(std::int64_t rows, bool narrow) const {
+  const DType type = narrow ? DType::bf16 : DType::f32;
+  return {{&Buffers::xn, type, Shape{rows, c_}}, {&Buffers::h, type, Shape{rows, hidden()}}};
+}
+
 std::size_t Transition::scratch_bytes(std::int64_t n_first, std::int64_t n_rest, std::int64_t chunk,
                                       bool masked, DType x_type) const {
-  const std::int64_t step = detail::chunk_rows(n_first, chunk);
-  std::size_t total = 0;
-  for (std::int64_t na : {step, n_first % step}) {
-    if (na == 0) continue;
+  const bool narrow = narrow_hidden(masked);
+  const EpilogueKind relu{.activation = Activation::relu, .bf16_out = narrow, .bf16_in = narrow};
+  const EpilogueKind accumulate{
+      .accumulate = true, .bf16_out = x_type == DType::bf16, .bf16_in = narrow};
+  return largest_step(n_first, detail::chunk_rows(n_first, chunk), [&](std::int64_t na) {
     const std::int64_t rows = na * n_rest;
-    if (narrow_hidden(masked)) {
-      const EpilogueKind relu{.activation = Activation::relu, .bf16_out = true, .bf16_in = true};
-      const EpilogueKind accumulate{
-          .accumulate = true, .bf16_out = x_type == DType::bf16, .bf16_in = true};
-      total =
-          std::max(total, align_up(static_cast<std::size_t>(rows * c_) * sizeof(bf16)) +
-                              align_up(static_cast<std::size_t>(rows * hidden()) * sizeof(bf16)) +
-                              std::max(transition1_.scratch_bytes(rows, relu),
-                                       transition2_.scratch_bytes(rows, accumulate)));
-      continue;
-    }
-    const EpilogueKind relu{.activation = Activation::relu};
-    const EpilogueKind accumulate{.accumulate = true, .bf16_out = x_type == DType::bf16};
     std::size_t inner = std::max(transition1_.scratch_bytes(rows, relu),
                                  transition2_.scratch_bytes(rows, accumulate));
     if (masked) inner = std::max(inner, transition2_.scratch_bytes(rows));
-    total = std::max(total, f32_bytes(rows * c_) + f32_bytes(rows * hidden()) + inner);
-  }
-  return total;
+    return buffers(rows, narrow).bytes() + inner;
+  });
 }
 
 }  // namespace cpufold

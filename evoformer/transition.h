@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "memory/buffer_list.h"
 #include "ops/layer_norm.h"
 #include "ops/linear.h"
 #include "ops/param_scope.h"
@@ -40,6 +41,14 @@ class Transition {
   std::int64_t hidden() const { return c_ * factor_; }
 
  private:
+  // A chunk's buffers, stated once in the list that both allocates and sizes them.
+  struct Buffers {
+    Tensor xn;  // LayerNorm(x) [rows, c]; a masked chunk's update once h is computed
+    Tensor h;   // the hidden layer [rows, factor·c]
+  };
+  // Both bf16 when `narrow` (narrow_hidden), else f32.
+  BufferList<Buffers> buffers(std::int64_t rows, bool narrow) const;
+
   // bf16 compute without a mask: the normalised input and the hidden layer stay bf16.
   bool narrow_hidden(bool masked) const;
   // InternalError for a shape, mask or type forward() does not take.

@@ -11,6 +11,7 @@
 #include <iostream>
 #include <random>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "evoformer/msa_column_attention.h"
@@ -599,6 +600,124 @@ TEST_F(EvoformerMsaModules, MsaColumnAttentionStridedMask) {
       [&](std::int64_t chunk) { return module.scratch_bytes(S, N, chunk); },
       [&](const Tensor& x, const RunContext& ctx) { module.forward(x, strided, ctx); });
 }
+
+// Each module's forward() in an arena of exactly its scratch_bytes(): an allocation its buffer
+// lists do not cover throws BudgetError. In fp32 and under bf16 compute (bf16 normed copies and
+// hidden layers, a bf16 stored MSA), with chunks that leave a remainder of rows and of columns.
+class MsaModulesExactScratch : public MsaModulesBase,
+                               public ::testing::WithParamInterface<std::tuple<Stack, DType>> {
+ protected:
+  MsaModulesExactScratch() : MsaModulesBase(std::get<0>(GetParam())) {}
+
+  // `forward` on a copy of `state` (f32, or rounded to bf16 when `narrow`), in an arena of
+  // exactly `bytes`, for every chunk of kChunks.
+  void run_exact(const std::string& what, const std::vector<float>& state, const Shape& shape,
+                 bool narrow, const std::function<std::size_t(std::int64_t)>& scratch_bytes,
+                 const std::function<void(const Tensor&, const RunContext&)>& forward) const {
+    for (const std::int64_t chunk : kChunks) {
+      SCOPED_TRACE(what + " chunk " + std::to_string(chunk));
+      Arena arena("exact", dram_tier(), std::max<std::size_t>(scratch_bytes(chunk), 64));
+      RunContext ctx;
+      ctx.scratch = &arena;
+      ctx.chunk = chunk;
+      std::vector<float> x = state;
+      std::vector<bf16> x16(state.begin(), state.end());
+      const Tensor t =
+          narrow ? Tensor(x16.data(), DType::bf16, shape) : Tensor(x.data(), DType::f32, shape);
+      EXPECT_NO_THROW(forward(t, ctx));
+      EXPECT_EQ(arena.used(), 0u) << "scratch not released";
+    }
+  }
+
+  // S = 7 rows and N = 9 columns: chunk 2 leaves a row and a column (2 columns per step) over,
+  // chunk 3 a row.
+  static constexpr std::int64_t kChunks[] = {0, 2, 3};
+};
+
+TEST_P(MsaModulesExactScratch, ForwardFitsItsScratchBytes) {
+  const DType precision = std::get<1>(GetParam());
+  if (precision == DType::bf16 && !bf16_support().available) {
+    GTEST_SKIP() << "oneDNN has no bf16 matmul on this CPU";
+  }
+  const ParamScope scope = scope_.with_precision(precision);
+  const bool bf16 = precision == DType::bf16;
+  const std::int64_t cz = cfg_.c_z;
+  const std::vector<float> m = random_values(S * N * static_cast<std::size_t>(c_m_), 31);
+  std::vector<float> z = random_values(N * N * static_cast<std::size_t>(cz), 32);
+  std::vector<float> mask = random_mask(S, N, 33), pair_mask = random_mask(N, N, 34);
+  const Tensor zv(z.data(), DType::f32, Shape{N, N, cz});
+  const Tensor mv(mask.data(), DType::f32, Shape{S, N});
+  const Tensor pv(pair_mask.data(), DType::f32, Shape{N, N});
+  const Shape msa{S, N, c_m_};
+
+  const MsaRowAttentionWithPairBias row(
+      scope / "msa_row_attention_with_pair_bias", c_m_, cz,
+      extra_ ? cfg_.extra_msa_row_attention : cfg_.msa_row_attention);
+  const Transition transition(
+      scope / "msa_transition", c_m_,
+      extra_ ? cfg_.extra_msa_transition_factor : cfg_.msa_transition_factor);
+  // A bf16 stored MSA (the extra-MSA stack's under bf16 compute) as well as an fp32 one.
+  for (const bool narrow : bf16 ? std::vector<bool>{false, true} : std::vector<bool>{false}) {
+    const DType m_type = narrow ? DType::bf16 : DType::f32;
+    run_exact(
+        "MsaRowAttentionWithPairBias", m, msa, narrow,
+        [&](std::int64_t chunk) { return row.scratch_bytes(S, N, chunk, m_type); },
+        [&](const Tensor& x, const RunContext& ctx) { row.forward(x, zv, mv, ctx); });
+    run_exact(
+        "MsaTransition", m, msa, narrow,
+        [&](std::int64_t chunk) { return transition.scratch_bytes(S, N, chunk, false, m_type); },
+        [&](const Tensor& x, const RunContext& ctx) { transition.forward(x, Tensor(), ctx); });
+  }
+  run_exact(
+      "MsaTransition (masked)", m, msa, false,
+      [&](std::int64_t chunk) { return transition.scratch_bytes(S, N, chunk, true); },
+      [&](const Tensor& x, const RunContext& ctx) { transition.forward(x, mv, ctx); });
+  const Transition pair_transition(scope / "pair_transition", cz, cfg_.pair_transition_factor);
+  run_exact(
+      "PairTransition (masked)", z, Shape{N, N, cz}, false,
+      [&](std::int64_t chunk) { return pair_transition.scratch_bytes(N, N, chunk, true); },
+      [&](const Tensor& x, const RunContext& ctx) { pair_transition.forward(x, pv, ctx); });
+
+  if (extra_) {
+    const MsaColumnGlobalAttention column(scope / "msa_column_global_attention", c_m_,
+                                          cfg_.extra_msa_global_attention);
+    run_exact(
+        "MsaColumnGlobalAttention", m, msa, false,
+        [&](std::int64_t chunk) { return column.scratch_bytes(S, N, chunk); },
+        [&](const Tensor& x, const RunContext& ctx) { column.forward(x, mv, ctx); });
+  } else {
+    const MsaColumnAttention column(scope / "msa_column_attention", c_m_,
+                                    cfg_.msa_column_attention);
+    run_exact(
+        "MsaColumnAttention", m, msa, false,
+        [&](std::int64_t chunk) { return column.scratch_bytes(S, N, chunk); },
+        [&](const Tensor& x, const RunContext& ctx) { column.forward(x, mv, ctx); });
+  }
+
+  // The outer product mean over a shallow MSA and one deeper than a sequence block.
+  const std::int64_t c_h = extra_ ? cfg_.extra_c_hidden_opm : cfg_.c_hidden_opm;
+  const OuterProductMean opm(scope / "outer_product_mean", c_m_, cz, c_h);
+  for (const std::int64_t rows : {std::int64_t{S}, std::int64_t{600}}) {
+    const std::vector<float> deep = random_values(rows * N * static_cast<std::size_t>(c_m_), 35);
+    std::vector<float> deep_mask = random_mask(rows, N, 36);
+    const Tensor dv(const_cast<float*>(deep.data()), DType::f32, Shape{rows, N, c_m_});
+    const Tensor dm(deep_mask.data(), DType::f32, Shape{rows, N});
+    run_exact(
+        "OuterProductMean over " + std::to_string(rows) + " rows", z, Shape{N, N, cz}, false,
+        [&](std::int64_t chunk) { return opm.scratch_bytes(rows, N, chunk); },
+        [&](const Tensor& x, const RunContext& ctx) { opm.forward(dv, dm, x, ctx); });
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Tiny, MsaModulesExactScratch,
+                         ::testing::Combine(::testing::Values(Stack::evoformer, Stack::extra),
+                                            ::testing::Values(DType::f32, DType::bf16)),
+                         [](const ::testing::TestParamInfo<std::tuple<Stack, DType>>& info) {
+                           return std::string(std::get<0>(info.param) == Stack::evoformer
+                                                  ? "Evoformer"
+                                                  : "ExtraMsaStack") +
+                                  (std::get<1>(info.param) == DType::bf16 ? "Bf16" : "Fp32");
+                         });
 
 INSTANTIATE_TEST_SUITE_P(Tiny, MsaModules, ::testing::Values(Stack::evoformer, Stack::extra),
                          [](const ::testing::TestParamInfo<Stack>& info) {
