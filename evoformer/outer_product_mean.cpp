@@ -288,8 +288,8 @@ BufferList<OuterProductMean::Slabs> OuterProductMean::slab_buffers(const Slabs& 
 BufferList<OuterProductMean::Update> OuterProductMean::update_buffers(std::int64_t g,
                                                                       std::int64_t ni,
                                                                       std::int64_t n_res) const {
-  return BufferList<Update>({}).add_if(g < ni || c_z_ > c_ * c_,
-                                       {&Update::u, DType::f32, Shape{g, n_res, c_z_}});
+  return BufferList<Update>().add_if(g < ni || c_z_ > c_ * c_,
+                                     {&Update::u, DType::f32, Shape{g, n_res, c_z_}});
 }
 
 // b[s - first] = mask ⊙ right(LayerNorm(m[s])) (bf16: b16) and its mask row, for sequences
