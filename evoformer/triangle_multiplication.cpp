@@ -78,17 +78,38 @@ TriangleMultiplication::TriangleMultiplication(const ParamScope& scope, std::int
       center_layer_norm_((scope / "center_layer_norm").layer_norm(c_hidden)),
       output_projection_((scope / "output_projection").linear({c_hidden, c_z})) {}
 
-TriangleMultiplication::Edge TriangleMultiplication::Edge::allocate(Arena& arena, bool in_bf16,
-                                                                    std::int64_t channels,
-                                                                    std::int64_t stride) {
+TriangleMultiplication::Edge TriangleMultiplication::Edge::of(const Tensor& edge) {
   Edge e;
-  e.stride = stride;
-  if (in_bf16) {
-    e.b16 = arena.allocate(DType::bf16, Shape{channels, stride}).data_as<bf16>();
+  e.stride = edge.dim(1);
+  if (edge.dtype() == DType::bf16) {
+    e.b16 = edge.data_as<bf16>();
   } else {
-    e.f32 = arena.allocate(DType::f32, Shape{channels, stride}).data_as<float>();
+    e.f32 = edge.data_as<float>();
   }
   return e;
+}
+
+BufferList<TriangleMultiplication::WholeEdge> TriangleMultiplication::whole_edge_buffers(
+    std::int64_t n) const {
+  return {{&WholeEdge::edge, whole_projection_.compute(), Shape{c_, channel_stride(n * n)}}};
+}
+
+// bf16 compute: the edges are stored in bf16 (half the c·n² right edge) and multiplied by
+// oneDNN's bf16 matmul with fp32 accumulation into the slab's products; fp32 computes each
+// channel's product in its thread's buffer and copies it over the channel's left edge.
+BufferList<TriangleMultiplication::SlabBuffers> TriangleMultiplication::slab_buffers(
+    std::int64_t n, std::int64_t rows) const {
+  const bool use_bf16 = whole_projection_.compute() == DType::bf16;
+  const std::int64_t ss = channel_stride(rows * n), block = std::min(kRowBlock, n * n);
+  return BufferList<SlabBuffers>{
+      {&SlabBuffers::edge, use_bf16 ? DType::bf16 : DType::f32, Shape{c_, ss}},
+      {&SlabBuffers::x, DType::f32, Shape{block, c_z_}},
+      {&SlabBuffers::proj, DType::f32, Shape{block, 2 * c_}},
+      {&SlabBuffers::gate, DType::f32, Shape{block, c_z_}},
+      {&SlabBuffers::zc, DType::f32, Shape{block, c_z_}}}
+      .add_if(use_bf16, {&SlabBuffers::slab_products, DType::f32, Shape{c_, ss}})
+      .add_if(!use_bf16,
+              {&SlabBuffers::thread_products, DType::f32, Shape{omp_get_max_threads(), ss}});
 }
 
 struct TriangleMultiplication::Workspace {
@@ -149,25 +170,18 @@ void TriangleMultiplication::forward(const Tensor& z, const Tensor& pair_mask,
   ArenaScope scope(arena);
   w.n = n;
   w.n2 = n * n;
-  w.cs = channel_stride(w.n2);
   w.rows = slab_rows(n, ctx.chunk);
-  w.ss = channel_stride(w.rows * n);
-  const std::int64_t block = std::min(kRowBlock, w.n2);
-  // bf16 compute: the edges are stored in bf16 (half the c·n² right edge) and multiplied by
-  // oneDNN's bf16 matmul with fp32 accumulation.
-  const bool use_bf16 = whole_projection_.compute() == DType::bf16;
-  w.whole = Edge::allocate(edge_arena, use_bf16, c_, w.cs);
-  w.slab = Edge::allocate(arena, use_bf16, c_, w.ss);
-  if (use_bf16) {
-    w.slab_products = arena.allocate(DType::f32, Shape{c_, w.ss}).data_as<float>();
-  } else {
-    w.slab_products = w.slab.f32;
-    w.products = arena.allocate(DType::f32, Shape{omp_get_max_threads(), w.ss}).data_as<float>();
-  }
-  w.x = arena.allocate(DType::f32, Shape{block, c_z_});
-  w.proj = arena.allocate(DType::f32, Shape{block, 2 * c_});
-  w.gate = arena.allocate(DType::f32, Shape{block, c_z_});
-  w.zc = arena.allocate(DType::f32, Shape{block, c_z_});
+  w.whole = Edge::of(whole_edge_buffers(n).allocate(edge_arena).edge);
+  const SlabBuffers b = slab_buffers(n, w.rows).allocate(arena);
+  w.slab = Edge::of(b.edge);
+  w.cs = w.whole.stride;
+  w.ss = w.slab.stride;
+  w.slab_products = b.slab_products.empty() ? w.slab.f32 : b.slab_products.data_as<float>();
+  w.products = b.thread_products.empty() ? nullptr : b.thread_products.data_as<float>();
+  w.x = b.x;
+  w.proj = b.proj;
+  w.gate = b.gate;
+  w.zc = b.zc;
 
   // The whole right edge is projected before z changes. Each slab then reads and updates only
   // its own pairs of z: rows of the pair matrix for outgoing edges (the left edge of row i is
@@ -325,9 +339,7 @@ void TriangleMultiplication::store_pairs(const Slab& slab, std::int64_t q0, cons
 }
 
 std::size_t TriangleMultiplication::edge_bytes(std::int64_t n_res) const {
-  const auto size = static_cast<std::size_t>(c_ * channel_stride(n_res * n_res));
-  return whole_projection_.compute() == DType::bf16 ? align_up(size * sizeof(bf16))
-                                                    : f32_bytes(static_cast<std::int64_t>(size));
+  return whole_edge_buffers(n_res).bytes();
 }
 
 std::size_t TriangleMultiplication::scratch_bytes(std::int64_t n_res, std::int64_t chunk,
@@ -335,15 +347,8 @@ std::size_t TriangleMultiplication::scratch_bytes(std::int64_t n_res, std::int64
   const std::int64_t n2 = n_res * n_res;
   if (n2 == 0) return 0;
   const std::int64_t block = std::min(kRowBlock, n2), rows = slab_rows(n_res, chunk);
-  const std::int64_t ss = channel_stride(rows * n_res);
-  // fp32: the edges and a product per thread; bf16: the edges in bf16 and the slab's products.
-  const bool use_bf16 = whole_projection_.compute() == DType::bf16;
-  const std::size_t edges =
-      (edge_apart ? 0 : edge_bytes(n_res)) +
-      (use_bf16 ? align_up(static_cast<std::size_t>(c_ * ss) * sizeof(bf16)) + f32_bytes(c_ * ss)
-                : f32_bytes(c_ * ss) + f32_bytes(omp_get_max_threads() * ss));
   const std::size_t fixed =
-      edges + f32_bytes(block * c_z_) + f32_bytes(block * 2 * c_) + 2 * f32_bytes(block * c_z_);
+      (edge_apart ? 0 : edge_bytes(n_res)) + slab_buffers(n_res, rows).bytes();
   // Linear scratch depends on the row count: every block size the passes take (a full block
   // and the tails of the whole pair matrix, of a full slab and of the last, shorter slab).
   const EpilogueKind sigmoid{.activation = Activation::sigmoid};

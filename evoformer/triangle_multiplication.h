@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "memory/buffer_list.h"
 #include "memory/tensor.h"
 #include "ops/layer_norm.h"
 #include "ops/linear.h"
@@ -59,12 +60,30 @@ class TriangleMultiplication {
   Direction direction() const { return direction_; }
 
  private:
-  // A channel-major edge buffer (channels `stride` apart) in f32 or, with bf16 compute, bf16.
+  // forward()'s buffers, each stated once in the list that both allocates and sizes them: the
+  // right edge (from ctx.activation_arena()) and the slab and block buffers (from ctx.arena()).
+  // The edges are f32, or bf16 with bf16 compute.
+  struct WholeEdge {
+    Tensor edge;  // the right edge over all n² pairs, channel-major [c, cs] (cs: channel_stride)
+  };
+  struct SlabBuffers {
+    Tensor edge;             // the left edge of one slab, channel-major [c, ss]
+    Tensor slab_products;    // bf16 only: the slab's products [c, ss]
+    Tensor thread_products;  // fp32 only: one slab-sized product per thread [threads, ss]
+    Tensor x;                // a block of LayerNorm(z) rows [block, c_z]
+    Tensor proj;             // [proj | gate] rows [block, 2·c], later LayerNorm(p) rows
+    Tensor gate;             // the output gate [block, c_z]
+    Tensor zc;               // z rows gathered from a column slab [block, c_z]
+  };
+  BufferList<WholeEdge> whole_edge_buffers(std::int64_t n) const;
+  BufferList<SlabBuffers> slab_buffers(std::int64_t n, std::int64_t rows) const;
+
+  // A channel-major edge buffer (channels `stride` apart) in f32 or bf16: a view of its tensor.
   struct Edge {
     float* f32 = nullptr;
     bf16* b16 = nullptr;
     std::int64_t stride = 0;
-    static Edge allocate(Arena& arena, bool in_bf16, std::int64_t channels, std::int64_t stride);
+    static Edge of(const Tensor& edge);
   };
   // The edge buffers and pair-block buffers of one forward() call.
   struct Workspace;

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <omp.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <iostream>
@@ -358,6 +359,40 @@ TEST_P(TriangleMultiplicationTest, ScratchIsBoundedByTheChunk) {
   // Doubling the chunk adds slabs of its rows, not another pair matrix.
   EXPECT_GT(larger, small);
   EXPECT_LE(larger - small, slab(16) + 2 * 4096);
+}
+
+// forward() in arenas of exactly what the module plans: scratch_bytes() with the right edge in
+// the same arena, and scratch_bytes(edge_apart) beside an activations arena of exactly
+// edge_bytes(). An allocation the buffer lists do not cover throws BudgetError. In fp32 and bf16,
+// unchunked and with slabs of 17 of 45 rows (a shorter last slab).
+TEST_P(TriangleMultiplicationTest, ForwardFitsExactScratchAndEdgeBytes) {
+  const std::int64_t n = 45, c_z = tiny().cfg.c_z;
+  const auto z0 = random_normal(static_cast<std::size_t>(n * n * c_z), 23);
+  auto mask = pair_mask(n, {5}, true);
+  const auto exact = [](std::size_t bytes) {
+    return Arena("exact", dram_tier(), std::max<std::size_t>(bytes, 64));
+  };
+  for (const DType precision : {DType::f32, DType::bf16}) {
+    if (precision == DType::bf16 && !bf16_support().available) continue;
+    const TriangleMultiplication mod = module_for(GetParam(), precision);
+    for (const std::int64_t chunk : {std::int64_t{0}, std::int64_t{17}}) {
+      for (const bool apart : {false, true}) {
+        SCOPED_TRACE(std::string(precision == DType::bf16 ? "bf16" : "fp32") + " chunk " +
+                     std::to_string(chunk) + (apart ? ", edge apart" : ""));
+        Arena scratch = exact(mod.scratch_bytes(n, chunk, apart));
+        Arena activations = exact(apart ? mod.edge_bytes(n) : 0);
+        RunContext ctx;
+        ctx.scratch = &scratch;
+        ctx.activations = apart ? &activations : nullptr;
+        ctx.chunk = chunk;
+        std::vector<float> z = z0;
+        EXPECT_NO_THROW(mod.forward(Tensor(z.data(), DType::f32, Shape{n, n, c_z}),
+                                    Tensor(mask.data(), DType::f32, Shape{n, n}), ctx));
+        EXPECT_EQ(scratch.used(), 0u);
+        EXPECT_EQ(activations.used(), 0u);
+      }
+    }
+  }
 }
 
 TEST_P(TriangleAttentionTest, MaskedPairsMatchNaiveReference) {
