@@ -5,13 +5,34 @@
 
 namespace cpufold {
 
-Tensor contiguous_indices(const Tensor& t, Arena& arena, const char* what) {
-  if (t.dtype() == DType::i64 && t.is_contiguous()) return t;
+namespace {
+
+void check_index_type(const Tensor& t, const char* what) {
   if (t.dtype() != DType::i64 && t.dtype() != DType::i32) {
     throw InputError(std::string(what) + " must hold integers (i64 or i32), got " + t.describe());
   }
-  Tensor out = arena.allocate(DType::i64, t.shape());
-  auto* dst = out.data_as<std::int64_t>();
+}
+
+}  // namespace
+
+bool needs_index_copy(const Tensor& t) {
+  return t.dtype() != DType::i64 || !t.is_contiguous();
+}
+
+Tensor contiguous_indices(const Tensor& t, Arena& arena, const char* what) {
+  if (!needs_index_copy(t)) return t;
+  check_index_type(t, what);
+  return contiguous_indices(t, arena.allocate(DType::i64, t.shape()), what);
+}
+
+Tensor contiguous_indices(const Tensor& t, const Tensor& copy, const char* what) {
+  if (!needs_index_copy(t)) return t;
+  check_index_type(t, what);
+  if (copy.dtype() != DType::i64 || !(copy.shape() == t.shape()) || !copy.is_contiguous()) {
+    throw InternalError(std::string(what) + ": no room " + t.shape().str() + " for its copy, got " +
+                        copy.describe());
+  }
+  auto* dst = copy.data_as<std::int64_t>();
   const int rank = t.rank();
   std::int64_t idx[Shape::kMaxRank] = {};
   std::int64_t off = 0;
@@ -26,7 +47,7 @@ Tensor contiguous_indices(const Tensor& t, Arena& arena, const char* what) {
       idx[a] = 0;
     }
   }
-  return out;
+  return copy;
 }
 
 void check_index_range(const Tensor& indices, std::int64_t n, const char* what) {

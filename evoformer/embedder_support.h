@@ -15,6 +15,12 @@ namespace cpufold {
 // itself when it already is one, otherwise a copy allocated from `arena`. Throws InputError
 // naming `what` for any other dtype.
 Tensor contiguous_indices(const Tensor& t, Arena& arena, const char* what);
+// The same with the copy made into `copy` (i64, t's shape), a buffer of the caller's list that
+// holds it only when needs_index_copy(t) (empty otherwise).
+Tensor contiguous_indices(const Tensor& t, const Tensor& copy, const char* what);
+// Whether contiguous_indices copies `t`: it is not a contiguous i64 tensor. Its callers size
+// the copy whatever the inputs' layout, which the planner does not know.
+bool needs_index_copy(const Tensor& t);
 
 // Throws InputError naming `what` when an element of `indices` (contiguous i64) lies outside
 // [0, n). The embedders call it before their parallel gathers, which cannot throw.

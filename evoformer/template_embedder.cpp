@@ -61,8 +61,18 @@ TemplateEmbedder::TemplateEmbedder(const WeightStore& store, const ModelConfig& 
 TemplateEmbedder::~TemplateEmbedder() = default;
 TemplateEmbedder::TemplateEmbedder(TemplateEmbedder&&) noexcept = default;
 
+BufferList<TemplateEmbedder::PairActivations> TemplateEmbedder::activation_buffers(
+    std::int64_t n_templ, std::int64_t n_res) const {
+  return {{&PairActivations::t, DType::f32, Shape{n_templ, n_res, n_res, c_t_}}};
+}
+
+BufferList<TemplateEmbedder::TracedEmbedding> TemplateEmbedder::traced_buffers(
+    std::int64_t n_res) const {
+  return {{&TracedEmbedding::pair, DType::f32, Shape{n_res, n_res, c_z_}}};
+}
+
 std::size_t TemplateEmbedder::activation_bytes(std::int64_t n_templ, std::int64_t n_res) const {
-  return f32_bytes(n_templ * n_res * n_res * c_t_);
+  return activation_buffers(n_templ, n_res).bytes();
 }
 
 std::size_t TemplateEmbedder::transient_bytes(std::int64_t n_templ, std::int64_t n_res,
@@ -71,9 +81,10 @@ std::size_t TemplateEmbedder::transient_bytes(std::int64_t n_templ, std::int64_t
   std::size_t stage = TemplatePairEmbedder::scratch_bytes(n_res);
   for (const TemplatePairBlock& b : blocks_)
     stage = std::max(stage, b.scratch_bytes(n_res, chunk, edge_apart));
-  // With tracing the pair embedding gets its own buffer before it is added to z.
+  // With tracing the pair embedding (zeros without a template) gets its own buffer before it
+  // is added to z.
   stage = std::max(stage, attention_.scratch_bytes(n_templ, n_res, chunk, /*accumulate=*/true) +
-                              (tracing ? f32_bytes(n_res * n_res * c_z_) : 0));
+                              (tracing ? traced_buffers(n_res).bytes() : 0));
   return std::max(stage, single_.scratch_bytes(n_templ, n_res));
 }
 
@@ -145,21 +156,21 @@ void TemplateEmbedder::forward(const TrunkInputs& in, const Tensor& z, const Ten
     // (n_templ·N²·c_t): they go where the MSA representations go, on the spill tier if planned.
     Arena& activations = ctx.activation_arena();
     ArenaScope activations_scope(activations);
-    const Tensor t = activations.allocate(DType::f32, {n_templ, n_res, n_res, c_t_});
+    const Tensor t = activation_buffers(n_templ, n_res).allocate(activations).t;
     ArenaScope scope(arena);
     embed_template_pairs(in, t, ctx);
     run_pair_stack(t, pair_mask, ctx);
     if (ctx.tracer == nullptr) {
       attend(t, z, in.template_mask, z, /*accumulate=*/true, ctx);
     } else {
-      const Tensor embedding = arena.allocate(DType::f32, z.shape());
+      const Tensor embedding = traced_buffers(n_res).allocate(arena).pair;
       attend(t, z, in.template_mask, embedding, /*accumulate=*/false, ctx);
       ctx.trace("template_embedder", "out/template_pair_embedding", embedding);
       add_inplace(z, embedding);
     }
   } else if (ctx.tracer != nullptr) {
     ArenaScope scope(arena);
-    const Tensor zero = arena.allocate(DType::f32, z.shape());
+    const Tensor zero = traced_buffers(n_res).allocate(arena).pair;
     std::fill(zero.data_as<float>(), zero.data_as<float>() + zero.numel(), 0.f);
     ctx.trace("template_embedder", "out/template_pair_embedding", zero);
   }

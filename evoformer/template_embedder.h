@@ -15,6 +15,7 @@
 #include "evoformer/trunk_inputs.h"
 #include "io/model_config.h"
 #include "io/weight_store.h"
+#include "memory/buffer_list.h"
 #include "ops/layer_norm.h"
 #include "ops/param_scope.h"
 #include "ops/run_context.h"
@@ -80,6 +81,16 @@ class TemplateEmbedder {
   std::int64_t c_t() const { return c_t_; }
 
  private:
+  // forward()'s own buffers, each stated once in the list that both allocates and sizes them.
+  struct PairActivations {
+    Tensor t;  // the templates' pair activations [n_templ, n_res, n_res, c_t]
+  };
+  struct TracedEmbedding {
+    Tensor pair;  // with a tracer: the pair embedding (or zeros) traced apart [n_res, n_res, c_z]
+  };
+  BufferList<PairActivations> activation_buffers(std::int64_t n_templ, std::int64_t n_res) const;
+  BufferList<TracedEmbedding> traced_buffers(std::int64_t n_res) const;
+
   std::int64_t c_m_, c_z_, c_t_;
   TemplatePairEmbedder pair_embedder_;
   std::vector<TemplatePairBlock> blocks_;  // AF2 Alg. 16

@@ -30,6 +30,14 @@ float squared_distance(const float* a, const float* b) {
 
 }  // namespace
 
+BufferList<TemplateResidues> template_residue_buffers(std::int64_t n_res, bool copy_aatype) {
+  return BufferList<TemplateResidues>{{&TemplateResidues::aatype, DType::i64, Shape{n_res}},
+                                      {&TemplateResidues::pseudo_beta, DType::f32, Shape{n_res, 3}},
+                                      {&TemplateResidues::pb_mask, DType::f32, Shape{n_res}},
+                                      {&TemplateResidues::backbone_mask, DType::f32, Shape{n_res}}}
+      .add_if(copy_aatype, {&TemplateResidues::aatype_copy, DType::i64, Shape{n_res}});
+}
+
 TemplateResidues template_residues(const TrunkInputs& in, std::int64_t t, Arena& arena) {
   const std::int64_t n_templ = in.n_templ();
   const std::int64_t n_res = in.template_aatype.dim(1);
@@ -40,15 +48,12 @@ TemplateResidues template_residues(const TrunkInputs& in, std::int64_t t, Arena&
   expect_f32_shape(in.template_pseudo_beta_mask, {n_templ, n_res}, "template_pseudo_beta_mask");
   expect_f32_shape(in.template_all_atom_mask, {n_templ, n_res, 37}, "template_all_atom_mask");
 
-  TemplateResidues r;
-  r.aatype = arena.allocate(DType::i64, {n_res});
-  const Tensor aatype =
-      contiguous_indices(in.template_aatype.select(0, t), arena, "template_aatype");
+  const Tensor aatype_t = in.template_aatype.select(0, t);
+  const TemplateResidues r =
+      template_residue_buffers(n_res, needs_index_copy(aatype_t)).allocate(arena);
+  const Tensor aatype = contiguous_indices(aatype_t, r.aatype_copy, "template_aatype");
   std::memcpy(r.aatype.data(), aatype.data(), r.aatype.nbytes());
   check_index_range(r.aatype, kTemplateAatypeClasses, "template_aatype");
-  r.pseudo_beta = arena.allocate(DType::f32, {n_res, 3});
-  r.pb_mask = arena.allocate(DType::f32, {n_res});
-  r.backbone_mask = arena.allocate(DType::f32, {n_res});
   for (std::int64_t i = 0; i < n_res; ++i) {
     for (std::int64_t x = 0; x < 3; ++x) {
       r.pseudo_beta.at<float>({i, x}) = in.template_pseudo_beta.at<float>({t, i, x});
@@ -103,8 +108,7 @@ TemplatePairEmbedder::TemplatePairEmbedder(const ParamScope& scope, std::int64_t
 }
 
 std::size_t TemplatePairEmbedder::scratch_bytes(std::int64_t n_res) {
-  return 2 * align_up(static_cast<std::size_t>(n_res) * sizeof(std::int64_t)) +
-         f32_bytes(n_res * 3) + 2 * f32_bytes(n_res);
+  return template_residue_buffers(n_res, /*copy_aatype=*/true).bytes();
 }
 
 void TemplatePairEmbedder::forward(const TrunkInputs& in, std::int64_t t, const Tensor& dst,

@@ -20,6 +20,7 @@
 
 #include "evoformer/embedder_support.h"
 #include "evoformer/trunk_inputs.h"
+#include "memory/buffer_list.h"
 #include "ops/param_scope.h"
 #include "ops/run_context.h"
 
@@ -46,7 +47,13 @@ struct TemplateResidues {
   Tensor pseudo_beta;    // f32 [n_res, 3]
   Tensor pb_mask;        // f32 [n_res]
   Tensor backbone_mask;  // f32 [n_res]: mask(N)·mask(CA)·mask(C)
+  Tensor aatype_copy;    // i64 [n_res]: template_aatype[t] made contiguous, when it is not
 };
+
+// template_residues()' buffers, stated once for it to allocate and for
+// TemplatePairEmbedder::scratch_bytes to size; aatype_copy only with `copy_aatype`
+// (needs_index_copy, always when sizing).
+BufferList<TemplateResidues> template_residue_buffers(std::int64_t n_res, bool copy_aatype);
 
 // Gathers template `t` of `in` (template_aatype, template_pseudo_beta(_mask),
 // template_all_atom_mask) into contiguous arrays from `arena`.

@@ -80,18 +80,23 @@ void fill_zero(const Tensor& dst) {
 
 }  // namespace
 
+BufferList<TemplatePointwiseAttention::Buffers> TemplatePointwiseAttention::buffers(
+    std::int64_t n_templ, std::int64_t rows) const {
+  const std::int64_t hc = n_head_ * c_hidden_;
+  return {{&Buffers::bias, DType::f32, Shape{n_templ}},
+          {&Buffers::q, DType::f32, Shape{rows, hc}},
+          {&Buffers::kv, DType::f32, Shape{n_templ, rows, 2 * hc}},
+          {&Buffers::o, DType::f32, Shape{rows, hc}},
+          {&Buffers::p, DType::f32, Shape{rows, n_head_, n_templ}}};
+}
+
 std::size_t TemplatePointwiseAttention::scratch_bytes(std::int64_t n_templ, std::int64_t n_res,
                                                       std::int64_t chunk, bool accumulate) const {
+  if (n_templ == 0) return 0;  // a zero update, no buffers
   const std::int64_t rows = block_rows(chunk, n_res) * n_res;
-  const std::int64_t hc = n_head_ * c_hidden_;
-  std::size_t bytes = f32_bytes(n_templ);
-  bytes += f32_bytes(rows * hc);                 // q
-  bytes += f32_bytes(n_templ * rows * 2 * hc);   // k|v
-  bytes += f32_bytes(rows * hc);                 // o
-  bytes += f32_bytes(rows * n_head_ * n_templ);  // p
   std::size_t linear = std::max(query_.scratch_bytes(rows), kv_.scratch_bytes(rows));
   linear = std::max(linear, output_.scratch_bytes(rows, {.accumulate = accumulate}));
-  return bytes + linear;
+  return buffers(n_templ, rows).bytes() + linear;
 }
 
 void TemplatePointwiseAttention::forward(const Tensor& t, const Tensor& z,
@@ -114,35 +119,28 @@ void TemplatePointwiseAttention::forward(const Tensor& t, const Tensor& z,
   Arena& arena = ctx.arena();
   ArenaScope scope(arena);
   const std::int64_t H = n_head_, C = c_hidden_, hc = H * C, T = n_templ;
-  const Tensor bias_t = arena.allocate(DType::f32, {T});
-  float* bias = bias_t.data_as<float>();
+  const std::int64_t block = block_rows(ctx.chunk, n_res);
+  const Buffers b = buffers(T, block * n_res).allocate(arena);
+  float* bias = b.bias.data_as<float>();
   for (std::int64_t k = 0; k < T; ++k) bias[k] = inf_ * (template_mask.at<float>({k}) - 1.f);
   const float scale = 1.f / std::sqrt(static_cast<float>(C));
-
-  const std::int64_t block = block_rows(ctx.chunk, n_res);
-  const std::int64_t max_rows = block * n_res;
-  const Tensor q_buf = arena.allocate(DType::f32, {max_rows, hc});
-  const Tensor kv_buf = arena.allocate(DType::f32, {T, max_rows, 2 * hc});
-  const Tensor o_buf = arena.allocate(DType::f32, {max_rows, hc});
-  const Tensor p_buf = arena.allocate(DType::f32, {max_rows, H, T});
   LinearEpilogue epilogue;
   epilogue.accumulate = accumulate;
 
   for (std::int64_t i0 = 0; i0 < n_res; i0 += block) {
     const std::int64_t i1 = std::min(n_res, i0 + block);
     const std::int64_t rows = (i1 - i0) * n_res;
-    const Tensor q = q_buf.slice(0, 0, rows);
-    const Tensor o = o_buf.slice(0, 0, rows);
+    const Tensor q = b.q.slice(0, 0, rows);
+    const Tensor o = b.o.slice(0, 0, rows);
     query_.forward(z.slice(0, i0, i1), q, arena);
     for (std::int64_t k = 0; k < T; ++k) {
-      kv_.forward(t.select(0, k).slice(0, i0, i1), kv_buf.select(0, k).slice(0, 0, rows), arena);
+      kv_.forward(t.select(0, k).slice(0, i0, i1), b.kv.select(0, k).slice(0, 0, rows), arena);
     }
     const float* qp = q.data_as<float>();
-    const float* kvp = kv_buf.data_as<float>();
+    const float* kvp = b.kv.data_as<float>();
     float* op = o.data_as<float>();
-    float* pp = p_buf.data_as<float>();
-    const std::int64_t kv_template_stride = max_rows * 2 * hc;
-    const TemplateHeads heads{H, C, T, kv_template_stride, scale, bias};
+    float* pp = b.p.data_as<float>();
+    const TemplateHeads heads{H, C, T, b.kv.stride(0), scale, bias};
     detail::for_each_row(rows, T * 2 * hc, [&](std::int64_t r) {
       attend_over_templates(heads, qp + r * hc, kvp + r * 2 * hc, pp + r * H * T, op + r * hc);
     });

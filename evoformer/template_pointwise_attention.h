@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "io/model_config.h"
+#include "memory/buffer_list.h"
 #include "ops/linear.h"
 #include "ops/param_scope.h"
 #include "ops/run_context.h"
@@ -40,6 +41,17 @@ class TemplatePointwiseAttention {
                             bool accumulate) const;
 
  private:
+  // forward()'s buffers for blocks of `rows` pairs, stated once in the list that both
+  // allocates and sizes them.
+  struct Buffers {
+    Tensor bias;  // [n_templ]: inf·(template_mask - 1)
+    Tensor q;     // the block's queries [rows, H·c]
+    Tensor kv;    // each template's keys | values [n_templ, rows, 2·H·c]
+    Tensor o;     // the attention output [rows, H·c]
+    Tensor p;     // the softmax over templates [rows, H, n_templ]
+  };
+  BufferList<Buffers> buffers(std::int64_t n_templ, std::int64_t rows) const;
+
   std::int64_t c_z_, c_t_, n_head_, c_hidden_;
   float inf_;
   Linear query_;   // [c_z] -> [H, c]

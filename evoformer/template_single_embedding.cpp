@@ -30,11 +30,17 @@ TemplateSingleEmbedding::TemplateSingleEmbedding(const ParamScope& scope, std::i
   }
 }
 
+BufferList<TemplateSingleEmbedding::Buffers> TemplateSingleEmbedding::buffers(
+    std::int64_t n_templ, std::int64_t n_res, bool copy_aatype) const {
+  return BufferList<Buffers>{{&Buffers::feat, DType::f32, Shape{n_templ, n_res, c_in_}},
+                             {&Buffers::hidden, DType::f32, Shape{n_templ, n_res, c_m_}}}
+      .add_if(copy_aatype, {&Buffers::aatype, DType::i64, Shape{n_templ, n_res}});
+}
+
 std::size_t TemplateSingleEmbedding::scratch_bytes(std::int64_t n_templ, std::int64_t n_res) const {
   const std::int64_t rows = n_templ * n_res;
   const EpilogueKind relu{.activation = Activation::relu};
-  return align_up(static_cast<std::size_t>(rows) * sizeof(std::int64_t)) + f32_bytes(rows * c_in_) +
-         f32_bytes(rows * c_m_) +
+  return buffers(n_templ, n_res, /*copy_aatype=*/true).bytes() +
          std::max(embedding_.scratch_bytes(rows, relu), projection_.scratch_bytes(rows));
 }
 
@@ -54,11 +60,12 @@ void TemplateSingleEmbedding::forward(const TrunkInputs& in, const Tensor& m,
 
   Arena& arena = ctx.arena();
   ArenaScope scope(arena);
-  const Tensor aatype_t = contiguous_indices(in.template_aatype, arena, "template_aatype");
+  const Buffers b = buffers(n_templ, n_res, needs_index_copy(in.template_aatype)).allocate(arena);
+  const Tensor aatype_t = contiguous_indices(in.template_aatype, b.aatype, "template_aatype");
   check_index_range(aatype_t, kTemplateAatypeClasses, "template_aatype");
   const auto* aatype = aatype_t.data_as<std::int64_t>();
 
-  const Tensor feat = arena.allocate(DType::f32, {n_templ, n_res, c_in_});
+  const Tensor& feat = b.feat;
   std::memset(feat.data(), 0, feat.nbytes());
   const Tensor& sin_cos = in.template_torsion_angles_sin_cos;
   const Tensor& alt = in.template_alt_torsion_angles_sin_cos;
@@ -81,11 +88,10 @@ void TemplateSingleEmbedding::forward(const TrunkInputs& in, const Tensor& m,
     }
   }
 
-  const Tensor hidden = arena.allocate(DType::f32, {n_templ, n_res, c_m_});
   LinearEpilogue relu;
   relu.activation = Activation::relu;
-  embedding_.forward(feat, hidden, arena, relu);
-  projection_.forward(hidden, m, arena);
+  embedding_.forward(feat, b.hidden, arena, relu);
+  projection_.forward(b.hidden, m, arena);
 }
 
 }  // namespace cpufold

@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "evoformer/trunk_inputs.h"
+#include "memory/buffer_list.h"
 #include "ops/linear.h"
 #include "ops/param_scope.h"
 #include "ops/run_context.h"
@@ -34,6 +35,15 @@ class TemplateSingleEmbedding {
   std::size_t scratch_bytes(std::int64_t n_templ, std::int64_t n_res) const;
 
  private:
+  // forward()'s buffers, stated once in the list that both allocates and sizes them.
+  struct Buffers {
+    Tensor aatype;  // template_aatype as contiguous i64 [n_templ, n_res], when it is not already
+    Tensor feat;    // the angle features [n_templ, n_res, c_in]
+    Tensor hidden;  // relu(template_single_embedding(feat)) [n_templ, n_res, c_m]
+  };
+  // copy_aatype: needs_index_copy(template_aatype), always when sizing.
+  BufferList<Buffers> buffers(std::int64_t n_templ, std::int64_t n_res, bool copy_aatype) const;
+
   std::int64_t c_in_, c_m_;
   Linear embedding_;   // template_single_embedding, relu fused
   Linear projection_;  // template_projection

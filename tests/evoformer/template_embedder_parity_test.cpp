@@ -16,6 +16,7 @@
 #include "evoformer/template_single_embedding.h"
 #include "evoformer/trunk_inputs.h"
 #include "memory/tensor_copy.h"
+#include "ops/compute_precision.h"
 #include "ops/layer_norm.h"
 #include "ops/linear.h"
 #include "ops/param_scope.h"
@@ -389,6 +390,80 @@ TEST_P(TemplateEmbedderParity, ScratchStaysWithinPrediction) {
         const Tensor out = data_.allocate(DType::f32, z.shape());
         EXPECT_NO_THROW(attention.forward(t, z, in.template_mask, out, accumulate, ctx));
       }
+    }
+  }
+}
+
+// The same in fp32 and under bf16 compute (the trunk runs the template stack in the stacks'
+// precision), with template_aatype as contiguous i64 (read in place) and as i32 (copied), and
+// with the pair activations and right edges in an activations arena of exactly
+// activation_bytes + edge_bytes beside transient_bytes. n_res = 24: chunk 5 leaves 4 rows.
+TEST_P(TemplateEmbedderParity, ScratchStaysWithinPredictionInEveryPrecision) {
+  if (!open()) return;
+  const auto exact = [](std::size_t bytes) {
+    return Arena("exact", dram_tier(), std::max<std::size_t>(bytes, 64));
+  };
+  for (const DType precision : {DType::f32, DType::bf16}) {
+    if (precision == DType::bf16 && !bf16_support().available) continue;
+    const ParamScope evoformer = ParamScope(*store_, "evoformer").with_precision(precision);
+    const TemplateEmbedder embedder(evoformer, config_);
+    const TemplatePointwiseAttention attention(evoformer / "template_embedding/attention",
+                                               config_.c_z, config_.c_t,
+                                               config_.template_pointwise_attention);
+    const TemplateSingleEmbedding single(evoformer, config_.template_single_feat_dim, config_.c_m);
+    for (const DType aatype : {DType::i64, DType::i32}) {
+      TrunkInputs in = template_inputs(0);
+      in.template_aatype = feature("template_aatype", 0, aatype);
+      const std::int64_t n_templ = in.n_templ(), n_res = in.template_aatype.dim(1);
+      const Tensor pair_mask = ones({n_res, n_res});
+      for (const std::int64_t chunk : {0, 5}) {
+        for (const bool apart : {false, true}) {
+          for (const bool traced : {false, true}) {
+            SCOPED_TRACE(std::string(precision == DType::bf16 ? "bf16" : "fp32") +
+                         (aatype == DType::i32 ? " i32" : " i64") + " chunk " +
+                         std::to_string(chunk) + (apart ? " apart" : "") +
+                         (traced ? " traced" : ""));
+            Arena scratch =
+                exact(apart ? embedder.transient_bytes(n_templ, n_res, chunk, true, traced)
+                            : embedder.scratch_bytes(n_templ, n_res, chunk));
+            Arena activations =
+                exact(embedder.activation_bytes(n_templ, n_res) + embedder.edge_bytes(n_res));
+            RecordingTracer tracer;
+            RunContext ctx;
+            ctx.scratch = &scratch;
+            ctx.activations = apart ? &activations : nullptr;
+            ctx.chunk = chunk;
+            ctx.tracer = traced ? &tracer : nullptr;
+            const Tensor z = query_pair(0);
+            const Tensor m = data_.allocate(DType::f32, {n_templ, n_res, config_.c_m});
+            EXPECT_NO_THROW(embedder.forward(in, z, pair_mask, m, Tensor(), ctx));
+          }
+        }
+        for (const bool accumulate : {false, true}) {
+          Arena arena = exact(attention.scratch_bytes(n_templ, n_res, chunk, accumulate));
+          RunContext ctx;
+          ctx.scratch = &arena;
+          ctx.chunk = chunk;
+          const Tensor t = load(trace("template_pair_block_0", 0, "out"));
+          const Tensor out = data_.allocate(DType::f32, {n_res, n_res, config_.c_z});
+          EXPECT_NO_THROW(
+              attention.forward(t, query_pair(0), in.template_mask, out, accumulate, ctx))
+              << "chunk " << chunk;
+        }
+      }
+      {
+        Arena arena = exact(TemplatePairEmbedder::scratch_bytes(n_res));
+        RunContext ctx;
+        ctx.scratch = &arena;
+        const Tensor t = data_.allocate(DType::f32, {n_res, n_res, config_.c_t});
+        EXPECT_NO_THROW(pair_embedder().forward(in, 0, t, ctx));
+      }
+      Arena arena = exact(single.scratch_bytes(n_templ, n_res));
+      RunContext ctx;
+      ctx.scratch = &arena;
+      const Tensor m = data_.allocate(DType::f32, {n_templ, n_res, config_.c_m});
+      const Tensor mask = data_.allocate(DType::f32, {n_templ, n_res});
+      EXPECT_NO_THROW(single.forward(in, m, mask, ctx));
     }
   }
 }
