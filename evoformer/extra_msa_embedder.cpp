@@ -22,8 +22,13 @@ ExtraMsaEmbedder::ExtraMsaEmbedder(const ParamScope& scope, std::int64_t c_in, s
   }
 }
 
+BufferList<ExtraMsaEmbedder::Buffers> ExtraMsaEmbedder::buffers(std::int64_t n_extra,
+                                                                std::int64_t n_res, bool copy) {
+  return BufferList<Buffers>({}).add_if(copy, {&Buffers::msa, DType::i64, Shape{n_extra, n_res}});
+}
+
 std::size_t ExtraMsaEmbedder::scratch_bytes(std::int64_t n_extra, std::int64_t n_res) {
-  return align_up(static_cast<std::size_t>(n_extra * n_res) * sizeof(std::int64_t));
+  return buffers(n_extra, n_res, /*copy=*/true).bytes();
 }
 
 void ExtraMsaEmbedder::forward(const Tensor& extra_msa, const Tensor& extra_has_deletion,
@@ -40,7 +45,8 @@ void ExtraMsaEmbedder::forward(const Tensor& extra_msa, const Tensor& extra_has_
   if (!e.is_contiguous()) throw InternalError("ExtraMsaEmbedder output must be contiguous");
 
   ArenaScope scope(ctx.arena());
-  const Tensor msa_t = contiguous_indices(extra_msa, ctx.arena(), "extra_msa");
+  const Buffers w = buffers(n_extra, n_res, needs_index_copy(extra_msa)).allocate(ctx.arena());
+  const Tensor msa_t = contiguous_indices(extra_msa, w.msa, "extra_msa");
   check_index_range(msa_t, n_classes_, "extra_msa");
   const std::int64_t* msa = msa_t.data_as<std::int64_t>();
   const float* hd = extra_has_deletion.data_as<float>();

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "memory/buffer_list.h"
 #include "ops/param_scope.h"
 #include "ops/run_context.h"
 
@@ -34,6 +35,13 @@ class ExtraMsaEmbedder {
   std::int64_t c_e() const { return c_e_; }
 
  private:
+  // forward()'s buffer, stated once in the list that both allocates and sizes it.
+  struct Buffers {
+    Tensor msa;  // extra_msa as contiguous i64 [n_extra, n_res], when it is not already
+  };
+  // copy: needs_index_copy(extra_msa), always when sizing.
+  static BufferList<Buffers> buffers(std::int64_t n_extra, std::int64_t n_res, bool copy);
+
   std::int64_t n_classes_, c_e_;
   std::vector<float> w_;     // [n_classes + 2, c_e]
   std::vector<float> bias_;  // [c_e]

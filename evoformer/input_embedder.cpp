@@ -21,13 +21,25 @@ InputEmbedder::InputEmbedder(const ParamScope& scope, std::int64_t tf_dim, std::
       right_single_((scope / "right_single").linear({tf_dim, c_z})),
       relpos_(scope, max_relative, c_z) {}
 
+BufferList<InputEmbedder::MsaBuffers> InputEmbedder::msa_buffers(std::int64_t n_res,
+                                                                 std::int64_t c_m) {
+  return {{&MsaBuffers::target, DType::f32, Shape{n_res, c_m}}};
+}
+
+BufferList<InputEmbedder::PairBuffers> InputEmbedder::pair_buffers(std::int64_t n_res,
+                                                                   std::int64_t c_z,
+                                                                   bool copy_index) {
+  return BufferList<PairBuffers>{{&PairBuffers::left, DType::f32, Shape{n_res, c_z}},
+                                 {&PairBuffers::right, DType::f32, Shape{n_res, c_z}}}
+      .add_if(copy_index, {&PairBuffers::residue_index, DType::i64, Shape{n_res}});
+}
+
 std::size_t InputEmbedder::msa_scratch_bytes(std::int64_t n_res, std::int64_t c_m) {
-  return f32_bytes(n_res * c_m);
+  return msa_buffers(n_res, c_m).bytes();
 }
 
 std::size_t InputEmbedder::pair_scratch_bytes(std::int64_t n_res, std::int64_t c_z) {
-  return align_up(static_cast<std::size_t>(n_res) * sizeof(std::int64_t)) +
-         2 * f32_bytes(n_res * c_z);
+  return pair_buffers(n_res, c_z, /*copy_index=*/true).bytes();
 }
 
 std::size_t InputEmbedder::scratch_bytes(std::int64_t n_seq, std::int64_t n_res) const {
@@ -51,7 +63,7 @@ void InputEmbedder::embed_msa(const Tensor& target_feat, const Tensor& msa_feat,
   Arena& arena = ctx.arena();
   ArenaScope scope(arena);
   // [n_res, c_m]: the target embedding every MSA row receives.
-  const Tensor tf_m = arena.allocate(DType::f32, {n_res, c_m_});
+  const Tensor tf_m = msa_buffers(n_res, c_m_).allocate(arena).target;
   preprocess_1d_.forward(target_feat, tf_m, arena);
   // m = preprocess_msa(msa_feat), then m += tf_m row by row: no MSA-sized temporary.
   preprocess_msa_.forward(msa_feat, m, arena);
@@ -77,15 +89,14 @@ void InputEmbedder::embed_pair(const Tensor& target_feat, const Tensor& residue_
 
   Arena& arena = ctx.arena();
   ArenaScope scope(arena);
-  const Tensor ri_t = contiguous_indices(residue_index, arena, "residue_index");
-  const Tensor left = arena.allocate(DType::f32, {n_res, c_z_});
-  const Tensor right = arena.allocate(DType::f32, {n_res, c_z_});
-  left_single_.forward(target_feat, left, arena);
-  right_single_.forward(target_feat, right, arena);
+  const PairBuffers w = pair_buffers(n_res, c_z_, needs_index_copy(residue_index)).allocate(arena);
+  const Tensor ri_t = contiguous_indices(residue_index, w.residue_index, "residue_index");
+  left_single_.forward(target_feat, w.left, arena);
+  right_single_.forward(target_feat, w.right, arena);
 
   const std::int64_t* ri = ri_t.data_as<std::int64_t>();
-  const float* a = left.data_as<float>();
-  const float* b = right.data_as<float>();
+  const float* a = w.left.data_as<float>();
+  const float* b = w.right.data_as<float>();
   const RowView vz = row_view(z, "InputEmbedder z");
   const std::int64_t c_z = c_z_;
   // OpenFold's order: (relpos + left_i) + right_j.

@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "evoformer/relative_position.h"
+#include "memory/buffer_list.h"
 #include "ops/linear.h"
 #include "ops/param_scope.h"
 #include "ops/run_context.h"
@@ -51,6 +52,21 @@ class InputEmbedder {
   std::int64_t c_z() const { return c_z_; }
 
  private:
+  // The buffers of embed_msa and embed_pair, each stated once in the list that both allocates
+  // and sizes them.
+  struct MsaBuffers {
+    Tensor target;  // preprocess_1d(target_feat) [n_res, c_m], added to every MSA row
+  };
+  struct PairBuffers {
+    Tensor residue_index;  // residue_index as contiguous i64 [n_res], when it is not already
+    Tensor left;           // left_single(target_feat) [n_res, c_z]
+    Tensor right;          // right_single(target_feat) [n_res, c_z]
+  };
+  static BufferList<MsaBuffers> msa_buffers(std::int64_t n_res, std::int64_t c_m);
+  // copy_index: needs_index_copy(residue_index), always when sizing.
+  static BufferList<PairBuffers> pair_buffers(std::int64_t n_res, std::int64_t c_z,
+                                              bool copy_index);
+
   std::int64_t tf_dim_, msa_dim_, c_m_, c_z_;
   Linear preprocess_1d_, preprocess_msa_, left_single_, right_single_;
   RelativePositionEncoding relpos_;

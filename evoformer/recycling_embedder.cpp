@@ -66,15 +66,19 @@ RecyclingEmbedder::RecyclingEmbedder(const ParamScope& scope, std::int64_t c_m, 
   table_.insert(table_.end(), bias.begin(), bias.end());
 }
 
+BufferList<RecyclingEmbedder::Buffers> RecyclingEmbedder::buffers(std::int64_t n_res,
+                                                                  std::int64_t c_m,
+                                                                  std::int64_t c_z, bool accumulate,
+                                                                  std::int64_t chunk) {
+  const std::int64_t rows = chunk > 0 ? std::min(chunk, n_res) : n_res;
+  return BufferList<Buffers>{{&Buffers::x, DType::f32, Shape{n_res, 3}}}
+      .add_if(accumulate, {&Buffers::first_row, DType::f32, Shape{n_res, c_m}})
+      .add_if(accumulate, {&Buffers::pair_rows, DType::f32, Shape{rows, n_res, c_z}});
+}
+
 std::size_t RecyclingEmbedder::scratch_bytes(std::int64_t n_res, std::int64_t c_m, std::int64_t c_z,
                                              bool accumulate, std::int64_t chunk) {
-  std::size_t bytes = f32_bytes(n_res * 3);
-  if (accumulate) {
-    const std::int64_t rows = chunk > 0 ? std::min(chunk, n_res) : n_res;
-    bytes += f32_bytes(n_res * c_m);
-    bytes += f32_bytes(rows * n_res * c_z);
-  }
-  return bytes;
+  return buffers(n_res, c_m, c_z, accumulate, chunk).bytes();
 }
 
 void RecyclingEmbedder::forward(const Tensor& prev_msa_first_row, const Tensor& prev_pair,
@@ -93,17 +97,16 @@ void RecyclingEmbedder::forward(const Tensor& prev_msa_first_row, const Tensor& 
 
   Arena& arena = ctx.arena();
   ArenaScope scope(arena);
+  const Buffers b = buffers(n_res, c_m_, c_z_, accumulate, ctx.chunk).allocate(arena);
   // Positions as a contiguous copy: the pair loop reads them n_res times.
-  const Tensor x_t = arena.allocate(DType::f32, {n_res, 3});
   for (std::int64_t i = 0; i < n_res; ++i) {
     for (std::int64_t k = 0; k < 3; ++k) {
-      x_t.at<float>({i, k}) = prev_pseudo_beta.at<float>({i, k});
+      b.x.at<float>({i, k}) = prev_pseudo_beta.at<float>({i, k});
     }
   }
-  const float* x = x_t.data_as<float>();
 
-  embed_first_row(prev_msa_first_row, msa_first_row, accumulate, arena);
-  embed_pair(prev_pair, x, pair, accumulate, ctx.chunk, arena);
+  embed_first_row(prev_msa_first_row, msa_first_row, b.first_row);
+  embed_pair(prev_pair, b.x.data_as<float>(), pair, b.pair_rows);
   if (!accumulate) {
     ctx.trace("recycling_embedder", "out_0", msa_first_row);
     ctx.trace("recycling_embedder", "out_1", pair);
@@ -111,13 +114,12 @@ void RecyclingEmbedder::forward(const Tensor& prev_msa_first_row, const Tensor& 
 }
 
 void RecyclingEmbedder::embed_first_row(const Tensor& prev, const Tensor& first_row,
-                                        bool accumulate, Arena& arena) const {
+                                        const Tensor& update) const {
   const std::int64_t n_res = prev.dim(0);
-  if (accumulate) {
-    const Tensor upd = arena.allocate(DType::f32, {n_res, c_m_});
-    msa_norm_.forward(prev, upd);
+  if (!update.empty()) {
+    msa_norm_.forward(prev, update);
     const RowView vd = row_view(first_row, "RecyclingEmbedder msa_first_row");
-    const float* u = upd.data_as<float>();
+    const float* u = update.data_as<float>();
     for (std::int64_t i = 0; i < n_res; ++i) {
       for (std::int64_t c = 0; c < c_m_; ++c) vd.row(i)[c] += u[i * c_m_ + c];
     }
@@ -127,19 +129,19 @@ void RecyclingEmbedder::embed_first_row(const Tensor& prev, const Tensor& first_
 }
 
 void RecyclingEmbedder::embed_pair(const Tensor& prev_pair, const float* x, const Tensor& pair,
-                                   bool accumulate, std::int64_t chunk, Arena& arena) const {
+                                   const Tensor& rows) const {
   const std::int64_t n_res = prev_pair.dim(0);
   // Pair: rows [i0, i1) at a time.
   const std::int64_t c_z = c_z_;
-  const std::int64_t block = accumulate && chunk > 0 ? std::min(chunk, n_res) : n_res;
-  const Tensor norm_buf = accumulate ? arena.allocate(DType::f32, {block, n_res, c_z}) : Tensor();
+  const bool accumulate = !rows.empty();
+  const std::int64_t block = accumulate ? rows.dim(0) : n_res;
   const RowView vp = row_view(pair, "RecyclingEmbedder pair");
   const int no_bin = static_cast<int>(bins_.size());
   for (std::int64_t i0 = 0; i0 < n_res; i0 += block) {
     const std::int64_t i1 = std::min(n_res, i0 + block);
     const Tensor src = prev_pair.slice(0, i0, i1);
     // Normalised rows: in the destination itself, or in scratch when accumulating.
-    const Tensor normed = accumulate ? norm_buf.slice(0, 0, i1 - i0) : pair.slice(0, i0, i1);
+    const Tensor normed = accumulate ? rows.slice(0, 0, i1 - i0) : pair.slice(0, i0, i1);
     pair_norm_.forward(src, normed);
     const RowView vn = row_view(normed, "RecyclingEmbedder normalised pair");
     detail::for_each_row(i1 - i0, n_res * c_z, [&](std::int64_t r) {

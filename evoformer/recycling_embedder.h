@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "evoformer/embedder_support.h"
+#include "memory/buffer_list.h"
 #include "ops/layer_norm.h"
 #include "ops/param_scope.h"
 #include "ops/run_context.h"
@@ -69,13 +70,22 @@ class RecyclingEmbedder {
   const DistanceBins& bins() const { return bins_; }
 
  private:
-  // The phases of forward(): the previous MSA first row normalised into (or onto) the new one;
-  // the previous pair normalised plus the distogram row of each pair from the pseudo-beta
-  // positions `x` [n_res, 3], ctx.chunk rows at a time when accumulating.
-  void embed_first_row(const Tensor& prev, const Tensor& first_row, bool accumulate,
-                       Arena& arena) const;
-  void embed_pair(const Tensor& prev_pair, const float* x, const Tensor& pair, bool accumulate,
-                  std::int64_t chunk, Arena& arena) const;
+  // forward()'s buffers, stated once in the list that both allocates and sizes them.
+  struct Buffers {
+    Tensor x;          // the pseudo-beta positions, contiguous [n_res, 3]
+    Tensor first_row;  // accumulating only: the normalised first row [n_res, c_m]
+    Tensor pair_rows;  // accumulating only: a block of normalised pair rows [rows, n_res, c_z]
+  };
+  static BufferList<Buffers> buffers(std::int64_t n_res, std::int64_t c_m, std::int64_t c_z,
+                                     bool accumulate, std::int64_t chunk);
+
+  // The phases of forward(): the previous MSA first row normalised into the new one, or into
+  // `update` and added (accumulating); the previous pair normalised plus the distogram row of
+  // each pair from the pseudo-beta positions `x` [n_res, 3], into the new pair, or a block of
+  // `rows` at a time and added.
+  void embed_first_row(const Tensor& prev, const Tensor& first_row, const Tensor& update) const;
+  void embed_pair(const Tensor& prev_pair, const float* x, const Tensor& pair,
+                  const Tensor& rows) const;
 
   std::int64_t c_m_, c_z_;
   LayerNorm msa_norm_, pair_norm_;

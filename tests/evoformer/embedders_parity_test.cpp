@@ -216,15 +216,18 @@ TEST_P(EmbeddersParity, ScratchStaysWithinPrediction) {
       }
     }
   }
-  {
-    const ExtraMsaEmbedder embedder(evoformer_scope(), config_.extra_msa_feat_dim, config_.c_e);
-    const Tensor msa = feature("extra_msa", 0, DType::i32);
-    const Tensor e = data_.allocate(DType::f32, {msa.dim(0), msa.dim(1), config_.c_e});
-    Arena arena = exact_arena(ExtraMsaEmbedder::scratch_bytes(msa.dim(0), msa.dim(1)));
-    RunContext ctx;
-    ctx.scratch = &arena;
-    EXPECT_NO_THROW(embedder.forward(msa, feature("extra_has_deletion", 0),
-                                     feature("extra_deletion_value", 0), e, ctx));
+  // The extra MSA copied (i32) or read in place (i64), into an fp32 or a bf16 representation.
+  const ExtraMsaEmbedder extra(evoformer_scope(), config_.extra_msa_feat_dim, config_.c_e);
+  for (const DType index : {DType::i32, DType::i64}) {
+    for (const DType type : {DType::f32, DType::bf16}) {
+      const Tensor msa = feature("extra_msa", 0, index);
+      const Tensor e = data_.allocate(type, {msa.dim(0), msa.dim(1), config_.c_e});
+      Arena arena = exact_arena(ExtraMsaEmbedder::scratch_bytes(msa.dim(0), msa.dim(1)));
+      RunContext ctx;
+      ctx.scratch = &arena;
+      EXPECT_NO_THROW(extra.forward(msa, feature("extra_has_deletion", 0),
+                                    feature("extra_deletion_value", 0), e, ctx));
+    }
   }
 }
 
