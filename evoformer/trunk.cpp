@@ -69,6 +69,16 @@ Trunk::Trunk(const ParamScope& root, const ModelConfig& c, DType stacks)
 
 Trunk::~Trunk() = default;
 
+const EvoformerBlock& Trunk::first_block(EvoformerBlock::Kind kind) const {
+  const bool extra = kind == EvoformerBlock::Kind::extra_msa;
+  const std::vector<EvoformerBlock>& stack = extra ? extra_msa_stack_ : evoformer_stack_;
+  if (stack.empty()) {
+    throw WeightsError(std::string("the model has no ") + (extra ? "extra-MSA" : "Evoformer") +
+                       " blocks (its parameter file has none)");
+  }
+  return stack.front();
+}
+
 TrunkDims Trunk::dims_of(const TrunkInputs& in, const ModelConfig& c) {
   const std::int64_t n = in.n_res();
   expect_dim(in.target_feat, 0, n, "target_feat");

@@ -93,6 +93,9 @@ class Trunk {
 
   static TrunkDims dims_of(const TrunkInputs& in, const ModelConfig& config);
 
+  // Block 0 of the extra-MSA or the Evoformer stack (run alone by `profile --blocks-only`).
+  const EvoformerBlock& first_block(EvoformerBlock::Kind kind) const;
+
  private:
   // forward()'s buffers, each stated once in the list that both allocates and sizes them.
   struct Masks {

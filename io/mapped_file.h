@@ -33,6 +33,9 @@ class MappedFile {
   // The same for the pages that hold `range` (whole pages, so neighbours' bytes on its first and
   // last page go too); a range outside the mapping is ignored.
   void drop_resident_pages(std::span<const std::byte> range) const;
+  // Reads every page of the mapping, so that all of it is resident in this process (the opposite
+  // of drop_resident_pages).
+  void make_resident() const;
   void reset();
 
  private:

@@ -190,6 +190,10 @@ WeightResidency WeightCache::residency() const {
   return r;
 }
 
+void WeightCache::make_resident() const {
+  if (loaded_) loaded_->mapping.make_resident();
+}
+
 std::size_t WeightCache::unpacked_bytes() const {
   std::size_t bytes = 0;
   for (const Entry& e : entries_) {

@@ -68,6 +68,9 @@ class WeightCache {
   // Packed bytes mapped from the file vs held privately (padding of oneDNN's blocked layouts
   // included).
   WeightResidency residency() const;
+  // Reads every page of the mapped file, so that all the shared weights are resident in this
+  // process, as they are once a run has used every Linear.
+  void make_resident() const;
   // The same weights as plain f32 arrays (no padding): the parameter bytes they stand for.
   std::size_t unpacked_bytes() const;
   const std::filesystem::path& file() const { return file_; }

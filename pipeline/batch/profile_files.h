@@ -11,8 +11,9 @@ namespace cpufold {
 
 // Header and one row per length. Columns: the sizes, the chosen chunk (0: unsliced), the
 // predicted and measured peak and their ratio, each stage's peak and seconds, each planned
-// block (planned_<block>_bytes), how stage peaks were measured, status (ok / failed) and error.
-// A failed length leaves what it did not measure empty.
+// block (planned_<block>_bytes), the mode (model / blocks), the whole run's plan peak, each
+// block's time, peak and prediction (blocks-only), how stage peaks were measured, status
+// (ok / failed) and error. A failed length leaves what it did not measure empty.
 std::string profile_csv(std::span<const LengthProfile> lengths);
 
 // "process (code, libraries, threads, heap)" -> "planned_process_bytes".

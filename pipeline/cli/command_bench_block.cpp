@@ -15,9 +15,11 @@
 #include "pipeline/cli/common_options.h"
 #include "pipeline/cli/option_checks.h"
 #include "pipeline/runner/block_bench.h"
+#include "pipeline/runner/block_peak.h"
 #include "pipeline/runner/model_flops.h"
 #include "pipeline/runner/model_loader.h"
 #include "pipeline/runner/run_plan.h"
+#include "pipeline/runner/stage_meter.h"
 
 namespace cpufold {
 namespace {
@@ -38,7 +40,7 @@ void run_block_bench(BlockArgs& args) {
   resolve_common_options(args.common);
   // A benchmark: unsliced unless told.
   const std::int64_t chunk = args.common.run.uniform_chunk().value_or(0);
-  const ModelWeights weights = open_model_weights(args.common.params);
+  ModelWeights weights = open_model_weights(args.common.params);
   const WeightStore& store = weights.store;
   const ModelConfig& c = weights.config;
   const bool extra = args.stack == "extra-msa";
@@ -50,9 +52,16 @@ void run_block_bench(BlockArgs& args) {
   std::unique_ptr<FileTier> spill;
   if (args.common.run.spill_dir) spill = std::make_unique<FileTier>(*args.common.run.spill_dir);
   Tier& state_tier = spill ? static_cast<Tier&>(*spill) : dram_tier();
-  BlockBench bench(store, c,
-                   extra ? EvoformerBlock::Kind::extra_msa : EvoformerBlock::Kind::evoformer,
-                   precision, s, n, state_tier, state_tier);
+  const EvoformerBlock::Kind kind =
+      extra ? EvoformerBlock::Kind::extra_msa : EvoformerBlock::Kind::evoformer;
+  const EvoformerBlock block = make_bench_block(store, c, kind, precision);
+  // The block holds copies of its weights: the file's values leave memory, and what stays is
+  // what the block's peak is predicted on top of.
+  weights.store.release_values();
+  const std::size_t resident = os_current_rss_bytes();
+  StageMeter meter;  // the peak from here on: the block's inputs, its runs and their set-up
+  meter.begin("block");
+  BlockBench bench(block, c, kind, precision, s, n, state_tier, state_tier);
   const char* name = extra ? "extra-MSA" : "evoformer";
   std::printf("%s block: n_res %lld, %s rows %lld, chunk %lld, threads %d: %d warm-up run(s)\n",
               name, static_cast<long long>(n), extra ? "extra" : "MSA", static_cast<long long>(s),
@@ -63,6 +72,8 @@ void run_block_bench(BlockArgs& args) {
   double total = 0;
   for (int r = 0; r < args.repeat; ++r) total += bench.run(chunk);
   const double secs = total / args.repeat;
+  meter.end();
+  const BlockPeak predicted = predict_block_peak(block, c, bench.shape(chunk), resident);
   const double flops =
       extra ? extra_msa_block_flops(c, static_cast<double>(s), static_cast<double>(n))
             : evoformer_block_flops(c, static_cast<double>(s), static_cast<double>(n));
@@ -71,14 +82,14 @@ void run_block_bench(BlockArgs& args) {
       "%s block: n_res %lld, %s rows %lld, c_m %lld, c_z %lld, chunk %lld, threads %d, "
       "precision %s, oneDNN ISA %s\n"
       "  time %.3f s per block, %.1f GFLOP, %.1f GFLOP/s\n"
-      "  activations %.1f MiB (%s), scratch planned %.1f MiB (high water %.1f MiB), peak RSS "
-      "%.1f MiB\n",
+      "  activations %.1f MiB (%s), scratch planned %.1f MiB (high water %.1f MiB)\n"
+      "  %s\n",
       name, static_cast<long long>(n), extra ? "extra" : "MSA", static_cast<long long>(s),
       static_cast<long long>(extra ? c.c_e : c.c_m), static_cast<long long>(c.c_z),
       static_cast<long long>(chunk), omp_get_max_threads(), precision_name(precision),
       bf16_support().isa.c_str(), secs, gflop, gflop / secs, mib(bench.activation_bytes()),
       state_tier.name().c_str(), mib(bench.last_scratch_bytes()),
-      mib(bench.last_scratch_high_water()), mib(os_peak_rss_bytes()));
+      mib(bench.last_scratch_high_water()), block_peak_line(meter.peak_bytes(), predicted).c_str());
   const std::vector<ModuleFlops> module_flops =
       extra ? extra_msa_block_module_flops(c, static_cast<double>(s), static_cast<double>(n))
             : evoformer_block_module_flops(c, static_cast<double>(s), static_cast<double>(n));

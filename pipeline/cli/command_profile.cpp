@@ -1,6 +1,7 @@
 // `cpufold profile`: how much memory a run of each length needs, and whether the memory
 // planner's prediction holds. Each length runs the whole model on random inputs of real sizes
-// in a child process of this binary (the hidden --child option), measured per stage.
+// (or with --blocks-only one block of each stack at the run's plan) in a child process of this
+// binary (the hidden --child option), measured per stage.
 
 #include <algorithm>
 #include <iostream>
@@ -34,12 +35,27 @@ WHAT IT MEASURES
   to /proc/self/clear_refs); where the kernel refuses, the resident size is
   sampled every millisecond instead (column stage_peak_method says which).
 
+BLOCKS ONLY (--blocks-only)
+  At 2,500-4,000 residues a whole run takes hours; one block takes minutes.
+  Each child loads the weights and makes the same plan (recorded as above),
+  reads every page of the weights (as resident as a run has them by its
+  peak), then runs one extra-MSA block and one Evoformer block of the model
+  at that length, with the plan's chunk for each and the model's precision,
+  on random activations. Per block: its wall time, its measured peak and its
+  predicted peak: the plan's process and weights + the block's activations
+  + its planned scratch (what `cpufold bench block` compares with too). The
+  row's predicted/measured/ratio are those of the block predicted the
+  larger; plan_peak_bytes keeps the whole run's plan. A block that cannot
+  fit the memory available (or --mem-budget) fails its length with status 4
+  before it allocates anything.
+
 OUTPUT (in --out)
   profile.csv  one row per length (columns in README, "cpufold profile")
   profile.png  peak memory against length: predicted (line), measured
                (points), each stage's measured peak (pale), and below it
                measured / predicted with the 10% band
   stderr       one line per length: predicted, measured and their ratio
+               (blocks only: also one line per block as it ends)
   A length that fails is recorded as failed with the reason; the others go on.
   The status is then that of the failure (4 when every failure was memory).
 
@@ -47,11 +63,13 @@ EXAMPLES
   cpufold profile --params params_model_1_ptm.h5 --lengths 64,128,256,512
   cpufold profile --params params_model_3_ptm.h5 --lengths 100,200 --templates 0 \
       --msa-rows 128 --extra-rows 1024 --out profile_small
+  cpufold profile --params params_model_1_ptm.h5 --lengths 1000,2500,4000 --blocks-only
 )";
 
 struct ProfileArgs {
   std::string lengths, out = "profile";
   RandomRunSizes sizes;
+  bool blocks_only = false;
   bool child = false;
   CommonOptions common;
   const CLI::App* command = nullptr;  // what was parsed, for the children's command lines
@@ -96,6 +114,7 @@ std::vector<std::string> child_args(const ProfileArgs& a, std::int64_t templates
                                    "--recycles",
                                    std::to_string(a.sizes.recycles),
                                    "--child"};
+  if (a.blocks_only) args.emplace_back("--blocks-only");
   const std::vector<std::string> shared = common_option_args(*a.command);
   args.insert(args.end(), shared.begin(), shared.end());
   return args;
@@ -108,9 +127,13 @@ void run_child(const ProfileArgs& a, std::int64_t n_res) {
   r.params = a.common.params;
   r.sizes = {n_res, a.sizes.msa_rows, a.sizes.extra_rows, a.sizes.templates.value_or(0),
              a.sizes.recycles};
-  const LengthProfile p = profile_length(r, [](const LengthProfile& planned) {
-    std::cout << profile_record(kProfilePlanTag, planned) << std::flush;
-  });
+  r.blocks_only = a.blocks_only;
+  const LengthProfile p = profile_length(
+      r,
+      [](const LengthProfile& planned) {
+        std::cout << profile_record(kProfilePlanTag, planned) << std::flush;
+      },
+      [](const ProfiledBlock& block) { std::cout << profile_block_record(block) << std::flush; });
   std::cout << profile_record(kProfileResultTag, p) << std::flush;
 }
 
@@ -153,7 +176,8 @@ void run_profile(ProfileArgs& a) {
   const ProfileSizes sizes{0, a.sizes.msa_rows, a.sizes.extra_rows, *a.sizes.templates,
                            a.sizes.recycles};
   const std::string title =
-      "Peak memory per run: " + model + " (" + a.common.params.filename().string() + ")";
+      std::string(a.blocks_only ? "Peak memory per block: " : "Peak memory per run: ") + model +
+      " (" + a.common.params.filename().string() + ")";
   std::string subtitle = std::to_string(a.sizes.msa_rows) + " MSA rows, " +
                          std::to_string(a.sizes.extra_rows) + " extra MSA rows, " +
                          std::to_string(*a.sizes.templates) + " templates, " +
@@ -162,6 +186,10 @@ void run_profile(ProfileArgs& a) {
                                               : std::string("chosen by the planner")) +
                          "; " + precision_name(precision) + "; random inputs at real sizes";
   if (a.common.run.mem_budget) subtitle += "; budget " + format_bytes(*a.common.run.mem_budget);
+  if (a.blocks_only) {
+    subtitle = "single-block peaks (one extra-MSA and one Evoformer block, the plan's chunks); " +
+               subtitle;
+  }
   // An output directory that cannot be made fails now, not after hours of runs.
   std::error_code ec;
   std::filesystem::create_directories(a.out, ec);
@@ -171,12 +199,16 @@ void run_profile(ProfileArgs& a) {
   }
   std::cerr << "profile: " << model << ", " << lengths.size() << " length(s), " << a.sizes.msa_rows
             << " MSA rows, " << a.sizes.extra_rows << " extra rows, " << *a.sizes.templates
-            << " templates, " << a.sizes.recycles << " recycle(s); each in its own process\n";
+            << " templates, " << a.sizes.recycles << " recycle(s); each in its own process"
+            << (a.blocks_only ? ", one extra-MSA and one Evoformer block each" : "") << "\n";
   // The files are rewritten after every length: a long profile that is stopped keeps its rows.
   std::vector<LengthProfile> rows;
   std::vector<std::filesystem::path> written;
   const std::vector<ProfiledLength> runs = profile_in_children(
       lengths, sizes, [&](std::int64_t n) { return child_args(a, *a.sizes.templates, n); },
+      [&](const ProfiledBlock& b, std::int64_t n, std::size_t i) {
+        std::cerr << "profile: " << profile_block_progress_line(b, n, i, lengths.size()) << "\n";
+      },
       [&](const ProfiledLength& p, std::size_t i) {
         std::cerr << "profile: " << profile_progress_line(p, i, lengths.size()) << "\n";
         rows.push_back(p.profile);
@@ -197,8 +229,8 @@ void add_profile_command(CLI::App& app) {
       "profile",
       "How much memory a run of each length needs, and whether the memory planner's "
       "prediction holds: runs the whole model on random inputs of each length (each in its "
-      "own process) and writes profile.csv and profile.png (peak memory against length, "
-      "predicted and measured, per stage).");
+      "own process; --blocks-only: one block of each stack) and writes profile.csv and "
+      "profile.png (peak memory against length, predicted and measured, per stage).");
   cmd->footer(std::string(kProfileManual) + kExitStatusHelp);
   cmd->add_option("--lengths", args->lengths,
                   "residue counts to run, comma-separated, e.g. 64,128,256 (each once)")
@@ -206,6 +238,10 @@ void add_profile_command(CLI::App& app) {
   add_random_run_options(*cmd, args->sizes);
   cmd->add_option("--out", args->out, "directory for profile.csv and profile.png (default profile)")
       ->check(output_directory_option());
+  cmd->add_flag("--blocks-only", args->blocks_only,
+                "plan each length as a run, then run one extra-MSA and one Evoformer block at "
+                "the plan's chunks instead of the whole model: minutes instead of hours at "
+                "2,500-4,000 residues; records each block's time and predicted and measured peak");
   cmd->add_flag("--child", args->child, "measure one length in this process (internal)")->group("");
   add_common_options(*cmd, args->common, Command::profile);
   args->command = cmd;

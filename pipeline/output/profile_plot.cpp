@@ -24,17 +24,35 @@ struct StageColour {
   const char* name;
   Rgb colour;
 };
-constexpr StageColour kStageColours[] = {{"load", {127, 127, 127}},
-                                         {"features", {44, 160, 44}},
-                                         {"trunk", {255, 127, 14}},
-                                         {"structure", {148, 103, 189}},
-                                         {"heads", {23, 190, 207}}};
+constexpr StageColour kStageColours[] = {
+    {"load", {127, 127, 127}},           {"features", {44, 160, 44}},
+    {"trunk", {255, 127, 14}},           {"structure", {148, 103, 189}},
+    {"heads", {23, 190, 207}},           {"extra-MSA block", {140, 86, 75}},
+    {"Evoformer block", {227, 119, 194}}};
+
+Rgb stage_hue(const std::string& name, std::size_t k) {
+  for (const StageColour& s : kStageColours) {
+    if (name == s.name) return s.colour;
+  }
+  return kStageColours[k % std::size(kStageColours)].colour;
+}
 
 Rgb stage_colour(const std::string& name, std::size_t k) {
-  for (const StageColour& s : kStageColours) {
-    if (name == s.name) return mix(kWhite, s.colour, 0.6);
-  }
-  return mix(kWhite, kStageColours[k % std::size(kStageColours)].colour, 0.6);
+  return mix(kWhite, stage_hue(name, k), 0.6);
+}
+
+// "trunk stage", "Evoformer block".
+std::string stage_label(const std::string& name) {
+  return name.ends_with("block") ? name : name + " stage";
+}
+
+// A stage with its own prediction (a block): its ratio is drawn.
+bool has_ratio(const ProfilePlotStage& s) {
+  return s.predicted_bytes > 0 && s.peak_bytes > 0;
+}
+
+double ratio(std::size_t measured, std::size_t predicted) {
+  return static_cast<double>(measured) / static_cast<double>(predicted);
 }
 
 // A log2 axis over [lo, hi] onto pixels [p0, p1] (p1 < p0 for a y axis).
@@ -172,18 +190,20 @@ ProfileRanges profile_ranges(std::span<const ProfilePlotLength> lengths) {
     };
     seen(l.predicted_bytes);
     seen(l.measured_bytes);
+    seen(l.plan_bytes);
+    const auto ratio_seen = [&](double r) {
+      g.r_lo = std::min(g.r_lo, r - 0.05);
+      g.r_hi = std::max(g.r_hi, r + 0.05);
+    };
     for (const ProfilePlotStage& s : l.stages) {
       seen(s.peak_bytes);
       if (std::find(g.stage_names.begin(), g.stage_names.end(), s.name) == g.stage_names.end())
         g.stage_names.push_back(s.name);
+      if (has_ratio(s)) ratio_seen(ratio(s.peak_bytes, s.predicted_bytes));
     }
     if (l.measured_bytes == 0 && l.predicted_bytes > 0) g.any_failed = true;
-    if (l.measured_bytes > 0 && l.predicted_bytes > 0) {
-      const double r =
-          static_cast<double>(l.measured_bytes) / static_cast<double>(l.predicted_bytes);
-      g.r_lo = std::min(g.r_lo, r - 0.05);
-      g.r_hi = std::max(g.r_hi, r + 0.05);
-    }
+    if (l.measured_bytes > 0 && l.predicted_bytes > 0)
+      ratio_seen(ratio(l.measured_bytes, l.predicted_bytes));
   }
   if (g.b_hi == 0) throw InternalError("profile plot: no length has a figure to draw");
   g.r_lo = std::max(g.r_lo, 0.0);
@@ -237,10 +257,25 @@ void draw_grid(Canvas& img, const ProfileAxes& a, std::span<const ProfilePlotLen
 
 // Stages (pale, underneath), then the prediction, then the measured peaks on top; the legend.
 void draw_peaks(Canvas& img, const ProfileAxes& a, std::span<const ProfilePlotLength> lengths,
-                const ProfileRanges& g) {
+                const ProfileRanges& g, ProfilePlotKind kind) {
+  const bool blocks = kind == ProfilePlotKind::single_blocks;
   std::vector<LegendRow> rows = {
-      {"predicted peak (memory planner)", LegendRow::Mark::line, kPredicted},
-      {"measured peak RSS (whole run)", LegendRow::Mark::dot, kMeasured}};
+      {blocks ? "predicted peak: the larger block" : "predicted peak (memory planner)",
+       LegendRow::Mark::line, kPredicted},
+      {blocks ? "measured peak RSS (that block)" : "measured peak RSS (whole run)",
+       LegendRow::Mark::dot, kMeasured}};
+  // Blocks-only: the whole run's plan, which did not run, pale above the blocks.
+  std::vector<Point> plan;
+  for (const ProfilePlotLength& l : lengths) {
+    if (l.plan_bytes > 0)
+      plan.push_back(
+          {a.x.at(static_cast<double>(l.n_res)), a.y.at(static_cast<double>(l.plan_bytes))});
+  }
+  if (!plan.empty()) {
+    const Rgb pale = mix(kWhite, kPredicted, 0.45);
+    img.polyline(plan, pale, 2.5);
+    rows.push_back({"whole-run plan peak (not run)", LegendRow::Mark::line, pale});
+  }
   for (std::size_t k = 0; k < g.stage_names.size(); ++k) {
     const Rgb c = stage_colour(g.stage_names[k], k);
     std::vector<Point> run;
@@ -253,7 +288,7 @@ void draw_peaks(Canvas& img, const ProfileAxes& a, std::span<const ProfilePlotLe
     }
     img.polyline(run, c, 2);
     for (const Point& p : run) dot(img, p, c, 5);
-    rows.push_back({"measured peak: " + g.stage_names[k] + " stage", LegendRow::Mark::light, c});
+    rows.push_back({"measured peak: " + stage_label(g.stage_names[k]), LegendRow::Mark::light, c});
   }
   std::vector<Point> predicted;
   for (const ProfilePlotLength& l : lengths) {
@@ -287,12 +322,22 @@ void draw_ratios(Canvas& img, const ProfileAxes& a, std::span<const ProfilePlotL
   img.hline(left, right, pixel(a.ratio_y(1.0)), kFaint);
   img.text(right + 8, (a.ratio_y(1.1) + a.ratio_y(0.9)) / 2, "band: within 10%", kSmallSize,
            {60, 140, 60});
-  for (const ProfilePlotLength& l : lengths) {
-    if (l.measured_bytes == 0 || l.predicted_bytes == 0) continue;
-    const double r = static_cast<double>(l.measured_bytes) / static_cast<double>(l.predicted_bytes);
+  const auto point = [&](const ProfilePlotLength& l, double r, Rgb c, bool label_left) {
     const Point p{a.x.at(static_cast<double>(l.n_res)), a.ratio_y(r)};
-    dot(img, p, kMeasured, 8);
-    img.text(p.x + 8, p.y - 9, fixed(r, 2), kSmallSize, kText);
+    dot(img, p, c, 8);
+    img.text(label_left ? p.x - 8 : p.x + 8, p.y - 9, fixed(r, 2), kSmallSize, kText,
+             label_left ? Anchor::end : Anchor::start);
+  };
+  for (const ProfilePlotLength& l : lengths) {
+    // Blocks: each block's own ratio, in its colour, labelled on alternate sides.
+    std::size_t drawn = 0;
+    for (std::size_t k = 0; k < l.stages.size(); ++k) {
+      const ProfilePlotStage& s = l.stages[k];
+      if (!has_ratio(s)) continue;
+      point(l, ratio(s.peak_bytes, s.predicted_bytes), stage_hue(s.name, k), drawn++ % 2 == 1);
+    }
+    if (drawn == 0 && l.measured_bytes > 0 && l.predicted_bytes > 0)
+      point(l, ratio(l.measured_bytes, l.predicted_bytes), kMeasured, false);
   }
   img.frame(left, r_top, right, r_bottom, kBlack);
 }
@@ -310,7 +355,7 @@ void draw_titles(Canvas& img, const std::string& title, const std::string& subti
 }  // namespace
 
 std::string profile_plot_png(const std::string& title, const std::string& subtitle,
-                             std::span<const ProfilePlotLength> lengths) {
+                             std::span<const ProfilePlotLength> lengths, ProfilePlotKind kind) {
   const ProfileRanges g = profile_ranges(lengths);
   const ProfileAxes axes{{g.n_lo / 1.15, g.n_hi * 1.15, left + 0.5, right + 0.5},
                          {g.b_lo / 1.25, g.b_hi * 1.25, bottom + 0.5, top + 0.5},
@@ -318,7 +363,7 @@ std::string profile_plot_png(const std::string& title, const std::string& subtit
                          g.r_hi};
   Canvas img(kWidth, kHeight, kWhite);
   draw_grid(img, axes, lengths);
-  draw_peaks(img, axes, lengths, g);
+  draw_peaks(img, axes, lengths, g, kind);
   draw_ratios(img, axes, lengths);
   draw_titles(img, title, subtitle);
   return img.png();

@@ -19,45 +19,59 @@ void fill_normal(const Tensor& t, std::uint32_t seed) {
   for (std::int64_t i = 0; i < t.numel(); ++i) p[i] = dist(rng);
 }
 
-// The MSA's element type as the trunk stores it: a bf16 extra-MSA stack keeps it in bf16.
-DType msa_type(EvoformerBlock::Kind kind, DType precision) {
-  return kind == EvoformerBlock::Kind::extra_msa ? precision : DType::f32;
-}
-
 void fill(const Tensor& t, float v) {
   float* p = t.data_as<float>();
   for (std::int64_t i = 0; i < t.numel(); ++i) p[i] = v;
 }
 
-EvoformerBlock make_block(const WeightStore& store, const ModelConfig& c, EvoformerBlock::Kind kind,
-                          DType precision) {
+}  // namespace
+
+EvoformerBlock make_bench_block(const WeightStore& store, const ModelConfig& c,
+                                EvoformerBlock::Kind kind, DType precision) {
   return EvoformerBlock(ParamScope(store).with_precision(precision), c, kind, 0);
 }
 
-}  // namespace
+BlockBench::BlockBench(const EvoformerBlock& block, const ModelConfig& c, EvoformerBlock::Kind kind,
+                       DType precision, std::int64_t s, std::int64_t n, Tier& msa_tier,
+                       Tier& pair_tier)
+    : BlockBench(nullptr, &block, c, kind, precision, s, n, msa_tier, pair_tier) {}
 
 BlockBench::BlockBench(const WeightStore& store, const ModelConfig& c, EvoformerBlock::Kind kind,
                        DType precision, std::int64_t s, std::int64_t n, Tier& msa_tier,
                        Tier& pair_tier)
-    : block_(make_block(store, c, kind, precision)),
-      msa_("bench-msa", msa_tier,
-           align_up(static_cast<std::size_t>(
-                        s * n * (kind == EvoformerBlock::Kind::extra_msa ? c.c_e : c.c_m)) *
-                    dtype_size(msa_type(kind, precision))) +
-               f32_bytes(s * n)),
-      pair_("bench-pair", pair_tier, f32_bytes(n * n * c.c_z) + f32_bytes(n * n)),
+    : BlockBench(
+          std::make_unique<const EvoformerBlock>(make_bench_block(store, c, kind, precision)),
+          nullptr, c, kind, precision, s, n, msa_tier, pair_tier) {}
+
+BlockBench::BlockBench(std::unique_ptr<const EvoformerBlock> owned, const EvoformerBlock* borrowed,
+                       const ModelConfig& c, EvoformerBlock::Kind kind, DType precision,
+                       std::int64_t s, std::int64_t n, Tier& msa_tier, Tier& pair_tier)
+    : owned_(std::move(owned)),
+      block_(borrowed != nullptr ? *borrowed : *owned_),
+      config_(c),
+      kind_(kind),
+      precision_(precision),
+      n_seq_(s),
+      n_res_(n),
       msa_spilled_(&msa_tier != &dram_tier()),
-      pair_spilled_(&pair_tier != &dram_tier()) {
+      pair_spilled_(&pair_tier != &dram_tier()),
+      msa_("bench-msa", msa_tier, block_arena_bytes(block_, c, shape(0)).msa),
+      pair_("bench-pair", pair_tier, block_arena_bytes(block_, c, shape(0)).pair) {
   const std::int64_t c_m = kind == EvoformerBlock::Kind::extra_msa ? c.c_e : c.c_m;
-  m_ = msa_.allocate(msa_type(kind, precision), {s, n, c_m});
+  m_ = msa_.allocate(block_msa_type(kind, precision), {s, n, c_m});
   msa_mask_ = msa_.allocate(DType::f32, {s, n});
   z_ = pair_.allocate(DType::f32, {n, n, c.c_z});
   pair_mask_ = pair_.allocate(DType::f32, {n, n});
-  if (msa_spilled_) edges_.emplace("bench-edges", msa_tier, block_.edge_bytes(n));
+  if (msa_spilled_)
+    edges_.emplace("bench-edges", msa_tier, block_arena_bytes(block_, c, shape(0)).edges);
   fill_normal(m_, 1);
   fill_normal(z_, 2);
   fill(msa_mask_, 1.f);
   fill(pair_mask_, 1.f);
+}
+
+BlockShape BlockBench::shape(std::int64_t chunk) const {
+  return {kind_, precision_, n_seq_, n_res_, chunk, msa_spilled_};
 }
 
 double BlockBench::run(std::int64_t chunk) {
@@ -71,9 +85,8 @@ double BlockBench::run(std::int64_t chunk) {
   // mapping per run would time ~25,000 page faults per block at N=256 that a real run pays once.
   if (!scratch_ || scratch_chunk_ != chunk) {
     scratch_.reset();  // a new chunk gets a new arena, so its high water is its own
-    scratch_.emplace(
-        "bench-scratch", dram_tier(),
-        block_.scratch_bytes(m_.dim(0), m_.dim(1), chunk, m_.dtype(), edges_.has_value()));
+    scratch_.emplace("bench-scratch", dram_tier(),
+                     block_arena_bytes(block_, config_, shape(chunk)).scratch);
     scratch_chunk_ = chunk;
   }
   Arena& scratch = *scratch_;

@@ -126,6 +126,11 @@ class ModelRunner {
   WeightResidency weight_residency() const { return residency_; }
   // The cache file of the Linear weights (empty when there is none).
   const std::filesystem::path& weight_cache_file() const { return weight_cache_->file(); }
+  // Faults in every page of the shared weights (WeightCache::make_resident): what a run holds
+  // by its peak, for a caller that runs only part of the model (`profile --blocks-only`).
+  void make_weights_resident() const { weight_cache_->make_resident(); }
+  // The trunk, whose blocks a blocks-only profile runs alone.
+  const Trunk& trunk() const { return trunk_; }
   // The parameter file the model was built from.
   const std::filesystem::path& params_file() const { return params_file_; }
 

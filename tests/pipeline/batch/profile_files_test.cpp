@@ -58,5 +58,47 @@ TEST(ProfileCsv, RowsMatchTheHeaderAndAFailedLengthKeepsItsPlanAndReason) {
   EXPECT_EQ(bad[column("error")], failed.error);
 }
 
+// Blocks-only: the mode, the whole run's plan in its own column, each block's columns; a block
+// that did not run keeps its prediction only.
+TEST(ProfileCsv, BlocksOnlyRowsGiveEachBlockAndThePlanApart) {
+  LengthProfile p = measured(4000);
+  p.blocks_only = true;
+  p.plan_peak_bytes = 5000;
+  p.block_runs = {{"extra_msa", 5120, 32, {300, 900, 700}, true, 1950, 812.5},
+                  {"evoformer", 516, 64, {300, 1000, 800}, false, 0, 0}};
+  p.predicted_peak_bytes = 2100;
+  p.measured_peak_bytes = 0;
+  p.ok = false;
+  p.error = "killed by signal 9";
+  LengthProfile model = measured(64);
+  model.plan_peak_bytes = model.predicted_peak_bytes;
+  const LengthProfile rows[] = {model, p};
+  const Table t = parse_table(profile_csv(rows), "profile.csv", ',');
+  ASSERT_EQ(t.rows.size(), 2u);
+  const auto cell = [&](std::size_t row, const std::string& name) {
+    const auto it = std::find(t.header.begin(), t.header.end(), name);
+    EXPECT_NE(it, t.header.end()) << name;
+    return it == t.header.end() ? std::string("?") : t.rows[row].fields.at(it - t.header.begin());
+  };
+  EXPECT_EQ(cell(0, "mode"), "model");
+  EXPECT_EQ(cell(0, "plan_peak_bytes"), "1000");
+  EXPECT_EQ(cell(0, "evoformer_block_predicted_bytes"), "");
+  EXPECT_EQ(cell(0, "block_resident_bytes"), "");
+  EXPECT_EQ(cell(1, "mode"), "blocks");
+  EXPECT_EQ(cell(1, "predicted_peak_bytes"), "2100");
+  EXPECT_EQ(cell(1, "plan_peak_bytes"), "5000");
+  EXPECT_EQ(cell(1, "block_resident_bytes"), "300");
+  EXPECT_EQ(cell(1, "extra_msa_block_seconds"), "812.500");
+  EXPECT_EQ(cell(1, "extra_msa_block_peak_bytes"), "1950");
+  EXPECT_EQ(cell(1, "extra_msa_block_predicted_bytes"), "1900");
+  EXPECT_EQ(cell(1, "extra_msa_block_activations_bytes"), "900");
+  EXPECT_EQ(cell(1, "extra_msa_block_scratch_bytes"), "700");
+  EXPECT_EQ(cell(1, "extra_msa_block_ratio"), "1.0263");
+  EXPECT_EQ(cell(1, "evoformer_block_predicted_bytes"), "2100");
+  EXPECT_EQ(cell(1, "evoformer_block_peak_bytes"), "") << "it did not run";
+  EXPECT_EQ(cell(1, "evoformer_block_seconds"), "");
+  EXPECT_EQ(cell(1, "status"), "failed");
+}
+
 }  // namespace
 }  // namespace cpufold

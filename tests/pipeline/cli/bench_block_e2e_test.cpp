@@ -26,6 +26,15 @@ TEST(BenchBlock, ExtraMsaStackRunsTheFirstExtraMsaBlockOnItsOwnRows) {
   EXPECT_TRUE(contains(r.output, "(dram)")) << r.output;
 }
 
+// The block's peak against the prediction `profile --blocks-only` makes too (block_peak.h).
+TEST(BenchBlock, PrintsItsPeakAgainstItsActivationsAndPlannedScratch) {
+  const auto r = run_cpufold(block_command("--msa-rows 8 --chunk-size 4"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(contains(r.output, "  Peak: ")) << r.output;
+  EXPECT_TRUE(contains(r.output, "MiB of activations + ")) << r.output;
+  EXPECT_TRUE(contains(r.output, "MiB of planned scratch), ratio ")) << r.output;
+}
+
 TEST(BenchBlock, ExtraMsaStackDefaultsToTheExtraRowsOfAnAf2Run) {
   const auto r = run_cpufold(block_command("--stack extra-msa --chunk-size 4"));
   ASSERT_EQ(r.exit_code, 0) << r.output;

@@ -85,6 +85,12 @@ TEST(ProfileE2eTest, WritesOneCsvRowPerLengthWithPredictedMeasuredAndStagePeaks)
     EXPECT_TRUE(row.at("stage_peak_method") == "clear_refs" ||
                 row.at("stage_peak_method") == "sampled");
   }
+  for (const auto& row : rows) {
+    EXPECT_EQ(row.at("mode"), "model");
+    EXPECT_EQ(row.at("plan_peak_bytes"), row.at("predicted_peak_bytes"));
+    EXPECT_EQ(row.at("evoformer_block_peak_bytes"), "") << "no block ran alone";
+    EXPECT_EQ(row.at("extra_msa_block_predicted_bytes"), "");
+  }
   EXPECT_TRUE(contains(r.output, "[1/2] N_res 16: predicted ")) << r.output;
   EXPECT_TRUE(contains(r.output, "ratio ")) << r.output;
 
@@ -94,6 +100,93 @@ TEST(ProfileE2eTest, WritesOneCsvRowPerLengthWithPredictedMeasuredAndStagePeaks)
   const auto image = testing::decode_png(png);
   EXPECT_EQ(image.width, 1000);
   EXPECT_EQ(image.height, 720);
+}
+
+// --blocks-only: the same plan per length, then one extra-MSA and one Evoformer block, each
+// with its measured and predicted peak; the row's prediction is a block's, the plan's peak is
+// kept in its own column. No test asserts times: only that they are there.
+TEST(ProfileE2eTest, BlocksOnlyRunsOneBlockOfEachStackAtThePlansChunks) {
+  testing::ScratchDir dir;
+  const auto r = run_cpufold("profile " + params() + " --lengths 32,16 --blocks-only" + kSmall +
+                             " --out " + q(dir / "out"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto rows = read_csv(dir / "out" / "profile.csv");
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].at("n_res"), "16");
+  EXPECT_EQ(rows[1].at("n_res"), "32");
+  for (const auto& row : rows) {
+    EXPECT_EQ(row.at("status"), "ok") << row.at("error");
+    EXPECT_EQ(row.at("mode"), "blocks");
+    // The plan, recorded as a whole run records it.
+    EXPECT_NE(row.at("chunk"), "");
+    const double plan = number(row, "plan_peak_bytes");
+    double planned = 0;
+    for (const auto& [column, value] : row) {
+      if (column.starts_with("planned_")) planned += std::stod(value);
+    }
+    EXPECT_GT(plan, 0);
+    EXPECT_EQ(planned, plan) << "the planned blocks add up to the whole run's plan";
+    // Each block: measured, predicted from the plan's resident bytes and its own arenas.
+    const double resident = number(row, "block_resident_bytes");
+    EXPECT_GT(resident, 0);
+    double largest = 0, its_peak = 0;
+    for (const std::string block : {"extra_msa", "evoformer"}) {
+      const double peak = number(row, block + "_block_peak_bytes");
+      const double predicted = number(row, block + "_block_predicted_bytes");
+      EXPECT_GT(peak, 0) << block;
+      EXPECT_GT(predicted, resident) << block;
+      EXPECT_LT(predicted, plan) << block << ": one block holds less than the whole run";
+      EXPECT_EQ(predicted, resident + number(row, block + "_block_activations_bytes") +
+                               number(row, block + "_block_scratch_bytes"))
+          << block;
+      EXPECT_NEAR(number(row, block + "_block_ratio"), peak / predicted, 1e-4) << block;
+      EXPECT_GE(number(row, block + "_block_seconds"), 0) << block;
+      EXPECT_NE(row.at(block + "_block_seconds"), "") << block;
+      if (predicted > largest) {
+        largest = predicted;
+        its_peak = peak;
+      }
+    }
+    // The row's prediction and measurement are those of the block predicted the larger.
+    EXPECT_EQ(number(row, "predicted_peak_bytes"), largest);
+    EXPECT_EQ(number(row, "measured_peak_bytes"), its_peak);
+    EXPECT_NEAR(number(row, "ratio"), its_peak / largest, 1e-4);
+    EXPECT_GT(number(row, "load_peak_bytes"), 0);
+    EXPECT_EQ(row.at("trunk_peak_bytes"), "") << "the model did not run";
+  }
+  EXPECT_TRUE(contains(r.output, "[1/2] N_res 16: extra-MSA block (16 rows, chunk ")) << r.output;
+  EXPECT_TRUE(contains(r.output, "[1/2] N_res 16: Evoformer block (10 rows, chunk ")) << r.output;
+  EXPECT_TRUE(contains(r.output, "[2/2] N_res 32: larger block predicted ")) << r.output;
+  EXPECT_TRUE(contains(r.output, "whole-run plan ")) << r.output;
+
+  const std::string png = testing::read_file(dir / "out" / "profile.png");
+  ASSERT_GT(png.size(), 10000u);
+  EXPECT_EQ(png.substr(0, 8), std::string("\x89PNG\r\n\x1a\n", 8));
+}
+
+// A length whose plan does not fit the budget fails alone with exit 4, as a whole run would.
+TEST(ProfileE2eTest, BlocksOnlyALengthOverTheBudgetFailsAndTheOthersRun) {
+  testing::ScratchDir dir;
+  const auto first = run_cpufold("profile " + params() + " --lengths 16 --blocks-only" + kSmall +
+                                 " --out " + q(dir / "a"));
+  ASSERT_EQ(first.exit_code, 0) << first.output;
+  const auto budget = static_cast<std::size_t>(
+                          number(read_csv(dir / "a" / "profile.csv").at(0), "plan_peak_bytes")) +
+                      (std::size_t{1} << 20);
+  const auto r = run_cpufold("profile " + params() + " --lengths 16,64 --blocks-only" + kSmall +
+                             " --mem-budget " + std::to_string(budget) + " --out " + q(dir / "b"));
+  EXPECT_EQ(r.exit_code, 4) << r.output;
+  EXPECT_TRUE(contains(r.output, "N_res 64: FAILED")) << r.output;
+  const auto rows = read_csv(dir / "b" / "profile.csv");
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].at("status"), "ok");
+  EXPECT_EQ(rows[1].at("status"), "failed");
+  EXPECT_EQ(rows[1].at("mode"), "blocks");
+  EXPECT_TRUE(contains(rows[1].at("error"), "budget")) << rows[1].at("error");
+  EXPECT_GT(number(rows[1], "plan_peak_bytes"), static_cast<double>(budget));
+  EXPECT_GT(number(rows[1], "evoformer_block_predicted_bytes"), 0) << "predicted before it ran";
+  EXPECT_EQ(rows[1].at("evoformer_block_peak_bytes"), "");
+  EXPECT_TRUE(std::filesystem::exists(dir / "b" / "profile.png"));
 }
 
 // --precision reaches the children: a bf16 profile plans (and maps) the trunk's weights packed

@@ -56,6 +56,29 @@ TEST(ProfilePlot, OneLengthAndNarrowRangesStillDraw) {
   EXPECT_GT(count_near(png, 214, 39, 40, 4), 20u);
 }
 
+// Blocks-only: each block's ratio in its own colour, the whole run's plan as a pale line.
+TEST(ProfilePlot, SingleBlocksDrawEachBlocksRatioAndThePlan) {
+  std::vector<ProfilePlotLength> rows;
+  for (const std::int64_t n : {1000, 2500, 4000}) {
+    const auto d = static_cast<double>(n);
+    const auto extra = static_cast<std::size_t>(4e8 + 1.2e3 * d * d);
+    const auto evo = static_cast<std::size_t>(4e8 + 1.0e3 * d * d);
+    rows.push_back({n,
+                    extra,
+                    extra + extra / 50,
+                    {{"load", std::size_t{400} << 20, 0},
+                     {"extra-MSA block", extra + extra / 50, extra},
+                     {"Evoformer block", evo - evo / 20, evo}},
+                    static_cast<std::size_t>(4e8 + 3e3 * d * d)});
+  }
+  const auto png = decode_png(
+      profile_plot_png("model_1_ptm", "single-block peaks", rows, ProfilePlotKind::single_blocks));
+  EXPECT_EQ(png.width, 1000);
+  EXPECT_GT(count_near(png, 140, 86, 75, 4), 100u) << "the extra-MSA block's ratios";
+  EXPECT_GT(count_near(png, 227, 119, 194, 4), 100u) << "the Evoformer block's ratios";
+  EXPECT_GT(count_near(png, 31, 119, 180, 4), 300u) << "the predicted line";
+}
+
 TEST(ProfilePlot, NothingToDrawIsAnInternalError) {
   EXPECT_THROW(profile_plot_png("t", "s", {}), InternalError);
   const std::vector<ProfilePlotLength> unplanned = {{64, 0, 0, {}}};
