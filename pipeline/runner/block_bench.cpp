@@ -55,15 +55,15 @@ BlockBench::BlockBench(std::unique_ptr<const EvoformerBlock> owned, const Evofor
       n_res_(n),
       msa_spilled_(&msa_tier != &dram_tier()),
       pair_spilled_(&pair_tier != &dram_tier()),
-      msa_("bench-msa", msa_tier, block_arena_bytes(block_, c, shape(0)).msa),
-      pair_("bench-pair", pair_tier, block_arena_bytes(block_, c, shape(0)).pair) {
+      arena_bytes_(block_arena_bytes(block_, c, shape(0))),
+      msa_("bench-msa", msa_tier, arena_bytes_.msa),
+      pair_("bench-pair", pair_tier, arena_bytes_.pair) {
   const std::int64_t c_m = kind == EvoformerBlock::Kind::extra_msa ? c.c_e : c.c_m;
   m_ = msa_.allocate(block_msa_type(kind, precision), {s, n, c_m});
   msa_mask_ = msa_.allocate(DType::f32, {s, n});
   z_ = pair_.allocate(DType::f32, {n, n, c.c_z});
   pair_mask_ = pair_.allocate(DType::f32, {n, n});
-  if (msa_spilled_)
-    edges_.emplace("bench-edges", msa_tier, block_arena_bytes(block_, c, shape(0)).edges);
+  if (msa_spilled_) edges_.emplace("bench-edges", msa_tier, arena_bytes_.edges);
   fill_normal(m_, 1);
   fill_normal(z_, 2);
   fill(msa_mask_, 1.f);

@@ -73,7 +73,8 @@ class BlockBench {
   EvoformerBlock::Kind kind_;
   DType precision_;
   std::int64_t n_seq_, n_res_;
-  bool msa_spilled_, pair_spilled_;  // before the arenas: block_arena_bytes reads them
+  bool msa_spilled_, pair_spilled_;  // before the arenas: shape() reads them
+  BlockArenaBytes arena_bytes_;      // of shape(0): the activations' arenas
   Arena msa_, pair_;
   std::optional<Arena> edges_;    // on the MSA's tier when it is spilled
   std::optional<Arena> scratch_;  // kept while runs use the same chunk
