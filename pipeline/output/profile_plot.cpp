@@ -322,22 +322,25 @@ void draw_ratios(Canvas& img, const ProfileAxes& a, std::span<const ProfilePlotL
   img.hline(left, right, pixel(a.ratio_y(1.0)), kFaint);
   img.text(right + 8, (a.ratio_y(1.1) + a.ratio_y(0.9)) / 2, "band: within 10%", kSmallSize,
            {60, 140, 60});
-  const auto point = [&](const ProfilePlotLength& l, double r, Rgb c, bool label_left) {
-    const Point p{a.x.at(static_cast<double>(l.n_res)), a.ratio_y(r)};
+  // A ratio at its length; `side` -1 / +1 moves the dot 5 px that way and labels it on that side
+  // (two blocks of one length with close ratios stay apart), 0 labels it on the right.
+  const auto point = [&](const ProfilePlotLength& l, double r, Rgb c, int side) {
+    const Point p{a.x.at(static_cast<double>(l.n_res)) + 5.0 * side, a.ratio_y(r)};
     dot(img, p, c, 8);
-    img.text(label_left ? p.x - 8 : p.x + 8, p.y - 9, fixed(r, 2), kSmallSize, kText,
-             label_left ? Anchor::end : Anchor::start);
+    img.text(side < 0 ? p.x - 8 : p.x + 8, p.y - 9, fixed(r, 2), kSmallSize, kText,
+             side < 0 ? Anchor::end : Anchor::start);
   };
   for (const ProfilePlotLength& l : lengths) {
-    // Blocks: each block's own ratio, in its colour, labelled on alternate sides.
+    // Blocks: each block's own ratio, in its colour, on alternate sides.
     std::size_t drawn = 0;
     for (std::size_t k = 0; k < l.stages.size(); ++k) {
       const ProfilePlotStage& s = l.stages[k];
       if (!has_ratio(s)) continue;
-      point(l, ratio(s.peak_bytes, s.predicted_bytes), stage_hue(s.name, k), drawn++ % 2 == 1);
+      point(l, ratio(s.peak_bytes, s.predicted_bytes), stage_hue(s.name, k),
+            drawn++ % 2 == 1 ? -1 : 1);
     }
     if (drawn == 0 && l.measured_bytes > 0 && l.predicted_bytes > 0)
-      point(l, ratio(l.measured_bytes, l.predicted_bytes), kMeasured, false);
+      point(l, ratio(l.measured_bytes, l.predicted_bytes), kMeasured, 0);
   }
   img.frame(left, r_top, right, r_bottom, kBlack);
 }
