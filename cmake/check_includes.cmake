@@ -15,6 +15,7 @@ set(levels
   ops
   "evoformer|structure"
   pipeline/features
+  pipeline/templates
   pipeline/runner
   pipeline/output
   pipeline/batch

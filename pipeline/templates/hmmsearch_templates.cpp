@@ -1,0 +1,52 @@
+#include "pipeline/templates/hmmsearch_templates.h"
+
+#include <algorithm>
+#include <fstream>
+#include <sstream>
+
+#include "io/atomic_file.h"
+#include "memory/error.h"
+#include "pipeline/templates/external_program.h"
+#include "pipeline/templates/scratch_directory.h"
+
+namespace cpufold {
+namespace fs = std::filesystem;
+
+std::string query_stockholm(const std::string& query) {
+  return "# STOCKHOLM 1.0\n\nquery " + query + "\n#=GC RF " + std::string(query.size(), 'x') +
+         "\n//\n";
+}
+
+std::string hmmsearch_pdb_seqres(const std::string& query,
+                                 const std::optional<std::string>& msa_sto,
+                                 const HmmsearchSettings& settings) {
+  if (!fs::is_regular_file(settings.database)) {
+    throw InputError("template database " + settings.database.string() +
+                     " is missing: AlphaFold2's data directory holds it as "
+                     "pdb_seqres/pdb_seqres.txt (scripts/download_pdb_seqres.sh)");
+  }
+  const ScratchDirectory scratch("hmmsearch");
+  const fs::path msa = scratch.path() / "query.sto", hmm = scratch.path() / "query.hmm",
+                 out = scratch.path() / "output.sto";
+  // AF2 pipeline.py builds from the uniref90 hits (AF2-DEVIATION: used as written, without
+  // AF2's deduplication and empty-column removal, which change the profile's weights only).
+  write_file_atomically(msa, msa_sto ? *msa_sto : query_stockholm(query));
+  run_program("hmmbuild", {"--hand", "--amino", hmm.string(), msa.string()}, scratch.path(),
+              "hmmer");
+  run_program("hmmsearch",
+              {"--noali",    "--cpu",      std::to_string(std::max(1, settings.threads)),
+               "--F1",       "0.1",        "--F2",
+               "0.1",        "--F3",       "0.1",
+               "--incE",     "100",        "-E",
+               "100",        "--domE",     "100",
+               "--incdomE",  "100",        "-A",
+               out.string(), hmm.string(), settings.database.string()},
+              scratch.path(), "hmmer");
+  std::ifstream in(out);
+  if (!in) return "# STOCKHOLM 1.0\n//\n";  // hmmsearch writes no alignment without hits
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+}  // namespace cpufold
