@@ -13,6 +13,7 @@
 #include "pipeline/batch/finished_runs.h"
 #include "pipeline/batch/job_a3m.h"
 #include "pipeline/batch/job_msas.h"
+#include "pipeline/batch/job_templates.h"
 #include "pipeline/batch/prediction_files.h"
 #include "pipeline/batch/ranking.h"
 #include "pipeline/batch/run_record.h"
@@ -298,6 +299,14 @@ class BatchRunner {
                                     [&](const std::string& line) { log_.say(head + ": " + line); });
     RawFeatures raw = make_raw_features(job.sequence, m.msas, m.names);
     if (!m.files.empty()) log_.say(msa_rows_line(head, raw.n_msa));
+    if (o_.templates) {
+      JobTemplates t = load_job_templates(
+          job, o_, [&](const std::string& line) { log_.say(head + ": " + line); });
+      timing.templates = t.raw.n_templ;
+      timing.template_source = t.source;
+      timing.template_seconds = t.seconds;
+      raw.templates = std::move(t.raw);
+    }
     if (!o_.skip_msa) extras.a3m = job_a3m(job.sequence, m.files, m.msas);
     if (!o_.skip_plots) {
       extras.coverage_png = coverage_plot_png(job.name, raw.msa, raw.n_msa, raw.n_res);

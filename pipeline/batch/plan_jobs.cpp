@@ -28,7 +28,9 @@ JobPlan plan_job(const PredictJob& job, const PredictOptions& o, ModelCache& mod
   if (!plan.error.empty()) return plan;
   try {
     const JobMsas m = load_job_msas(job, o.msa_dir, [](const std::string&) {});
-    const RawFeatures raw = make_raw_features(job.sequence, m.msas, m.names);
+    RawFeatures raw = make_raw_features(job.sequence, m.msas, m.names);
+    // --templates: planned for AF2's most (4); the search itself runs with the job.
+    if (o.templates) raw.templates = empty_templates(4, raw.n_res);
     bool first = true;
     for (const auto& [number, path] : params) {
       const std::string model = "model_" + std::to_string(number);

@@ -11,6 +11,7 @@
 #include "pipeline/batch/config_json.h"
 #include "pipeline/batch/instance_batch.h"
 #include "pipeline/batch/job_order.h"
+#include "pipeline/batch/job_templates.h"
 #include "pipeline/batch/output_dir_lock.h"
 #include "pipeline/batch/predict_limits.h"
 #include "pipeline/output/job_outputs.h"
@@ -108,6 +109,7 @@ BatchInputs batch_inputs(const PredictOptions& o) {
     in.params[o.model_order[i]] = find_params(o.data_dir, o.model_order[i], o.model_type);
   }
   in.jobs = discover_jobs(o.input, o.sort_queries_by);
+  check_template_options(o);  // after the input, which is reported first
   reorder_jobs(in.jobs.jobs, o.sort_queries_by, o.random_seed);
   apply_jobname_prefix(in.jobs.jobs, o.jobname_prefix);
   if (!o.worker_job.empty()) {

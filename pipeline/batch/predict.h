@@ -48,6 +48,11 @@ struct PredictOptions : SharedRunOptions {
   bool save_pair_representations = false;    // JOB_pair_repr_rank_K_TAG.npy
   bool zip = false;                          // JOB.result.zip instead of the job's files
   bool skip_msa = false, skip_plots = false, skip_pae_json = false;  // --skip-output
+  // Templates (pipeline/batch/job_templates.h): fed to the models that use them (1 and 2).
+  bool templates = false;
+  std::filesystem::path template_db;           // AF2 data dir: pdb_seqres/, pdb_mmcif/mmcif_files/
+  std::filesystem::path custom_template_path;  // mmCIF files searched instead of the PDB
+  std::string max_template_date = "2100-01-01";      // YYYY-MM-DD; later templates are skipped
   std::function<void(const std::string&)> progress;  // one line per call; may be empty
   // Several instances (pipeline/batch/instance_batch.h). 0: chosen by the time model, or one
   // instance when only --threads is given (the command line's default); 1: this process.

@@ -143,6 +143,11 @@ void TimingsFile::job_done(const std::string& job, const JobTiming& timing) {
   t["length"] = timing.length;
   t["msa_rows"] = timing.msa_rows;
   t["feature_seconds"] = timing.feature_seconds;
+  if (timing.templates) {
+    t["templates"] = *timing.templates;
+    t["template_source"] = timing.template_source;
+    t["template_seconds"] = timing.template_seconds;
+  }
   t["runs"] = Json::array();
   for (const RunTiming& r : timing.runs) t["runs"].push_back(Json::parse(run_timing_json(r)));
   t["status"] = "done";

@@ -34,6 +34,10 @@ struct JobTiming {
   std::size_t length = 0;
   std::int64_t msa_rows = 0;
   double feature_seconds = 0;  // reading the MSAs into raw features
+  // --templates: the templates fed to models 1 and 2, their hit file, the search's seconds.
+  std::optional<std::int64_t> templates;
+  std::string template_source;
+  double template_seconds = 0;
   std::vector<RunTiming> runs;
   double total_seconds = 0;
 };

@@ -12,8 +12,11 @@ namespace {
 using S = OptionStatus;
 
 constexpr std::string_view kNoTemplates =
-    "cpufold does not search or featurize templates yet (predictions run without templates, "
-    "like ColabFold without --templates): drop the option";
+    "cpufold does not query ColabFold's template server: use --templates with --template-db "
+    "DIR (AlphaFold2's data directory) or --custom-template-path DIR";
+constexpr std::string_view kNoTemplateCache =
+    "cpufold keeps no template cache: each job's hits are kept in OUTPUT_DIR/JOB_env/ and "
+    "reused on a rerun; drop the option";
 constexpr std::string_view kNoRelax =
     "cpufold has no Amber relaxation yet: drop the option (structures are written unrelaxed, "
     "as with --num-relax 0) and relax the PDB with ColabFold's colabfold_relax if needed";
@@ -35,13 +38,21 @@ constexpr ColabfoldOption kOptions[] = {
      "complexes only (cpufold folds monomers)", ""},
     {"--pair-strategy", false, S::no_op, "greedy", "", "complexes only (cpufold folds monomers)",
      ""},
-    {"--templates", true, S::unsupported, "", "yes", "", kNoTemplates},
-    {"--custom-template-path", false, S::unsupported, "", "templates", "", kNoTemplates},
-    {"--custom-template-cache-path", false, S::unsupported, "", "cache", "", kNoTemplates},
-    {"--max-template-date", false, S::no_op, "2100-01-01", "",
-     "used only with --templates (templates are off)", ""},
+    {"--templates", true, S::implemented, "", "",
+     "up to 4 templates for models 1 and 2 by AlphaFold2's template pipeline: hits from "
+     "--msa-dir's JOB/msas/pdb_hits.sto or .hhr, else hmmsearch of --template-db DIR's "
+     "pdb_seqres.txt (kept in OUTPUT_DIR/JOB_env/pdb_hits.sto); structures from "
+     "pdb_mmcif/mmcif_files/",
+     ""},
+    {"--custom-template-path", false, S::implemented, "templates", "",
+     "the mmCIF files in DIR are the template database (searched with hmmsearch, where "
+     "ColabFold uses hhsearch); implies --templates",
+     ""},
+    {"--custom-template-cache-path", false, S::unsupported, "", "cache", "", kNoTemplateCache},
+    {"--max-template-date", false, S::implemented, "2100-01-01", "",
+     "templates released after this date are skipped (default 2100-01-01)", ""},
     {"--max-template-hits", false, S::no_op, "20", "",
-     "used only with --templates (templates are off)", ""},
+     "hits are examined until 4 templates are kept (what AF2 and ColabFold feed the models)", ""},
     {"--pdb-hit-file", false, S::unsupported, "", "pdb70.m8", "", kNoTemplates},
     {"--local-pdb-path", false, S::unsupported, "", "pdb", "", kNoTemplates},
     // Prediction arguments

@@ -3,6 +3,7 @@
 #include <omp.h>
 
 #include <iostream>
+#include <regex>
 
 #include "memory/error.h"
 #include "pipeline/batch/job_shards.h"
@@ -29,6 +30,18 @@ void add_model_arguments(CLI::App& cmd, PredictArguments& args, bool output_dir_
   cmd.add_option("--msa-dir", o.msa_dir,
                  "precomputed MSAs per job (layouts below); default: single-sequence mode for "
                  "jobs without an A3M");
+  cmd.add_flag("--templates", o.templates,
+               "up to 4 templates for models 1 and 2, by AlphaFold2's template pipeline: hits from "
+               "--msa-dir's JOB/msas/pdb_hits.sto|.hhr, else an hmmsearch of --template-db");
+  cmd.add_option("--template-db", o.template_db,
+                 "AlphaFold2 data directory for templates: pdb_seqres/pdb_seqres.txt (searched "
+                 "with hmmsearch) and pdb_mmcif/mmcif_files/ (the hits' structures)");
+  cmd.add_option("--custom-template-path", o.custom_template_path,
+                 "directory of mmCIF files searched as the template database instead of the PDB "
+                 "(implies --templates)");
+  cmd.add_option("--max-template-date", o.max_template_date,
+                 "YYYY-MM-DD: templates released after it are skipped")
+      ->default_val("2100-01-01");
   cmd.add_option("--data", args.data,
                  "directory holding params/params_model_N[_ptm].{npz,h5} (default: "
                  "$CPUFOLD_DATA, else ~/.cache/colabfold)");
@@ -207,6 +220,12 @@ void resolve_predict_arguments(PredictArguments& args) {
   o.rank = parse_rank_by(args.rank);
   o.sort_queries_by = parse_query_order(args.sort_queries_by);
   o.data_dir = args.data.empty() ? default_data_dir() : std::filesystem::path(args.data);
+  if (!o.custom_template_path.empty()) o.templates = true;
+  static const std::regex iso_date(R"(\d{4}-\d{2}-\d{2})");
+  if (!std::regex_match(o.max_template_date, iso_date)) {
+    throw InputError("--max-template-date '" + o.max_template_date +
+                     "': expected a date as YYYY-MM-DD, like 2021-11-01");
+  }
   if (args.max_seq > 0) o.max_seq = args.max_seq;
   if (args.max_extra_seq >= 0) o.max_extra_seq = args.max_extra_seq;
   resolve_instance_arguments(args);

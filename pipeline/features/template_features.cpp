@@ -46,6 +46,18 @@ std::int64_t template_restype(const float* one_hot) {
 
 }  // namespace
 
+RawTemplates empty_templates(std::int64_t n_templ, std::int64_t n_res) {
+  RawTemplates t;
+  t.n_templ = n_templ;
+  t.n_res = n_res;
+  const auto cells = static_cast<std::size_t>(n_templ * n_res);
+  t.aatype_one_hot.assign(cells * 22, 0.0f);
+  t.all_atom_positions.assign(cells * 37 * 3, 0.0f);
+  t.all_atom_mask.assign(cells * 37, 0.0f);
+  t.sum_probs.assign(static_cast<std::size_t>(n_templ), 0.0f);
+  return t;
+}
+
 std::size_t template_inputs_bytes(std::int64_t n_templ, std::int64_t n_res) {
   return template_input_buffers(n_templ, n_res).bytes();
 }

@@ -2,6 +2,7 @@
 
 #include <cctype>
 #include <cmath>
+#include <cstdio>
 #include <gemmi/cif.hpp>
 #include <gemmi/mmcif.hpp>
 #include <gemmi/resinfo.hpp>
@@ -129,9 +130,11 @@ void chain_atom37(const TemplateChain& chain, std::vector<float>& positions,
     if (here != nullptr && prev != nullptr) {
       const double d = std::hypot(here[0] - prev[0], here[1] - prev[1], here[2] - prev[2]);
       if (d > max_ca_ca) {
-        throw InputError("CA atoms of residues " + std::to_string(i) + " and " +
-                         std::to_string(i + 1) + " are " + std::to_string(d) + " Å apart (limit " +
-                         std::to_string(max_ca_ca) + ")");
+        char message[160];
+        std::snprintf(message, sizeof message,
+                      "the CA atoms of SEQRES residues %zu and %zu are %.1f A apart (limit %.0f)",
+                      i, i + 1, d, max_ca_ca);
+        throw InputError(message);
       }
     }
     prev = here;

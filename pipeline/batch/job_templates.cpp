@@ -1,0 +1,159 @@
+#include "pipeline/batch/job_templates.h"
+
+#include <chrono>
+#include <fstream>
+#include <optional>
+#include <sstream>
+
+#include "io/atomic_file.h"
+#include "memory/error.h"
+#include "pipeline/templates/custom_templates.h"
+#include "pipeline/templates/hhr_hits.h"
+#include "pipeline/templates/hmmsearch_hits.h"
+#include "pipeline/templates/hmmsearch_templates.h"
+#include "pipeline/templates/scratch_directory.h"
+#include "pipeline/templates/template_featurizer.h"
+
+namespace cpufold {
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string read_text(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError("cannot read " + path.string());
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// The first existing file among DIR/JOB/msas/NAME and DIR/JOB/NAME (AlphaFold2's layout).
+std::optional<fs::path> in_msa_dir(const fs::path& msa_dir, const std::string& job,
+                                   const std::string& name) {
+  if (msa_dir.empty()) return std::nullopt;
+  for (const fs::path& p : {msa_dir / job / "msas" / name, msa_dir / job / name}) {
+    if (fs::is_regular_file(p)) return p;
+  }
+  return std::nullopt;
+}
+
+// AF2's data directory: pdb_seqres/pdb_seqres.txt (or pdb_seqres.txt at its top).
+fs::path seqres_of(const fs::path& db) {
+  const fs::path nested = db / "pdb_seqres" / "pdb_seqres.txt";
+  return fs::exists(nested) ? nested : db / "pdb_seqres.txt";
+}
+
+fs::path mmcif_dir_of(const fs::path& db) {
+  return db / "pdb_mmcif" / "mmcif_files";
+}
+
+std::string joined(const std::vector<std::string>& names) {
+  std::string out;
+  for (const std::string& n : names) out += (out.empty() ? "" : ", ") + n;
+  return out;
+}
+
+}  // namespace
+
+fs::path job_search_dir(const fs::path& output_dir, const std::string& job) {
+  return output_dir / (job + "_env");
+}
+
+void check_template_options(const PredictOptions& o) {
+  if (!o.templates) return;
+  if (o.template_db.empty() && o.custom_template_path.empty() && o.msa_dir.empty()) {
+    throw InputError(
+        "--templates needs templates to search or read: give --template-db DIR (AlphaFold2's "
+        "data directory: pdb_seqres/pdb_seqres.txt and pdb_mmcif/mmcif_files/), "
+        "--custom-template-path DIR (mmCIF files), or --msa-dir with AlphaFold2's "
+        "JOB/msas/pdb_hits.sto beside --template-db for the mmCIF files");
+  }
+  if (!o.template_db.empty() && !fs::is_directory(mmcif_dir_of(o.template_db))) {
+    throw InputError("--template-db " + o.template_db.string() +
+                     " has no pdb_mmcif/mmcif_files/ "
+                     "directory (AlphaFold2's data directory layout)");
+  }
+  if (!o.custom_template_path.empty()) read_custom_templates(o.custom_template_path);
+}
+
+JobTemplates load_job_templates(const PredictJob& job, const PredictOptions& o,
+                                const std::function<void(const std::string&)>& say) {
+  const auto start = std::chrono::steady_clock::now();
+  JobTemplates out;
+  const ScratchDirectory scratch("templates");
+  const fs::path kept = job_search_dir(o.output_dir, job.name) / "pdb_hits.sto";
+  std::vector<TemplateHit> hits;
+  bool hhr = false;
+  std::optional<CustomTemplates> custom;
+  if (!o.custom_template_path.empty()) custom = read_custom_templates(o.custom_template_path);
+
+  const auto precomputed_sto = in_msa_dir(o.msa_dir, job.name, "pdb_hits.sto");
+  const auto precomputed_hhr = in_msa_dir(o.msa_dir, job.name, "pdb_hits.hhr");
+  if (!custom && precomputed_sto) {
+    out.source = precomputed_sto->string();
+    hits = parse_hmmsearch_hits(read_text(*precomputed_sto), job.sequence, out.source);
+  } else if (!custom && precomputed_hhr) {
+    out.source = precomputed_hhr->string();
+    hits = parse_hhr_hits(read_text(*precomputed_hhr), out.source);
+    hhr = true;
+  } else if (fs::is_regular_file(kept)) {
+    out.source = kept.string();
+    say("template hits kept from an earlier run: " + out.source + " (no search)");
+    hits = parse_hmmsearch_hits(read_text(kept), job.sequence, out.source);
+  } else {
+    if (!custom && o.template_db.empty()) {
+      throw InputError("job " + job.name +
+                       ": --templates: --msa-dir has no pdb_hits.sto or "
+                       "pdb_hits.hhr for it and there is no --template-db to search");
+    }
+    HmmsearchSettings search;
+    search.threads = std::max(1, o.threads);
+    if (custom) {
+      search.database = scratch.path() / "custom_seqres.txt";
+      write_file_atomically(search.database, custom->seqres_fasta);
+    } else {
+      search.database = seqres_of(o.template_db);
+    }
+    std::optional<std::string> msa;
+    if (const auto uniref = in_msa_dir(o.msa_dir, job.name, "uniref90_hits.sto")) {
+      msa = read_text(*uniref);
+    }
+    say("searching templates with hmmsearch in " +
+        (custom ? o.custom_template_path.string() : search.database.string()) + " (profile of " +
+        (msa ? "uniref90_hits.sto" : "the query alone") + ")");
+    const std::string sto = hmmsearch_pdb_seqres(job.sequence, msa, search);
+    fs::create_directories(kept.parent_path());
+    write_file_atomically(kept, sto);
+    out.source = kept.string();
+    hits = parse_hmmsearch_hits(sto, job.sequence, out.source);
+  }
+
+  TemplateFeaturizerSettings settings;
+  settings.max_template_date = o.max_template_date;
+  settings.deduplicate = !hhr;  // AF2's HHsearch featurizer keeps repeated sequences
+  settings.scratch = scratch.path();
+  if (custom) {
+    settings.mmcif_path = [files = custom->files](const std::string& id) {
+      const auto it = files.find(id);
+      return it == files.end() ? fs::path() : it->second;
+    };
+  } else {
+    if (o.template_db.empty()) {
+      throw InputError("job " + job.name + ": template hits in " + out.source +
+                       " need their mmCIF files: give --template-db DIR (pdb_mmcif/mmcif_files/)");
+    }
+    settings.mmcif_path = [dir = mmcif_dir_of(o.template_db)](const std::string& id) {
+      return dir / (id + ".cif");
+    };
+  }
+  FeaturizedTemplates t = featurize_templates(job.sequence, std::move(hits), settings);
+  for (const std::string& why : t.skipped) say("template hit skipped: " + why);
+  out.raw = std::move(t.raw);
+  out.names = std::move(t.names);
+  say("templates: " + std::to_string(out.raw.n_templ) + " from " + out.source +
+      (out.names.empty() ? " (the job folds without templates)" : " (" + joined(out.names) + ")"));
+  out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return out;
+}
+
+}  // namespace cpufold
