@@ -4,10 +4,12 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <numeric>
 
 #include "memory/error.h"
 #include "pipeline/features/hhblits_alphabet.h"
+#include "pipeline/templates/hhr_hits.h"
 #include "pipeline/templates/hmmsearch_hits.h"
 #include "pipeline/templates/hmmsearch_templates.h"
 #include "pipeline/templates/scratch_directory.h"
@@ -171,6 +173,53 @@ TEST(TemplateFeaturizer, AMissingMmcifFileIsAnError) {
   const std::string message =
       testing::thrown_message<InputError>([&] { featurize_templates(kQuery, s.hits, settings); });
   EXPECT_NE(message.find("/nonexistent/"), std::string::npos) << message;
+}
+
+TEST(TemplateFeaturizer, AProfileFromAnAlignmentFindsTheSameHits) {
+  // A jackhmmer-like uniref90 alignment: the query, a homologue with an insertion, the RF line.
+  const std::string q = kQuery;
+  const std::string insert_cols = "..";
+  std::string sto = "# STOCKHOLM 1.0\n\nquery " + q.substr(0, 30) + insert_cols + q.substr(30) +
+                    "\nhomolog " + kHomologue.substr(2, 30) + "gg" + kHomologue.substr(32) +
+                    "\n#=GC RF " + std::string(30, 'x') + insert_cols + std::string(46, 'x') +
+                    "\n//\n";
+  const Searched& s = searched();
+  const std::string out = hmmsearch_pdb_seqres(kQuery, sto, {s.db.seqres(), 1});
+  const auto hits = parse_hmmsearch_hits(out, kQuery, "pdb_hits.sto");
+  std::vector<std::string> names;
+  for (const TemplateHit& h : hits) names.push_back(h.name);
+  EXPECT_GE(index_of(names, "2hom_A"), 0) << ::testing::PrintToString(names);
+  EXPECT_GE(index_of(names, "5rea_A"), 0) << ::testing::PrintToString(names);
+}
+
+// HHsearch hits (.hhr against pdb70) are taken by Sum_probs and not deduplicated, as AF2 does.
+TEST(TemplateFeaturizer, HhsearchHitsAreTakenBySumProbs) {
+  const Searched& s = searched();
+  auto paragraph = [](int no, const std::string& name, double sum_probs) {
+    char summary[200];
+    std::snprintf(summary, sizeof summary,
+                  "Probab=99.90  E-value=1e-30  Score=200.00  Aligned_cols=76  Identities=95%%  "
+                  "Similarity=1.5  Sum_probs=%.1f  Template_Neff=1.0\n",
+                  sum_probs);
+    std::string text = "No " + std::to_string(no) + "\n>" + name + " TEST\n" + summary + "\n";
+    // The query's 76 residues on the homologue's residues 3-78, in two blocks.
+    text += "Q query            1 " + kQuery.substr(0, 40) + "   40 (76)\n";
+    text += "T " + name + "           3 " + kHomologue.substr(2, 40) + "   42 (78)\n\n";
+    text += "Q query           41 " + kQuery.substr(40) + "   76 (76)\n";
+    text += "T " + name + "          43 " + kHomologue.substr(42) + "   78 (78)\n\n";
+    return text;
+  };
+  const std::string hhr = paragraph(1, "3dup_A", 50.0) + paragraph(2, "2hom_A", 70.0);
+  const auto hits = parse_hhr_hits(hhr, "pdb_hits.hhr");
+  TemplateFeaturizerSettings settings = s.settings("2100-01-01");
+  settings.deduplicate = false;
+  const FeaturizedTemplates t = featurize_templates(kQuery, hits, settings);
+  ASSERT_EQ(t.names, (std::vector<std::string>{"2hom_A", "3dup_A"}))
+      << ::testing::PrintToString(t.skipped);
+  EXPECT_EQ(t.raw.sum_probs, (std::vector<float>{70.0f, 50.0f}));
+  for (int q : {0, 39, 40, 75}) {
+    expect_residue(t.raw, 0, q, q + 2, kHomologue[static_cast<std::size_t>(q + 2)]);
+  }
 }
 
 }  // namespace
