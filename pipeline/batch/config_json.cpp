@@ -14,7 +14,12 @@ std::string config_json(const PredictOptions& o, RankBy rank, std::size_t num_qu
   j["program"] = std::string("cpufold predict ") + CPUFOLD_VERSION;
   j["input"] = text::safe_text(o.input.string());
   j["num_queries"] = num_queries;
-  j["use_templates"] = false;
+  j["use_templates"] = o.templates;
+  if (o.templates) {  // what decides the templates (pipeline/batch/job_templates.h)
+    j["template_db"] = text::safe_text(o.template_db.string());
+    j["custom_template_path"] = text::safe_text(o.custom_template_path.string());
+    j["max_template_date"] = o.max_template_date;
+  }
   j["num_relax"] = 0;
   j["msa_mode"] = o.msa_dir.empty() ? "input_or_single_sequence" : "msa_dir";
   j["msa_dir"] = text::safe_text(o.msa_dir.string());

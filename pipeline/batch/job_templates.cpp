@@ -123,6 +123,7 @@ JobTemplates load_job_templates(const PredictJob& job, const PredictOptions& o,
         (msa ? "uniref90_hits.sto" : "the query alone") + ")");
     const std::string sto = hmmsearch_pdb_seqres(job.sequence, msa, search);
     fs::create_directories(kept.parent_path());
+    remove_stale_temporaries(kept.parent_path());  // left by a run killed while writing
     write_file_atomically(kept, sto);
     out.source = kept.string();
     hits = parse_hmmsearch_hits(sto, job.sequence, out.source);

@@ -58,6 +58,9 @@ TEST(PredictTemplatesE2eTest, SearchesTheTemplateDatabaseOnceAndFeedsModelOne) {
   EXPECT_TRUE(contains(record, "\"templates\":1")) << record.substr(0, 400);
   EXPECT_TRUE(contains(record, "template_seconds")) << record.substr(0, 400);
   EXPECT_TRUE(fs::exists(out / "ubiquitin.done.txt"));
+  const auto config = nlohmann::json::parse(testing::read_file(out / "config.json"));
+  EXPECT_EQ(config["use_templates"], true);
+  EXPECT_EQ(config["max_template_date"], "2025-01-01");
 
   // A rerun reads the kept hits and searches nothing.
   const auto again = run.predict(out, options + " --overwrite-existing-results");
