@@ -54,9 +54,10 @@ TEST(PredictTemplatesE2eTest, SearchesTheTemplateDatabaseOnceAndFeedsModelOne) {
       << log;
   EXPECT_TRUE(fs::exists(out / "ubiquitin_env" / "pdb_hits.sto"));
   const auto timings = nlohmann::json::parse(testing::read_file(out / "timings.json"));
-  const std::string record = timings.dump();
-  EXPECT_TRUE(contains(record, "\"templates\":1")) << record.substr(0, 400);
-  EXPECT_TRUE(contains(record, "template_seconds")) << record.substr(0, 400);
+  const nlohmann::json& record = timings.at("jobs").at("ubiquitin");
+  EXPECT_EQ(record.at("templates"), 1) << record.dump().substr(0, 400);
+  EXPECT_EQ(record.at("template_source"), (out / "ubiquitin_env" / "pdb_hits.sto").string());
+  RecordProperty("template_seconds", std::to_string(record.at("template_seconds").get<double>()));
   EXPECT_TRUE(fs::exists(out / "ubiquitin.done.txt"));
   const auto config = nlohmann::json::parse(testing::read_file(out / "config.json"));
   EXPECT_EQ(config["use_templates"], true);
@@ -92,6 +93,28 @@ TEST(PredictTemplatesE2eTest, TemplatesWithoutASourceAreRefusedBeforeAnyWork) {
   EXPECT_EQ(bad_date.exit_code, 2) << bad_date.output;
   EXPECT_TRUE(contains(bad_date.output, "YYYY-MM-DD")) << bad_date.output;
   EXPECT_FALSE(fs::exists(out));
+}
+
+TEST(PredictTemplatesE2eTest, ReadsAlphaFold2sPdbHitsFromTheMsaDirectory) {
+  const TemplateRun run;
+  const fs::path first = run.dir / "first";
+  ASSERT_EQ(run.predict(first, "--templates --template-db " + shell_word(run.db.path())).exit_code,
+            0);
+  // AlphaFold2's layout: JOB/msas/ with the uniref90 alignment (the query alone here) and the
+  // template hits of an earlier search.
+  const fs::path msas = run.dir / "msas" / "ubiquitin" / "msas";
+  fs::create_directories(msas);
+  fs::copy_file(first / "ubiquitin_env" / "pdb_hits.sto", msas / "pdb_hits.sto");
+  testing::write_file(msas / "uniref90_hits.sto",
+                      "# STOCKHOLM 1.0\n\nquery " + testing::kUbiquitin + "\n//\n");
+  const fs::path out = run.dir / "from_msa_dir";
+  const auto r = run.predict(out, "--templates --template-db " + shell_word(run.db.path()) +
+                                      " --msa-dir " + shell_word(run.dir / "msas"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const std::string log = testing::read_file(out / "log.txt");
+  EXPECT_TRUE(contains(log, "templates: 2 from " + (msas / "pdb_hits.sto").string())) << log;
+  EXPECT_FALSE(contains(log, "searching templates")) << log;
+  EXPECT_FALSE(fs::exists(out / "ubiquitin_env"));
 }
 
 }  // namespace
