@@ -7,6 +7,7 @@
 #include "io/atomic_file.h"
 #include "memory/error.h"
 #include "pipeline/templates/external_program.h"
+#include "pipeline/templates/msa_for_templates.h"
 #include "pipeline/templates/scratch_directory.h"
 
 namespace cpufold {
@@ -28,9 +29,9 @@ std::string hmmsearch_pdb_seqres(const std::string& query,
   const ScratchDirectory scratch("hmmsearch");
   const fs::path msa = scratch.path() / "query.sto", hmm = scratch.path() / "query.hmm",
                  out = scratch.path() / "output.sto";
-  // AF2 pipeline.py builds from the uniref90 hits (AF2-DEVIATION: used as written, without
-  // AF2's deduplication and empty-column removal, which change the profile's weights only).
-  write_file_atomically(msa, msa_sto ? *msa_sto : query_stockholm(query));
+  // AF2 pipeline.py builds the profile from the uniref90 hits, truncated, deduplicated and
+  // without empty columns.
+  write_file_atomically(msa, msa_sto ? msa_for_templates(*msa_sto) : query_stockholm(query));
   run_program("hmmbuild", {"--hand", "--amino", hmm.string(), msa.string()}, scratch.path(),
               "hmmer");
   run_program("hmmsearch",

@@ -15,7 +15,8 @@ struct HmmsearchSettings {
 };
 
 // hmmsearch's Stockholm output (what AF2 writes to pdb_hits.sto). `msa_sto` is the job's
-// uniref90_hits.sto text; without it the profile is built from the query alone. The profile is
+// uniref90_hits.sto text (prepared as AF2 does: msa_for_templates.h); without it the profile is
+// built from the query alone. The profile is
 // built with `hmmbuild --hand --amino` (match states: the #=GC RF columns, which jackhmmer sets
 // to the query's residues); hmmsearch runs with AF2's flags: --F1 0.1 --F2 0.1 --F3 0.1
 // --incE 100 -E 100 --domE 100 --incdomE 100 --noali. InputError for a missing database, a
