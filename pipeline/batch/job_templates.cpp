@@ -11,6 +11,7 @@
 #include "pipeline/templates/hhr_hits.h"
 #include "pipeline/templates/hmmsearch_hits.h"
 #include "pipeline/templates/hmmsearch_templates.h"
+#include "pipeline/templates/obsolete_pdbs.h"
 #include "pipeline/templates/scratch_directory.h"
 #include "pipeline/templates/template_featurizer.h"
 
@@ -146,6 +147,7 @@ JobTemplates load_job_templates(const PredictJob& job, const PredictOptions& o,
     settings.mmcif_path = [dir = mmcif_dir_of(o.template_db)](const std::string& id) {
       return dir / (id + ".cif");
     };
+    settings.obsolete = read_obsolete_pdbs(o.template_db / "pdb_mmcif" / "obsolete.dat");
   }
   FeaturizedTemplates t = featurize_templates(job.sequence, std::move(hits), settings);
   for (const std::string& why : t.skipped) say("template hit skipped: " + why);

@@ -80,7 +80,12 @@ std::optional<std::pair<std::string, int>> find_in_structure(const TemplateStruc
 // One hit's template, or the reason it is skipped.
 std::variant<OneTemplate, std::string> process_hit(const std::string& query, const TemplateHit& hit,
                                                    const TemplateFeaturizerSettings& s) {
-  const auto [id, chain_id] = id_and_chain(hit.name);
+  auto [id, chain_id] = id_and_chain(hit.name);
+  // AF2: an obsolete entry is skipped when removed, else read from its replacement.
+  if (const auto it = s.obsolete.find(id); it != s.obsolete.end()) {
+    if (!it->second) return std::string("obsolete (removed from the PDB)");
+    id = *it->second;
+  }
   if (auto why = prefilter_hit(hit, query, s.prefilter)) return *why;
   std::map<int, int> mapping = query_to_hit_mapping(hit, query);
   std::string template_sequence = without_gaps(hit.hit_sequence);

@@ -10,6 +10,7 @@
 
 #include "pipeline/features/template_features.h"
 #include "pipeline/templates/hit_prefilter.h"
+#include "pipeline/templates/obsolete_pdbs.h"
 #include "pipeline/templates/template_hit.h"
 
 namespace cpufold {
@@ -21,6 +22,7 @@ struct TemplateFeaturizerSettings {
   int max_hits = 4;                              // AF2 feeds 4 templates to models 1 and 2
   bool deduplicate = true;  // AF2's hmmsearch featurizer drops a template sequence seen before
   HitPrefilter prefilter;
+  ObsoletePdbs obsolete;  // pdb_mmcif/obsolete.dat: removed hits skipped, replaced ones followed
   std::filesystem::path scratch;  // kalign's files
 };
 

@@ -222,5 +222,16 @@ TEST(TemplateFeaturizer, HhsearchHitsAreTakenBySumProbs) {
   }
 }
 
+TEST(TemplateFeaturizer, ObsoleteEntriesAreSkippedOrFollowedToTheirReplacement) {
+  const Searched& s = searched();
+  TemplateFeaturizerSettings settings = s.settings("2100-01-01");
+  settings.obsolete = {{"2hom", std::nullopt}, {"3dup", "2hom"}};
+  const FeaturizedTemplates t = featurize_templates(kQuery, s.hits, settings);
+  EXPECT_TRUE(skipped_for(t, "2hom_A", "obsolete")) << ::testing::PrintToString(t.skipped);
+  // 3dup's hit is read from 2hom.cif, its replacement, and named after it.
+  EXPECT_EQ(index_of(t.names, "3dup_A"), -1);
+  EXPECT_GE(index_of(t.names, "2hom_A"), 0) << ::testing::PrintToString(t.skipped);
+}
+
 }  // namespace
 }  // namespace cpufold
