@@ -27,7 +27,7 @@ JobPlan plan_job(const PredictJob& job, const PredictOptions& o, ModelCache& mod
   plan.error = job.error;
   if (!plan.error.empty()) return plan;
   try {
-    const JobMsas m = load_job_msas(job, o.msa_dir, [](const std::string&) {});
+    const JobMsas m = load_job_msas(job, msa_sources(o), [](const std::string&) {});
     const RawFeatures raw = make_raw_features(job.sequence, m.msas, m.names);
     bool first = true;
     for (const auto& [number, path] : params) {
