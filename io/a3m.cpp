@@ -30,8 +30,13 @@ void add_sequence_line(Row& row, std::string_view line, std::size_t line_no,
       row.pending = 0;
     } else if (c >= 'a' && c <= 'z') {
       ++row.pending;
-    } else if (c == '.' || text::is_space(c) || c == '\0') {
+    } else if (c == '.' || text::is_space(c)) {
       continue;
+    } else if (c == '\0') {
+      throw InputError(text::located(source_name, line_no,
+                                     "NUL byte inside A3M row '" + text::excerpt(name) +
+                                         "': MMseqs2 separates records with a NUL byte only "
+                                         "right before '>'; this file is damaged or not A3M"));
     } else {
       throw InputError(text::located(source_name, line_no,
                                      "invalid character " + text::printable(c) + " in A3M row '" +
@@ -72,6 +77,18 @@ Msa parse_a3m(std::string_view text, const std::string& source_name) {
   while (lines.next(line)) {
     const std::size_t line_no = lines.number();
     line = text::trim(line);
+    // MMseqs2 (ColabFold) writes a NUL byte before each record's '>'; a file may also end
+    // with one.
+    if (!line.empty() && line.front() == '\0') {
+      const std::size_t data = line.find_first_not_of('\0');
+      line = data == std::string_view::npos ? std::string_view{} : text::trim(line.substr(data));
+      if (!line.empty() && line.front() != '>') {
+        throw InputError(text::located(
+            source_name, line_no,
+            "NUL byte before sequence data: MMseqs2 separates A3M records with a NUL byte only "
+            "right before '>'; this file is damaged or not A3M"));
+      }
+    }
     if (line.empty()) continue;
     if (line.front() == '>') {
       msa.descriptions.emplace_back(text::trim(line.substr(1)));

@@ -21,8 +21,9 @@ struct Msa {
 // insertions counted into the deletion count of the next match column (insertions after
 // the last match column are dropped), '.' is ignored. Headers start with '>'; blank lines,
 // LF, CRLF or lone-CR line ends, a UTF-8 byte-order mark and '#' lines before the first
-// header (ColabFold's "#len\tcard" line) are accepted, as are NUL bytes (ColabFold
-// separates alignments with them).
+// header (ColabFold's "#len\tcard" line) are accepted, as are NUL bytes right before a '>'
+// or at the end (MMseqs2 and ColabFold separate records with them); a NUL elsewhere is an
+// error naming its line.
 // InputError "SOURCE:LINE: message" for: UTF-16/32 text, no sequences, a query without match
 // columns, a row whose match-column count differs from the query's (both counts and the row's
 // header are named), any other character (named, with its line).

@@ -32,7 +32,8 @@ outputs() {  # BINARY DIR
   done
   for input in proteins.fasta tautomerase.a3m; do
     "$bin" predict "$root/data/examples/$input" "$out/pred" --data "$root/tests/data" \
-      --model-order 1,3 --num-models 2 --num-recycle 2 --save-recycles --quiet >/dev/null
+      --model-order 1,3 --num-models 2 --num-recycle 2 --save-recycles --quiet \
+      --msa-mode single_sequence >/dev/null
   done
 }
 

@@ -13,12 +13,13 @@ cpufold="${CPUFOLD_BUILD_DIR:-$root/build}/cpufold"
 out="${CPUFOLD_DEMO_OUT:-/tmp/cpufold-demo}"
 mkdir -p "$out"
 models=(--data "$root/tests/data" --model-order 1,3 --num-models 2)
+single=(--msa-mode single_sequence)  # no MSA for proteins.fasta: the query alone, asked for
 
 echo "== NOTE: random test weights (tests/data/params): the predicted structures are meaningless."
 echo "   For real predictions put AlphaFold2's params_model_N_ptm.npz in DIR/params/ and pass --data DIR."
 echo
 echo "== cpufold predict: 4 proteins, single-sequence mode -> $out/predictions"
-"$cpufold" predict "$root/data/examples/proteins.fasta" "$out/predictions" "${models[@]}"
+"$cpufold" predict "$root/data/examples/proteins.fasta" "$out/predictions" "${models[@]}" "${single[@]}"
 echo
 echo "== cpufold predict: a 59-residue protein with its MSA (A3M) -> $out/predictions"
 "$cpufold" predict "$root/data/examples/tautomerase.a3m" "$out/predictions" "${models[@]}"

@@ -53,8 +53,9 @@ std::string job_start_line(const std::string& head_with_length, const std::strin
   return head_with_length + ": start, " + eta;
 }
 
-std::string msa_rows_line(const std::string& head, std::int64_t rows) {
-  return head + ": " + std::to_string(rows) + " MSA rows after removing duplicates";
+std::string msa_rows_line(const std::string& head, const std::string& source, std::int64_t rows) {
+  return head + ": MSA source " + source + ", " + std::to_string(rows) +
+         " row(s) used after removing duplicates (query included)";
 }
 
 std::string job_done_line(const std::string& head, double seconds, const std::string& eta) {

@@ -38,8 +38,8 @@ std::string job_head_with_length(const std::string& head, std::size_t length);
 
 // "[2/5] name (120 aa): start, elapsed 0:03, ~1:20 left"
 std::string job_start_line(const std::string& head_with_length, const std::string& eta);
-// "HEAD: 42 MSA rows after removing duplicates"
-std::string msa_rows_line(const std::string& head, std::int64_t rows);
+// "HEAD: MSA source msa_dir, 42 row(s) used after removing duplicates (query included)"
+std::string msa_rows_line(const std::string& head, const std::string& source, std::int64_t rows);
 // "[2/5] name: done in 1:02, elapsed 3:04, ~1:20 left"
 std::string job_done_line(const std::string& head, double seconds, const std::string& eta);
 // "[2/5] name: FAILED: why"

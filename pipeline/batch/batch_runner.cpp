@@ -14,6 +14,7 @@
 #include "pipeline/batch/job_a3m.h"
 #include "pipeline/batch/job_msas.h"
 #include "pipeline/batch/job_templates.h"
+#include "pipeline/batch/msa_source.h"
 #include "pipeline/batch/prediction_files.h"
 #include "pipeline/batch/ranking.h"
 #include "pipeline/batch/run_record.h"
@@ -295,10 +296,15 @@ class BatchRunner {
   RawFeatures raw_features(const PredictJob& job, const std::string& head, JobExtras& extras,
                            JobTiming& timing) {
     const auto start = Clock::now();
-    const JobMsas m = load_job_msas(job, o_.msa_dir,
+    const JobMsas m = load_job_msas(job, msa_sources(o_),
                                     [&](const std::string& line) { log_.say(head + ": " + line); });
     RawFeatures raw = make_raw_features(job.sequence, m.msas, m.names);
-    if (!m.files.empty()) log_.say(msa_rows_line(head, raw.n_msa));
+    msa_ = MsaReport{std::string(msa_source_name(m.source)), {}, raw.n_msa};
+    for (std::size_t i = 0; i < m.files.size(); ++i) {
+      msa_.files.push_back(
+          {text::safe_text(m.names[i]), static_cast<std::int64_t>(m.msas[i].sequences.size())});
+    }
+    log_.say(msa_rows_line(head, msa_.source, raw.n_msa));
     if (o_.templates) {
       JobTemplates t = load_job_templates(
           job, o_, [&](const std::string& line) { log_.say(head + ": " + line); });
@@ -371,8 +377,8 @@ class BatchRunner {
 
   RenderedPrediction render(const PredictJob& job, const RawFeatures& raw, const Prediction& p,
                             int model_number, std::uint64_t seed) const {
-    RenderedPrediction r = render_prediction(view_of(p, raw), job.name,
-                                             model_type_name(o_.model_type), model_number, seed);
+    RenderedPrediction r = render_prediction(
+        view_of(p, raw), job.name, model_type_name(o_.model_type), model_number, seed, &msa_);
     r.score = ranking_score(p, rank_);
     return r;
   }
@@ -400,6 +406,7 @@ class BatchRunner {
   bool timings_warned_ = false;
   TimeEstimate estimate_;
   Clock::time_point start_;
+  MsaReport msa_;  // the current job's MSA source and depth, for its scores JSON
 };
 
 }  // namespace

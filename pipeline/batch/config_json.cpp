@@ -5,6 +5,7 @@
 #include "io/text_safety.h"
 #include "ops/compute_precision.h"
 #include "pipeline/batch/chunk_sizes_json.h"
+#include "pipeline/batch/run_settings.h"
 
 namespace cpufold {
 
@@ -21,7 +22,12 @@ std::string config_json(const PredictOptions& o, RankBy rank, std::size_t num_qu
     j["max_template_date"] = o.max_template_date;
   }
   j["num_relax"] = 0;
-  j["msa_mode"] = o.msa_dir.empty() ? "input_or_single_sequence" : "msa_dir";
+  // Where jobs without an A3M input get their MSA (an A3M input is always used).
+  if (o.msa_dir.empty()) {
+    j["msa_mode"] = o.single_sequence ? "single_sequence" : "input_a3m";
+  } else {
+    j["msa_mode"] = o.single_sequence ? "msa_dir_else_single_sequence" : "msa_dir";
+  }
   j["msa_dir"] = text::safe_text(o.msa_dir.string());
   j["data_dir"] = text::safe_text(o.data_dir.string());
   j["model_type"] = model_type_name(o.model_type);
@@ -32,8 +38,9 @@ std::string config_json(const PredictOptions& o, RankBy rank, std::size_t num_qu
   j["model_order"] = o.model_order;
   j["keep_existing_results"] = !o.overwrite_existing_results;
   j["rank_by"] = rank == RankBy::ptm ? "ptm" : "plddt";
-  j["max_seq"] = o.max_seq ? Json(*o.max_seq) : Json(nullptr);
-  j["max_extra_seq"] = o.max_extra_seq ? Json(*o.max_extra_seq) : Json(nullptr);
+  // The depths every model runs with, as ColabFold records them (its defaults resolved).
+  j["max_seq"] = o.max_seq.value_or(kColabfoldMaxSeq);
+  j["max_extra_seq"] = o.max_extra_seq.value_or(kColabfoldMaxExtraSeq);
   j["random_seed"] = o.random_seed;
   j["num_seeds"] = o.num_seeds;
   const char* orders[] = {"none", "length", "msa_depth", "random"};

@@ -27,7 +27,7 @@ JobPlan plan_job(const PredictJob& job, const PredictOptions& o, ModelCache& mod
   plan.error = job.error;
   if (!plan.error.empty()) return plan;
   try {
-    const JobMsas m = load_job_msas(job, o.msa_dir, [](const std::string&) {});
+    const JobMsas m = load_job_msas(job, msa_sources(o), [](const std::string&) {});
     RawFeatures raw = make_raw_features(job.sequence, m.msas, m.names);
     // --templates: planned for AF2's most (4); the search itself runs with the job.
     if (o.templates) raw.templates = empty_templates(4, raw.n_res);

@@ -12,6 +12,7 @@
 #include "pipeline/batch/instance_batch.h"
 #include "pipeline/batch/job_order.h"
 #include "pipeline/batch/job_templates.h"
+#include "pipeline/batch/msa_source.h"
 #include "pipeline/batch/output_dir_lock.h"
 #include "pipeline/batch/predict_limits.h"
 #include "pipeline/output/job_outputs.h"
@@ -109,6 +110,8 @@ BatchInputs batch_inputs(const PredictOptions& o) {
     in.params[o.model_order[i]] = find_params(o.data_dir, o.model_order[i], o.model_type);
   }
   in.jobs = discover_jobs(o.input, o.sort_queries_by);
+  // Before any model work (and before the shard split, so every shard refuses alike).
+  require_msa_sources(in.jobs.jobs, msa_sources(o));
   check_template_options(o);  // after the input, which is reported first
   reorder_jobs(in.jobs.jobs, o.sort_queries_by, o.random_seed);
   apply_jobname_prefix(in.jobs.jobs, o.jobname_prefix);
@@ -177,6 +180,12 @@ PredictSummary run_batch(const PredictOptions& o) {
                             " temporary file(s) left by an interrupted run");
   }
   if (!rank_note.empty()) jobs.warnings.push_back(rank_note);
+  if (o.num_relax > 0) {
+    jobs.warnings.push_back(
+        "--amber / --num-relax " + std::to_string(o.num_relax) +
+        ": cpufold has no Amber relaxation; every structure is written unrelaxed "
+        "(JOB_unrelaxed_rank_K_TAG.pdb, as ColabFold names them), no JOB_relaxed_* files");
+  }
   if (wants_instances(o))
     return run_instances(o, std::move(jobs.jobs), rank, std::move(params), jobs.warnings);
   return run_jobs(o, std::move(jobs.jobs), rank, std::move(params), jobs.warnings);

@@ -26,7 +26,11 @@ struct PredictOptions : SharedRunOptions {
   std::filesystem::path input;       // FASTA / A3M / CSV / TSV file or a directory of them
   std::filesystem::path output_dir;  // created when missing
   std::filesystem::path msa_dir;     // empty: only MSAs given with the input
-  std::filesystem::path data_dir;    // holds params/params_model_N[_ptm].{h5,npz}
+  // --msa-mode single_sequence: a job without an MSA (no A3M input, none in msa_dir) folds from
+  // the query alone; otherwise such a job is refused (pipeline/batch/msa_source.h).
+  bool single_sequence = false;
+  int num_relax = 0;  // --num-relax / --amber: accepted, no relaxation (one warning per batch)
+  std::filesystem::path data_dir;  // holds params/params_model_N[_ptm].{h5,npz}
   int num_models = 5;
   std::vector<int> model_order{1, 2, 3, 4, 5};  // the first num_models are run
   ModelType model_type = ModelType::alphafold2_ptm;

@@ -21,9 +21,12 @@ double ranking_score(const Prediction& p, RankBy rank) {
 }
 
 void sort_by_score(std::vector<RenderedPrediction>& results) {
+  // ColabFold: np.argsort(scores)[::-1], an ascending sort (stable for its few predictions)
+  // read backwards.
   std::stable_sort(
       results.begin(), results.end(),
-      [](const RenderedPrediction& a, const RenderedPrediction& b) { return a.score > b.score; });
+      [](const RenderedPrediction& a, const RenderedPrediction& b) { return a.score < b.score; });
+  std::reverse(results.begin(), results.end());
 }
 
 }  // namespace cpufold

@@ -17,7 +17,7 @@ RankBy parse_rank_by(const std::string& name);
 // Mean pLDDT, or 100 x pTM when ranking by pTM and the model has the PAE head.
 double ranking_score(const Prediction& p, RankBy rank);
 
-// Best first; equal scores keep their run order.
+// Best first; of equal scores the later run first, as ColabFold's reversed argsort ranks them.
 void sort_by_score(std::vector<RenderedPrediction>& results);
 
 }  // namespace cpufold

@@ -8,8 +8,12 @@ namespace cpufold {
 FeatureConfig model_feature_config(const PredictOptions& o, const std::string& model,
                                    std::uint64_t seed) {
   FeatureConfig config = af2_feature_config(model);
-  if (o.max_seq) config.max_msa_clusters = *o.max_seq;
-  if (o.max_extra_seq) config.max_extra_msa = *o.max_extra_seq;
+  // ColabFold (batch.py, alphafold/models.py) overrides AF2's per-model depths: max_seq 512
+  // and max_extra_seq 5120 for every monomer model unless given (AF2 has 508 clusters for
+  // models 1 and 2 and 1024 extra rows for models 2 and 5). 508 comes back with templates
+  // only (ColabFold's --templates); predict runs without them.
+  config.max_msa_clusters = o.max_seq.value_or(kColabfoldMaxSeq);
+  config.max_extra_msa = o.max_extra_seq.value_or(kColabfoldMaxExtraSeq);
   config.seed = seed;
   return config;
 }

@@ -12,7 +12,13 @@
 
 namespace cpufold {
 
-// AF2's settings for `model` ("model_3"), with --max-seq / --max-extra-seq applied.
+// colabfold_batch's MSA depths for monomer models when --max-seq / --max-extra-seq (or
+// --max-msa) are not given.
+inline constexpr std::int64_t kColabfoldMaxSeq = 512;
+inline constexpr std::int64_t kColabfoldMaxExtraSeq = 5120;
+
+// AF2's settings for `model` ("model_3") with ColabFold's MSA depths: --max-seq and
+// --max-extra-seq, else kColabfoldMaxSeq and kColabfoldMaxExtraSeq for every model.
 FeatureConfig model_feature_config(const PredictOptions& o, const std::string& model,
                                    std::uint64_t seed);
 

@@ -17,9 +17,6 @@ constexpr std::string_view kNoTemplates =
 constexpr std::string_view kNoTemplateCache =
     "cpufold keeps no template cache: each job's hits are kept in OUTPUT_DIR/JOB_env/ and "
     "reused on a rerun; drop the option";
-constexpr std::string_view kNoRelax =
-    "cpufold has no Amber relaxation yet: drop the option (structures are written unrelaxed, "
-    "as with --num-relax 0) and relax the PDB with ColabFold's colabfold_relax if needed";
 constexpr std::string_view kMsaServer =
     "cpufold does not query the MMseqs2 MSA server: compute MSAs with `colabfold_batch "
     "--msa-only` or colabfold_search and pass them with --msa-dir DIR (or as A3M input), or "
@@ -29,11 +26,11 @@ constexpr std::string_view kMsaServer =
 constexpr ColabfoldOption kOptions[] = {
     // MSA arguments
     {"--msa-only", true, S::unsupported, "", "yes", "", kMsaServer},
-    {"--msa-mode", false, S::off_only, "single_sequence",
-     "mmseqs2_uniref_env,mmseqs2_uniref_env_envpair,mmseqs2_uniref",
-     "single_sequence accepted: cpufold queries no server; a job uses its own A3M or --msa-dir, "
-     "else the query alone",
-     kMsaServer},
+    {"--msa-mode", false, S::implemented, "single_sequence", "",
+     "single_sequence: jobs without an MSA (A3M input or --msa-dir file) fold from the query "
+     "alone; the mmseqs2_* values (ColabFold's default mmseqs2_uniref_env): every job needs an "
+     "MSA, a job without one is refused (cpufold queries no server)",
+     ""},
     {"--pair-mode", false, S::no_op, "unpaired_paired", "",
      "complexes only (cpufold folds monomers)", ""},
     {"--pair-strategy", false, S::no_op, "greedy", "", "complexes only (cpufold folds monomers)",
@@ -72,14 +69,17 @@ constexpr ColabfoldOption kOptions[] = {
      "auto, alphafold2_ptm and alphafold2",
      "cpufold runs the AlphaFold2 monomer models only: use --model-type auto, alphafold2_ptm "
      "or alphafold2"},
-    {"--model-order", false, S::implemented, "1", "", "which models run, in this order", ""},
+    {"--model-order", false, S::implemented, "1", "",
+     "sorted, as ColabFold sorts it; the first --num-models of the sorted list run", ""},
     {"--initial-guess", true, S::unsupported, "", "yes", "",
      "cpufold cannot start from a given structure yet: drop the option"},
     {"--use-dropout", true, S::unsupported, "", "yes", "",
      "cpufold has no inference dropout yet: drop the option; for more diverse samples use "
      "--num-seeds N or a smaller --max-msa"},
-    {"--max-seq", false, S::implemented, "8", "", "MSA cluster rows (default AF2's per model)", ""},
-    {"--max-extra-seq", false, S::implemented, "8", "", "extra MSA rows (default AF2's per model)",
+    {"--max-seq", false, S::implemented, "8", "",
+     "MSA cluster rows (default 512 for every model, as ColabFold)", ""},
+    {"--max-extra-seq", false, S::implemented, "8", "",
+     "extra MSA rows (default 5120 for every model, as ColabFold; AF2 has 1024 for models 2, 5)",
      ""},
     {"--max-msa", false, S::implemented, "8:16", "",
      "max-seq:max-extra-seq in one option; overrides --max-seq and --max-extra-seq", ""},
@@ -93,8 +93,13 @@ constexpr ColabfoldOption kOptions[] = {
     {"--data", false, S::implemented, "", "",
      "directory holding params/ (default $CPUFOLD_DATA, else ~/.cache/colabfold)", ""},
     // Relaxation arguments
-    {"--amber", true, S::unsupported, "", "yes", "", kNoRelax},
-    {"--num-relax", false, S::off_only, "0", "1", "0 accepted (the default)", kNoRelax},
+    {"--amber", true, S::no_op, "", "",
+     "accepted with one warning per run: cpufold has no Amber relaxation, structures are "
+     "written unrelaxed (JOB_unrelaxed_rank_K_TAG.pdb, as ColabFold names them; no "
+     "JOB_relaxed_* files)",
+     ""},
+    {"--num-relax", false, S::no_op, "1", "",
+     "as --amber: a value above 0 is accepted with one warning, structures stay unrelaxed", ""},
     {"--relax-max-iterations", false, S::no_op, "2000", "", "relaxation only (off)", ""},
     {"--relax-tolerance", false, S::no_op, "2.39", "", "relaxation only (off)", ""},
     {"--relax-stiffness", false, S::no_op, "10.0", "", "relaxation only (off)", ""},
@@ -143,7 +148,8 @@ constexpr ColabfoldOption kOptions[] = {
      ""},
     // Advanced arguments
     {"--host-url", false, S::no_op, "https://api.colabfold.com", "",
-     "cpufold queries no MSA server", ""},
+     "cpufold queries no MSA server: a job without an MSA is refused, never folded without one",
+     ""},
     {"--disable-unified-memory", true, S::no_op, "", "", "GPU memory setting; cpufold uses no GPU",
      ""},
     {"--recompile-padding", false, S::no_op, "10", "", "cpufold compiles nothing and never pads",
@@ -265,6 +271,17 @@ MaxMsa parse_max_msa(const std::string& text) {
   m.max_extra_seq = parse_integer(option + " MAX_EXTRA_SEQ", text.substr(colon + 1),
                                   kMaxExtraSeqRange.min, kMaxExtraSeqRange.max);
   return m;
+}
+
+bool parse_msa_mode(const std::string& text) {
+  if (text == "single_sequence") return true;
+  if (text == "mmseqs2_uniref_env" || text == "mmseqs2_uniref_env_envpair" ||
+      text == "mmseqs2_uniref") {
+    return false;
+  }
+  throw InputError("--msa-mode '" + text +
+                   "': expected single_sequence, mmseqs2_uniref_env (the default), "
+                   "mmseqs2_uniref_env_envpair or mmseqs2_uniref");
 }
 
 SkipOutputs parse_skip_output(const std::string& text) {

@@ -74,6 +74,11 @@ struct MaxMsa {
 };
 MaxMsa parse_max_msa(const std::string& text);
 
+// --msa-mode: true for single_sequence, false for ColabFold's server modes (mmseqs2_uniref_env,
+// its default, mmseqs2_uniref_env_envpair, mmseqs2_uniref: every job then needs an MSA of its
+// own). InputError for another value.
+bool parse_msa_mode(const std::string& text);
+
 // --skip-output "msa,plots,pae_json" (any subset; empty: none). InputError for another item.
 struct SkipOutputs {
   bool msa = false, plots = false, pae_json = false;

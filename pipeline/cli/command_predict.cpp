@@ -54,8 +54,13 @@ MSAs
   up to AF2's limits (uniref90 10000 rows, mgnify 501), then any other *.a3m /
   *.sto in name order; pdb_hits, hmm_output and uniprot_hits are skipped.
   Duplicate rows are removed. The first row of every MSA must be the query.
-  Without an MSA a job runs in single-sequence mode and says so (expect low
-  confidence).
+  MMseqs2 / ColabFold A3M (NUL byte before each '>') is read.
+  cpufold queries no MSA server: when a job has neither its own A3M nor
+  --msa-dir, the batch is refused before any work (exit 2) unless
+  --msa-mode single_sequence asks to fold such jobs from the query alone
+  (expect low confidence). A --msa-dir without the job's MSA fails that job
+  alone (or, with --msa-mode single_sequence, folds it from the query). The
+  log and each scores JSON ("msa") state the job's MSA source and depth.
 
 PARAMETERS
   --data DIR holds params/params_model_N_ptm.npz (alphafold2_ptm, the default)
@@ -99,11 +104,15 @@ INSTANCES
 
 COLABFOLD_BATCH OPTIONS
   Every colabfold_batch option is accepted. Those cpufold cannot honour yet
-  (--templates, --amber, --msa-mode mmseqs2_*, multimer model types,
-  --use-dropout, ...) stop the run before any work with
-  exit status 2 and what to do instead; options for GPUs, the MSA server,
-  complexes or relaxation settings are accepted and have no effect. README's
-  table lists each option and its status.
+  (--templates, --msa-only, multimer model types, --use-dropout, ...) stop
+  the run before any work with exit status 2 and what to do instead; options
+  for GPUs, the MSA server, complexes or relaxation settings are accepted and
+  have no effect. --amber / --num-relax N are accepted with one warning:
+  structures are written unrelaxed (ColabFold's unrelaxed names). As in
+  ColabFold, --model-order is sorted before the first --num-models are taken,
+  and every model uses 512 cluster and 5120 extra MSA rows unless --max-seq,
+  --max-extra-seq or --max-msa say otherwise. README's table lists each
+  option and its status.
 
 )";
 

@@ -2,6 +2,7 @@
 
 #include <omp.h>
 
+#include <algorithm>
 #include <iostream>
 #include <regex>
 
@@ -28,8 +29,8 @@ void add_model_arguments(CLI::App& cmd, PredictArguments& args, bool output_dir_
   }
 
   cmd.add_option("--msa-dir", o.msa_dir,
-                 "precomputed MSAs per job (layouts below); default: single-sequence mode for "
-                 "jobs without an A3M");
+                 "precomputed MSAs per job (layouts below); a job without an A3M input needs its "
+                 "MSA here, unless --msa-mode single_sequence");
   cmd.add_flag("--templates", o.templates,
                "up to 4 templates for models 1 and 2, by AlphaFold2's template pipeline: hits from "
                "--msa-dir's JOB/msas/pdb_hits.sto|.hhr, else an hmmsearch of --template-db");
@@ -49,7 +50,8 @@ void add_model_arguments(CLI::App& cmd, PredictArguments& args, bool output_dir_
       ->default_val(5)
       ->transform(integer_in(kNumModelsRange));
   cmd.add_option("--model-order", args.model_order,
-                 "AlphaFold2 models in the order they are tried (the first --num-models run)")
+                 "AlphaFold2 models to choose from; sorted as ColabFold does, the first "
+                 "--num-models of the sorted list run in that order")
       ->default_val("1,2,3,4,5")
       ->check(model_order_list());
   cmd.add_option("--model-type", args.model_type,
@@ -79,11 +81,12 @@ void add_model_arguments(CLI::App& cmd, PredictArguments& args, bool output_dir_
                  "rank predictions by auto (= plddt for monomers), plddt (mean pLDDT) or ptm")
       ->default_val("auto");
   cmd.add_option("--max-seq", args.max_seq,
-                 "MSA cluster rows fed to the Evoformer (default: AF2's, 512 or 508 with "
-                 "template models)")
+                 "MSA cluster rows fed to the Evoformer (default: ColabFold's 512 for every "
+                 "model)")
       ->transform(integer_in(kMaxSeqRange));
   cmd.add_option("--max-extra-seq", args.max_extra_seq,
-                 "extra MSA rows (default: AF2's, 5120 for models 1, 3, 4 and 1024 for 2, 5)")
+                 "extra MSA rows (default: ColabFold's 5120 for every model; AF2 has 1024 for "
+                 "models 2 and 5)")
       ->transform(integer_in(kMaxExtraSeqRange));
 }
 
@@ -202,6 +205,9 @@ void resolve_predict_arguments(PredictArguments& args) {
     args.max_seq = m.max_seq;
     args.max_extra_seq = m.max_extra_seq;
   }
+  if (const auto mode = args.colabfold.value("--msa-mode")) {
+    o.single_sequence = parse_msa_mode(*mode);
+  }
   const SkipOutputs skip = parse_skip_output(args.skip_output);
   o.skip_msa = skip.msa;
   o.skip_plots = skip.plots;
@@ -211,6 +217,8 @@ void resolve_predict_arguments(PredictArguments& args) {
   });
   static_cast<SharedRunOptions&>(o) = args.common.run;
   o.model_order = parse_model_order("--model-order", args.model_order);
+  // ColabFold sorts --model-order before taking the first --num-models (batch.py run()).
+  std::sort(o.model_order.begin(), o.model_order.end());
   if (o.random_seed > static_cast<std::uint64_t>(kMaxRandomSeed - (o.num_seeds - 1))) {
     throw InputError("--random-seed " + std::to_string(o.random_seed) + " with --num-seeds " +
                      std::to_string(o.num_seeds) + " runs seeds past " +
@@ -228,6 +236,9 @@ void resolve_predict_arguments(PredictArguments& args) {
   }
   if (args.max_seq > 0) o.max_seq = args.max_seq;
   if (args.max_extra_seq >= 0) o.max_extra_seq = args.max_extra_seq;
+  // ColabFold: --amber without --num-relax relaxes every prediction.
+  if (const auto n = args.colabfold.value("--num-relax")) o.num_relax = std::stoi(*n);
+  if (args.colabfold.value("--amber") && o.num_relax == 0) o.num_relax = o.num_models * o.num_seeds;
   resolve_instance_arguments(args);
 }
 

@@ -107,7 +107,7 @@ std::size_t longest_job_file_suffix() {
 
 RenderedPrediction render_prediction(const PredictionView& p, const std::string& job,
                                      const std::string& model_type, int model_number,
-                                     std::uint64_t seed) {
+                                     std::uint64_t seed, const MsaReport* msa) {
   RenderedPrediction r;
   r.model_number = model_number;
   r.seed = seed;
@@ -125,7 +125,7 @@ RenderedPrediction render_prediction(const PredictionView& p, const std::string&
   const StructureOutput s = structure_of(p, job, r.tag);
   r.pdb = to_pdb(s);
   r.cif = to_mmcif(s);
-  r.scores = scores_json(p);
+  r.scores = scores_json(p, msa);
   return r;
 }
 

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "pipeline/output/msa_report.h"
 #include "pipeline/output/prediction_view.h"
 
 namespace cpufold {
@@ -64,9 +65,10 @@ std::string prediction_tag(const std::string& model_type, int model_number, std:
 // NAME_MAX minus this many bytes gives file names every file system accepts.
 std::size_t longest_job_file_suffix();
 
+// `msa`: the job's MSA source and depth for the scores JSON (none: not stated).
 RenderedPrediction render_prediction(const PredictionView& p, const std::string& job,
                                      const std::string& model_type, int model_number,
-                                     std::uint64_t seed);
+                                     std::uint64_t seed, const MsaReport* msa = nullptr);
 
 // Only the PDB text of `p` (--save-recycles: one per recycle).
 std::string render_pdb(const PredictionView& p, const std::string& job, const std::string& tag);

@@ -47,7 +47,7 @@ std::vector<float> pae_values(const PredictionView& p, std::int64_t n) {
 
 }  // namespace
 
-std::string scores_json(const PredictionView& p) {
+std::string scores_json(const PredictionView& p, const MsaReport* msa) {
   const std::int64_t n = residue_count(p);
   // ColabFold's key order and rounding (batch.py): plddt, then with the PAE head max_pae (the
   // matrix maximum, unrounded), pae and ptm.
@@ -58,6 +58,19 @@ std::string scores_json(const PredictionView& p) {
     j["max_pae"] = static_cast<double>(*std::max_element(pae.begin(), pae.end()));
     j["pae"] = rounded_matrix(pae, n, 2);
     j["ptm"] = round_to(p.ptm, 2);
+  }
+  if (msa != nullptr) {
+    nlohmann::ordered_json m;
+    m["source"] = msa->source;
+    m["files"] = nlohmann::ordered_json::array();
+    for (const MsaFileRows& f : msa->files) {
+      nlohmann::ordered_json file;
+      file["path"] = f.path;
+      file["rows"] = f.rows;
+      m["files"].push_back(std::move(file));
+    }
+    m["rows"] = msa->rows;
+    j["msa"] = std::move(m);
   }
   return j.dump();
 }

@@ -40,10 +40,13 @@ process CPUFOLD_COLABFOLD {
     """
 }
 
-// The planned peak of folding `fasta` (bytes from `cpufold plan --format json`) plus 15%.
+// The planned peak of folding `fasta` (bytes from `cpufold plan --format json`) plus 15%. An A3M
+// input is planned with its MSA; a FASTA without one as its query alone (the fold itself needs
+// --msa-mode single_sequence in task.ext.args, or refuses).
 def cpufold_plan_memory(fasta, params_dir) {
     def cpufold = params.cpufold ?: 'cpufold'
-    def proc = [cpufold, 'plan', fasta.toString(), '--data', params_dir.toString(), '--format', 'json', '--quiet'].execute()
+    def proc = [cpufold, 'plan', fasta.toString(), '--data', params_dir.toString(), '--format', 'json', '--quiet',
+                '--msa-mode', 'single_sequence'].execute()
     proc.waitFor()
     if (proc.exitValue() != 0) return 8.GB
     def plan = new groovy.json.JsonSlurper().parseText(proc.text)

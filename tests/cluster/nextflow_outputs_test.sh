@@ -13,7 +13,7 @@ trap 'rm -rf "$dir"' EXIT
 printf '>some header\nMKTAYIAKQRQISFVKSHFSRQLEERLGLIEVQ\n' >"$dir/in.fasta"
 cd "$dir"
 CPUFOLD=$cpufold "$repo/scripts/cluster/cpufold_colabfold.sh" P1 "$dir/in.fasta" "$data" 0 1 2000 \
-  --model-order 1,3 --num-models 2 >task.log 2>&1 || {
+  --model-order 1,3 --num-models 2 --msa-mode single_sequence --amber --num-relax 1 >task.log 2>&1 || {
   cat task.log
   echo "FAIL: the process script failed"
   exit 1

@@ -32,7 +32,8 @@ PY
 
 CPUFOLD=$cpufold CPUS_PER_TASK=1 SBATCH_OPTIONS="--wait" \
   "$repo/scripts/cluster/submit_slurm.sh" "$dir/jobs.fasta" "$dir/out" 4 \
-  --data "$data" --model-order 3 --num-models 1 --num-recycle 0 >"$dir/jobid" 2>"$dir/plan"
+  --data "$data" --model-order 3 --num-models 1 --num-recycle 0 --msa-mode single_sequence \
+  >"$dir/jobid" 2>"$dir/plan"
 
 fail() {
   echo "FAIL: $*"

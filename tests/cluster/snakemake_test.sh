@@ -20,7 +20,7 @@ printf '>c\nNLYIQWLKDGGPSSGRPPPS\n' >"$dir/fastas/gamma.fasta"
 run() {
   snakemake -s "$repo/scripts/cluster/Snakefile" --cores 2 --resources mem_mb=8000 \
     --directory "$dir" --config input="$dir/fastas" out="$dir/results" data="$data" \
-    cpufold="$cpufold" extra="--model-order 3 --num-models 1 --num-recycle 0" "$@"
+    cpufold="$cpufold" extra="--model-order 3 --num-models 1 --num-recycle 0 --msa-mode single_sequence" "$@"
 }
 run >"$dir/first.log" 2>&1 || {
   cat "$dir/first.log"

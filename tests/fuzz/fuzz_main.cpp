@@ -184,7 +184,7 @@ RunResult run_predict(const Options& o, const std::vector<std::string>& args, co
   std::vector<std::string> argv = {o.cpufold.string(), "predict"};
   argv.insert(argv.end(), args.begin(), args.end());
   for (const char* a : {"--data", o.data.c_str(), "--model-order", "1", "--num-models", "1",
-                        "--num-recycle", "0", "--threads", "1"}) {
+                        "--num-recycle", "0", "--threads", "1", "--msa-mode", "single_sequence"}) {
     argv.emplace_back(a);
   }
   std::vector<char*> cargv;

@@ -47,6 +47,36 @@ TEST(A3mTest, AcceptsCrlfBlankLinesColabFoldHashLineAndNul) {
   EXPECT_EQ(msa.descriptions[0], "101");
 }
 
+// ColabFold's A3M as MMseqs2 writes it: its "#len\tcard" line, then records each ending in a
+// NUL byte that precedes the next '>' (two databases' results, each starting with the query).
+TEST(A3mTest, ReadsMmseqs2RecordsSeparatedByNulBeforeHeader) {
+  using namespace std::string_literals;
+  ScratchDir dir;
+  write_file(dir / "j.a3m",
+             "#4\t1\n>101\nMKTA\n>UniRef100_X\tscore\nMK-A\n\0"
+             ">101\nMKTA\n>env1\nMaKTA\n\0"s);
+  const Msa msa = read_a3m(dir / "j.a3m");
+  ASSERT_EQ(msa.sequences.size(), 4u);
+  EXPECT_EQ(msa.sequences[0], "MKTA");
+  EXPECT_EQ(msa.sequences[1], "MK-A");
+  EXPECT_EQ(msa.sequences[2], "MKTA");
+  EXPECT_EQ(msa.sequences[3], "MKTA");
+  EXPECT_EQ(msa.deletions[3], (Deletions{0, 1, 0, 0}));
+  EXPECT_EQ(msa.descriptions[2], "101");
+  EXPECT_EQ(msa.descriptions[3], "env1");
+}
+
+TEST(A3mTest, RefusesNulAnywhereButBeforeAHeader) {
+  using namespace std::string_literals;
+  for (const std::string& text :
+       {">q\nMK\0TA\n"s, ">q\nMKTA\n\0MKTA\n"s, ">q\nMKTA\n>h\n\0\0KTA\n"s}) {
+    const std::string message = parse_error(text);
+    EXPECT_NE(message.find("NUL byte"), std::string::npos) << message;
+    EXPECT_NE(message.find("x.a3m:"), std::string::npos) << message;
+    EXPECT_NE(message.find("right before '>'"), std::string::npos) << message;
+  }
+}
+
 TEST(A3mTest, AcceptsClassicMacLineEndsAndAByteOrderMark) {
   const Msa msa = parse_a3m("\xEF\xBB\xBF#4\t1\r>101\rMKTA\r\r>hit\rMKaaTA\r", "m.a3m");
   ASSERT_EQ(msa.sequences.size(), 2u);

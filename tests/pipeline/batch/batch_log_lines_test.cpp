@@ -31,8 +31,9 @@ TEST(BatchLogLinesTest, JobLines) {
   const std::string with_length = job_head_with_length(head, 120);
   EXPECT_EQ(with_length, "[2/5] q (120 aa)");
   EXPECT_EQ(job_start_line(with_length, "E"), "[2/5] q (120 aa): start, E");
-  EXPECT_EQ(msa_rows_line(with_length, 42),
-            "[2/5] q (120 aa): 42 MSA rows after removing duplicates");
+  EXPECT_EQ(msa_rows_line(with_length, "msa_dir", 42),
+            "[2/5] q (120 aa): MSA source msa_dir, 42 row(s) used after removing duplicates "
+            "(query included)");
   EXPECT_EQ(job_done_line(head, 62, "E"), "[2/5] q: done in 1:02, E");
   EXPECT_EQ(job_failed_line(head, "why"), "[2/5] q: FAILED: why");
   EXPECT_EQ(failed_job_line("q", "why"), "  failed q: why");

@@ -55,7 +55,8 @@ TEST(BatchMemoryE2eTest, PeakRssStaysFlatOverManyDistinctLengths) {
   const auto r = testing::run_command(
       "OMP_NUM_THREADS=1 '" CPUFOLD_BINARY "' predict '" + (dir / "batch.fasta").string() + "' '" +
       (dir / "out").string() + "' --data '" + testing::test_data_dir().string() +
-      "' --model-order 1 --num-models 1 --num-recycle 0 --threads 1 --sort-queries-by none");
+      "' --model-order 1 --num-models 1 --num-recycle 0 --threads 1 --sort-queries-by none"
+      " --msa-mode single_sequence");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const std::vector<int> peaks = peak_rss_per_job(r.output);
   ASSERT_EQ(peaks.size(), lengths.size()) << r.output;
@@ -85,6 +86,7 @@ TEST(BatchMemoryE2eTest, PeakRssStaysFlatOverManyJobs) {
       "OMP_NUM_THREADS=1 '" CPUFOLD_BINARY "' predict '" + (dir / "batch.fasta").string() + "' '" +
       (dir / "out").string() + "' --data '" + testing::test_data_dir().string() +
       "' --model-order 3 --num-models 1 --num-recycle 0 --threads 1 --sort-queries-by none "
+      "--msa-mode single_sequence "
       "--skip-output msa,plots,pae_json 2>&1 | grep -E 'peak RSS|summary|error'");
   const std::vector<int> peaks = peak_rss_per_job(r.output);
   ASSERT_EQ(peaks.size(), static_cast<std::size_t>(kJobs)) << r.output.substr(0, 2000);

@@ -148,6 +148,7 @@ void expect_predict_resumes(const std::string& options, int kill_after, int iter
   const std::string common =
       " --data '" + testing::test_data_dir().string() +
       "' --model-order 3 --num-models 1 --threads 1 --chunk-size 4 --skip-output plots"
+      " --msa-mode single_sequence"
       " --save-single-representations --save-pair-representations " +
       options;
   auto predict = [&](const std::string& prefix, const fs::path& out, bool with_spill) {

@@ -37,7 +37,8 @@ void write_jobs(const fs::path& fasta, const std::vector<std::pair<std::string, 
 
 std::string predict_args(const fs::path& fasta, const fs::path& out, const std::string& more) {
   return "predict " + testing::shell_word(fasta) + " " + testing::shell_word(out) + " --data " +
-         testing::shell_word(testing::test_data_dir()) + " --model-order 3 --num-models 1 " + more;
+         testing::shell_word(testing::test_data_dir()) +
+         " --model-order 3 --num-models 1 --msa-mode single_sequence " + more;
 }
 
 Json read_json(const fs::path& path) {
@@ -72,6 +73,8 @@ std::vector<std::string> spawn_args(const fs::path& fasta, const fs::path& out,
           "3",
           "--num-models",
           "1",
+          "--msa-mode",
+          "single_sequence",
           "--num-recycle",
           recycles,
           "--instances",

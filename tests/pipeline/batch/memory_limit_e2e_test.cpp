@@ -40,7 +40,7 @@ TEST(MemoryLimitE2eTest, PredictFitsOrFailsWithExit4AtEveryLimit) {
     const auto r = run_limited(
         limit, "predict '" + (testing::examples_dir() / "proteins.fasta").string() + "' '" +
                    out.string() + "' --data '" + testing::test_data_dir().string() +
-                   "' --model-order 1 --num-models 1 --num-recycle 0");
+                   "' --model-order 1 --num-models 1 --num-recycle 0 --msa-mode single_sequence");
     expect_fits_or_fails_cleanly(r, limit);
     (r.exit_code == 0 ? fitted : failed)++;
   }

@@ -18,7 +18,9 @@ using testing::write_file;
 
 std::string predict_into(const ScratchDir& dir) {
   return "predict '" + (dir / "q.fasta").string() + "' '" + (dir / "out").string() + "' --data '" +
-         (dir / "data").string() + "' --model-order 1 --num-models 1 --num-recycle 0 --threads 1";
+         (dir / "data").string() +
+         "' --model-order 1 --num-models 1 --num-recycle 0 --threads 1"
+         " --msa-mode single_sequence";
 }
 
 bool any_done_marker(const fs::path& out) {

@@ -179,7 +179,7 @@ TEST(PredictE2eTest, MsaDirInAlphaFold2Layout) {
                              "' " + testing::fast_predict_options("1"));
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_TRUE(contains(r.output, "uniref90_hits.sto, bfd_uniref_hits.a3m")) << r.output;
-  EXPECT_TRUE(contains(r.output, "3 MSA rows")) << r.output;
+  EXPECT_TRUE(contains(r.output, "MSA source msa_dir, 3 row(s) used")) << r.output;
   check_job(dir / "out", "my_query", seq, 1);
 }
 

@@ -162,7 +162,8 @@ TEST(PredictErrorsE2eTest, FatalErrorIsAppendedToTheLog) {
   const fs::path out = dir / "out";
   const auto r =
       run_cpufold("predict '" + (dir / "q.fasta").string() + "' '" + out.string() + "' --data '" +
-                  (dir / "data").string() + "' --num-models 1 --num-recycle 0 --threads 1");
+                  (dir / "data").string() +
+                  "' --num-models 1 --num-recycle 0 --threads 1 --msa-mode single_sequence");
   EXPECT_EQ(r.exit_code, 3) << r.output;
   const std::string log = testing::read_file(out / "log.txt");
   EXPECT_TRUE(contains(log, "error: ")) << log;

@@ -108,7 +108,8 @@ TEST(PredictInputsE2eTest, PathOptionsTheFileSystemRefusesAreBadInputNotInternal
   write_file(dir / "q.fasta", ">q\nMKTAYIAK\n");
   const std::string too_long(300, 'n');  // one path component over NAME_MAX
   const std::string fasta = std::string("'").append((dir / "q.fasta").string()).append("' ");
-  const std::string fast = "--model-order 1 --num-models 1 --num-recycle 0 --threads 1";
+  const std::string fast =
+      "--model-order 1 --num-models 1 --num-recycle 0 --threads 1 --msa-mode single_sequence";
   const std::string data = " --data '" + testing::test_data_dir().string() + "'";
   for (const std::string& args : {fasta + "'" + (dir / "out").string() + "' --msa-dir '" +
                                       (dir / too_long).string() + "' " + fast + data,
@@ -138,7 +139,7 @@ TEST(PredictInputsE2eTest, ClassicMacLineEndsAndByteOrderMarksAreRead) {
     EXPECT_TRUE(fs::exists(out / (std::string(job) + ".done.txt"))) << job;
   }
   EXPECT_TRUE(contains(r.output, "cr (8 aa)")) << r.output;
-  EXPECT_TRUE(contains(r.output, "crmsa (8 aa): 2 MSA rows")) << r.output;
+  EXPECT_TRUE(contains(r.output, "crmsa (8 aa): MSA source input_a3m, 2 row(s) used")) << r.output;
 }
 
 TEST(PredictInputsE2eTest, BadCsvQuotingAndEmptyIdsFailTheirRowsInTableTerms) {

@@ -66,7 +66,7 @@ TEST(PredictResumeE2eTest, KilledBatchResumesWithFinishedJobsSkipped) {
   const pid_t pid = testing::spawn_cpufold({"predict", fasta.string(), out.string(), "--data",
                                             testing::test_data_dir().string(), "--model-order", "3",
                                             "--num-models", "1", "--num-recycle", "0", "--threads",
-                                            "1", "--quiet"});
+                                            "1", "--quiet", "--msa-mode", "single_sequence"});
   ASSERT_GT(pid, 0);
 
   kill_when(
@@ -77,10 +77,10 @@ TEST(PredictResumeE2eTest, KilledBatchResumesWithFinishedJobsSkipped) {
   ASSERT_LT(done_before, 20u) << "killed too late to test anything";
 
   // Rerun: the finished jobs are skipped, every job ends done.
-  const auto r =
-      testing::run_cpufold("predict '" + fasta.string() + "' '" + out.string() + "' --data '" +
-                           testing::test_data_dir().string() +
-                           "' --model-order 3 --num-models 1 --num-recycle 0 --threads 1");
+  const auto r = testing::run_cpufold("predict '" + fasta.string() + "' '" + out.string() +
+                                      "' --data '" + testing::test_data_dir().string() +
+                                      "' --model-order 3 --num-models 1 --num-recycle 0 --threads 1"
+                                      " --msa-mode single_sequence");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_TRUE(contains(r.output, std::to_string(20 - done_before) + " done, " +
                                      std::to_string(done_before) + " skipped"))
@@ -135,6 +135,7 @@ TEST(PredictResumeE2eTest, AJobKilledBetweenModelsResumesAtTheModelInFlight) {
                                             "--num-seeds",   "3",
                                             "--num-recycle", "3",
                                             "--threads",     "1",
+                                            "--msa-mode",    "single_sequence",
                                             "--quiet"};
   const auto args = [&](const fs::path& out) {
     std::vector<std::string> a = {"predict", (dir / "q.fasta").string(), out.string()};

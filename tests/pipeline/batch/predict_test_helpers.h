@@ -32,11 +32,12 @@ inline pid_t spawn_cpufold(const std::vector<std::string>& args) {
   return pid;
 }
 
-// Fast settings on the shipped tiny weights (models 1 and 3 exist).
+// Fast settings on the shipped tiny weights (models 1 and 3 exist); jobs without an MSA fold
+// from the query alone (--msa-mode single_sequence).
 inline std::string fast_predict_options(const std::string& models = "1") {
   const int count = static_cast<int>(models.size() + 1) / 2;
   return "--data '" + test_data_dir().string() + "' --model-order " + models + " --num-models " +
-         std::to_string(count) + " --num-recycle 1 --threads 1";
+         std::to_string(count) + " --num-recycle 1 --threads 1 --msa-mode single_sequence";
 }
 
 inline std::filesystem::path examples_dir() {

@@ -29,7 +29,7 @@ TEST(Ranking, PtmWithoutPaeHeadFallsBackToPlddt) {
   EXPECT_DOUBLE_EQ(ranking_score(with_plddt(plddt, false, 0), RankBy::ptm), 50.0);
 }
 
-TEST(Ranking, BestFirstAndTiesKeepRunOrder) {
+TEST(Ranking, BestFirstAndTiesInColabfoldsReversedRunOrder) {
   std::vector<RenderedPrediction> r(4);
   const double scores[] = {60, 80, 60, 90};
   for (int i = 0; i < 4; ++i) {
@@ -39,7 +39,8 @@ TEST(Ranking, BestFirstAndTiesKeepRunOrder) {
   sort_by_score(r);
   std::vector<int> order;
   for (const RenderedPrediction& x : r) order.push_back(x.model_number);
-  EXPECT_EQ(order, (std::vector<int>{4, 2, 1, 3}));
+  // ColabFold: np.argsort([60, 80, 60, 90])[::-1] = [3, 1, 2, 0].
+  EXPECT_EQ(order, (std::vector<int>{4, 2, 3, 1}));
 }
 
 TEST(Ranking, ParsesTheThreeNamesAndRefusesOthers) {

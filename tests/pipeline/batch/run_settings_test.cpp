@@ -8,6 +8,23 @@
 namespace cpufold {
 namespace {
 
+// colabfold_batch overrides AF2's per-model depths (508 clusters for models 1 and 2, 1024 extra
+// rows for models 2 and 5) with 512 and 5120 for every monomer model.
+TEST(RunSettingsTest, MsaDepthsAreColabfoldsForEveryModelUnlessGiven) {
+  PredictOptions o;
+  for (const char* model : {"model_1", "model_2", "model_3", "model_4", "model_5"}) {
+    const FeatureConfig c = model_feature_config(o, model, 0);
+    EXPECT_EQ(c.max_msa_clusters, 512) << model;
+    EXPECT_EQ(c.max_extra_msa, 5120) << model;
+  }
+  o.max_seq = 16;
+  o.max_extra_seq = 32;
+  const FeatureConfig c = model_feature_config(o, "model_2", 7);
+  EXPECT_EQ(c.max_msa_clusters, 16);
+  EXPECT_EQ(c.max_extra_msa, 32);
+  EXPECT_EQ(c.seed, 7u);
+}
+
 TEST(RunSettingsTest, CheckpointKeyHoldsWhatDecidesWhenARunStops) {
   PredictOptions o;
   o.num_recycle = 2;

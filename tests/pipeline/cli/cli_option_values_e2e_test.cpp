@@ -33,6 +33,7 @@ std::string predict_base(const fs::path& in, const fs::path& out, const std::str
   if (option != "--num-models") args += " --num-models 1";
   if (option != "--num-recycle") args += " --num-recycle 0";
   if (option != "--threads") args += " --threads 1";
+  if (option != "--msa-mode") args += " --msa-mode single_sequence";
   return args;
 }
 

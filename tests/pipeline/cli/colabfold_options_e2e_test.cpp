@@ -75,7 +75,7 @@ TEST(ColabfoldOptionsE2eTest, UnsupportedOptionsFailBeforeAnyWorkSayingWhatToDo)
       EXPECT_FALSE(fs::exists(out)) << "work started before the refusal";
     }
   }
-  EXPECT_GE(refusals, 18);  // the refused values of the table (templates are implemented)
+  EXPECT_GE(refusals, 13);  // the refused values of the table (templates and relax flags accepted)
 }
 
 json read_json(const fs::path& path) {
@@ -87,7 +87,7 @@ std::string fast(const std::string& models = "1", int recycles = 1) {
   const int count = static_cast<int>(models.size() + 1) / 2;
   return "--data " + quoted(testing::test_data_dir()) + " --model-order " + models +
          " --num-models " + std::to_string(count) + " --num-recycle " + std::to_string(recycles) +
-         " --threads 1 --quiet";
+         " --threads 1 --quiet --msa-mode single_sequence";
 }
 
 TEST(ColabfoldOptionsE2eTest, ColabfoldExtraFilesAreWritten) {
@@ -275,6 +275,43 @@ TEST(ColabfoldOptionsE2eTest, SaveRepresentationsWritesNpyPerPrediction) {
       EXPECT_EQ(npy.header.shape[1], n);
     }
   }
+}
+
+// nf-core/proteinfold passes --amber (and --num-relax): accepted with one warning, every
+// structure written unrelaxed under ColabFold's unrelaxed names, no relaxed files.
+TEST(ColabfoldOptionsE2eTest, AmberAndNumRelaxWarnOnceAndWriteUnrelaxedStructures) {
+  ScratchDir dir;
+  const fs::path a3m = testing::examples_dir() / "tautomerase.a3m";
+  const auto r = run_cpufold("predict " + quoted(a3m) + " " + quoted(dir / "out") + " " +
+                             fast("1,3", 0) + " --amber --num-relax 2");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const std::string log = testing::read_file(dir / "out" / "log.txt");
+  std::size_t warnings = 0;
+  for (std::size_t at = log.find("no Amber relaxation"); at != std::string::npos;
+       at = log.find("no Amber relaxation", at + 1))
+    ++warnings;
+  EXPECT_EQ(warnings, 1u) << log;
+  EXPECT_TRUE(contains(log, "warning: --amber / --num-relax 2")) << log;
+  EXPECT_EQ(testing::ranked_tags(dir / "out", "tautomerase").size(), 2u);
+  for (const std::string& name : testing::file_names(dir / "out"))
+    EXPECT_FALSE(contains(name, "_relaxed_")) << name;
+  EXPECT_TRUE(fs::exists(dir / "out" /
+                         "tautomerase_unrelaxed_rank_001_alphafold2_ptm_model_1_seed_000.pdb") ||
+              fs::exists(dir / "out" /
+                         "tautomerase_unrelaxed_rank_001_alphafold2_ptm_model_3_seed_000.pdb"));
+}
+
+// ColabFold sorts --model-order before it takes the first --num-models.
+TEST(ColabfoldOptionsE2eTest, ModelOrderIsSortedAsColabfoldSortsIt) {
+  ScratchDir dir;
+  const fs::path a3m = testing::examples_dir() / "tautomerase.a3m";
+  const auto r = run_cpufold("predict " + quoted(a3m) + " " + quoted(dir / "out") + " " +
+                             base_options("--model-order") +
+                             " --model-order 3,1 --num-recycle 0 --threads 1 --quiet");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(testing::ranked_tags(dir / "out", "tautomerase"),
+            std::vector<std::string>{"rank_001_alphafold2_ptm_model_1_seed_000"});
+  EXPECT_EQ(read_json(dir / "out" / "config.json")["model_order"], json::parse("[1, 3]"));
 }
 
 TEST(ColabfoldOptionsE2eTest, ZipPacksTheJobAndMarksItDone) {

@@ -30,9 +30,9 @@ struct Commands {
   Commands() { testing::write_file(dir / "q.fasta", ">q\nMKTAYIAKQRQISFVK\n"); }
   // Quick command lines of each command that take --spill-dir, writing under dir.
   std::vector<std::string> all() const {
-    const std::string predict_input = quoted(dir / "q.fasta") + " --data " +
-                                      quoted(testing::test_data_dir()) +
-                                      " --model-order 3 --num-models 1 --num-recycle 0";
+    const std::string predict_input =
+        quoted(dir / "q.fasta") + " --data " + quoted(testing::test_data_dir()) +
+        " --model-order 3 --num-models 1 --num-recycle 0" + " --msa-mode single_sequence";
     return {"predict " + predict_input + " " + quoted(dir / "out"),
             "evaluate --params " + quoted(testing::tiny_params("model_3_ptm")) + " --features " +
                 quoted(testing::tiny_reference("model_3_ptm_r24_c8_e16_t0_rec1_s0.h5")) +
