@@ -168,6 +168,7 @@ int run_cli(int argc, char** argv) {
   add_convert_params_command(app);
   add_evaluate_command(app);
   add_predict_command(app);
+  add_search_command(app);
   add_plan_command(app);
   add_profile_command(app);
   add_bench_command(app);
