@@ -126,7 +126,11 @@ std::string text_tail(const std::string& text, std::size_t max_lines, std::size_
   std::string tail;
   std::istringstream in(text.substr(start, end - start));
   std::string line;
-  while (std::getline(in, line)) tail += "\n    " + line;
+  while (std::getline(in, line)) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.empty()) continue;
+    tail += (tail.empty() ? "" : " | ") + line;
+  }
   return tail;
 }
 
@@ -200,7 +204,7 @@ ProgramOutput run_program(const ExternalProgram& program) {
 
   const std::string command = command_line(program.argv);
   const std::string stderr_tail =
-      result.err.empty() ? std::string() : "; the end of its stderr:" + text_tail(result.err);
+      result.err.empty() ? std::string() : "; the end of its stderr: " + text_tail(result.err);
   if (WIFSIGNALED(status)) {
     const int sig = WTERMSIG(status);
     if (sig == SIGKILL) {

@@ -56,7 +56,8 @@ void require_program(const std::string& name, const std::string& package);
 //                         the command, the status and the last lines of its stderr.
 ProgramOutput run_program(const ExternalProgram& program);
 
-// The last `max_lines` lines of `text` (at most `max_bytes`), each indented for a message.
+// The last `max_lines` lines of `text` (at most `max_bytes`) on one line for a message, joined
+// by " | " (cpufold's messages are one line: the CLI escapes newlines).
 std::string text_tail(const std::string& text, std::size_t max_lines = 12,
                       std::size_t max_bytes = 2000);
 

@@ -108,7 +108,9 @@ const char* search_method_name(SearchMethod method) {
   return "?";
 }
 
-SearchPlan plan_search(SearchMethod method, const fs::path& dir) {
+SearchPlan plan_search(SearchMethod method, const fs::path& given_dir) {
+  // Absolute: the programs run in a scratch directory.
+  const fs::path dir = fs::absolute(given_dir);
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) {
     throw InputError(dir.string() + ": --databases is not a directory");

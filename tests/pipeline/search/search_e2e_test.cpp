@@ -32,10 +32,11 @@ TEST(SearchE2eTest, SearchWritesAf2LayoutThatPredictFoldsAndARerunSearchesNothin
   testing::write_fasta(dir / "db" / "uniref90" / "uniref90.fasta", uniref90);
   testing::write_fasta(dir / "db" / "mgnify" / "mgy_clusters_2022_05.fa", mgnify);
   testing::write_file(dir / "q.fasta", ">villin_HP35\nLSDEDFKAVFGMTRSAFANLPLWKQQNLKKEKGLF\n");
-  const std::string search = "search " + shell_word(dir / "q.fasta") + " " +
-                             shell_word(dir / "msas") + " --databases " + shell_word(dir / "db") +
-                             " --method jackhmmer --threads 1";
-  const auto r = run_cpufold(search);
+  // Relative paths: the programs run in a scratch directory, the paths must still hold.
+  const std::string search = "cd " + shell_word(dir.path()) +
+                             " && '" CPUFOLD_BINARY
+                             "' search q.fasta msas --databases db --method jackhmmer --threads 1";
+  const auto r = testing::run_command(search);
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_TRUE(contains(r.output, "searched without: small_bfd")) << r.output;
   EXPECT_TRUE(contains(
@@ -46,7 +47,7 @@ TEST(SearchE2eTest, SearchWritesAf2LayoutThatPredictFoldsAndARerunSearchesNothin
   EXPECT_TRUE(contains(r.output, "1 searched, 0 kept")) << r.output;
   EXPECT_TRUE(fs::is_regular_file(dir / "msas" / "villin_HP35" / "msas" / "mgnify_hits.sto"));
 
-  const auto again = run_cpufold(search);
+  const auto again = testing::run_command(search);
   ASSERT_EQ(again.exit_code, 0) << again.output;
   EXPECT_TRUE(contains(again.output, "0 searched, 1 kept")) << again.output;
   EXPECT_FALSE(contains(again.output, "jackhmmer on")) << again.output;
