@@ -10,6 +10,7 @@ packages=(
   python3 python3-h5py python3-numpy python3-gemmi
   hmmer kalign hhsuite
   slurmctld slurmd slurm-client munge snakemake
+  hmmer hhsuite mmseqs2 kalign
 )
 
 missing=()

@@ -27,6 +27,10 @@ const char* const kExitStatusHelp = R"(EXIT STATUS (the same for every cpufold c
      ran out of memory)
   5  internal error: a bug in cpufold, please report it with the command
      line; also evaluate outputs holding NaN or Inf (nothing is written)
+  6  an external program (search: jackhmmer, hhblits, mmseqs) failed or
+     crashed; the message gives its command and the end of its stderr (a
+     program not installed, or a database missing or truncated, is 2; one
+     killed by SIGKILL, most likely out of memory, is 4)
   cpufold never exits with 1; a status above 128 means a signal killed it.
 )";
 
@@ -164,6 +168,7 @@ int run_cli(int argc, char** argv) {
   add_convert_params_command(app);
   add_evaluate_command(app);
   add_predict_command(app);
+  add_search_command(app);
   add_plan_command(app);
   add_profile_command(app);
   add_bench_command(app);

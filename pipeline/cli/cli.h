@@ -34,5 +34,7 @@ void add_bench_model_command(CLI::App& bench);
 void add_predict_command(CLI::App& app);
 void add_plan_command(CLI::App& app);
 void add_profile_command(CLI::App& app);
+// `search`: MSAs from local databases (command_search.cpp).
+void add_search_command(CLI::App& app);
 
 }  // namespace cpufold

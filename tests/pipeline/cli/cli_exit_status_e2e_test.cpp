@@ -34,7 +34,8 @@ TEST(CliExitStatusE2eTest, EveryUsageErrorExits2WithAPlainMessageAndAHint) {
   const std::vector<UsageCase> cases = {
       {"", {"cpufold: error: a command is required", "predict", "cpufold --help"}},
       {"fold x",
-       {"unknown command 'fold'", "info, convert-params, evaluate, predict, plan, profile, bench",
+       {"unknown command 'fold'",
+        "info, convert-params, evaluate, predict, search, plan, profile, bench",
         "Run 'cpufold --help'"}},
       {"--bogus", {"unknown option '--bogus'", "cpufold --help"}},
       {"predict", {"cpufold predict: error: INPUT is required", "cpufold predict --help"}},
@@ -101,9 +102,9 @@ std::set<int> readme_exit_codes() {
 
 TEST(CliExitStatusE2eTest, HelpAndVersionExit0AndEveryHelpListsTheReadmeTable) {
   const std::set<int> table = readme_exit_codes();
-  EXPECT_EQ(table, (std::set<int>{0, 2, 3, 4, 5}));
-  for (const char* command : {"", "info ", "convert-params ", "evaluate ", "predict ", "bench ",
-                              "bench block ", "bench features "}) {
+  EXPECT_EQ(table, (std::set<int>{0, 2, 3, 4, 5, 6}));
+  for (const char* command : {"", "info ", "convert-params ", "evaluate ", "predict ", "search ",
+                              "bench ", "bench block ", "bench features "}) {
     const auto r = run_cpufold(std::string(command) + "--help");
     EXPECT_EQ(r.exit_code, 0) << command << r.output;
     EXPECT_EQ(help_exit_codes(r.output), table) << command << "--help:\n" << r.output;
