@@ -51,6 +51,17 @@ JobMsas load_job_msas(const PredictJob& job, const MsaSources& sources,
       out.files = msa_dir_files(job, sources, say);
       if (out.files.empty()) out.source = MsaSource::single_sequence;
       break;
+    case MsaSource::searched: {
+      const JobMsaFiles found = find_job_msas(sources.searched_dir, job.name);
+      if (found.files.empty()) {
+        throw InputError("no MSA for this job in " + sources.searched_dir.string() +
+                         ", where the search of --databases writes it: rerun the batch to search "
+                         "it again");
+      }
+      say("MSAs searched in --databases, kept in " + sources.searched_dir.string());
+      out.files = found.files;
+      break;
+    }
     case MsaSource::single_sequence:
       say(std::string("no MSA given: ") + kSingleSequence);
       break;

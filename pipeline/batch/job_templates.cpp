@@ -7,6 +7,7 @@
 
 #include "io/atomic_file.h"
 #include "memory/error.h"
+#include "pipeline/batch/msa_source.h"
 #include "pipeline/templates/custom_templates.h"
 #include "pipeline/templates/hhr_hits.h"
 #include "pipeline/templates/hmmsearch_hits.h"
@@ -116,7 +117,11 @@ JobTemplates load_job_templates(const PredictJob& job, const PredictOptions& o,
       search.database = seqres_of(o.template_db);
     }
     std::optional<std::string> msa;
-    if (const auto uniref = in_msa_dir(o.msa_dir, job.name, "uniref90_hits.sto")) {
+    auto uniref = in_msa_dir(o.msa_dir, job.name, "uniref90_hits.sto");
+    if (!uniref && !o.databases.empty()) {
+      uniref = in_msa_dir(searched_msa_dir(o.output_dir), job.name, "uniref90_hits.sto");
+    }
+    if (uniref) {
       msa = read_text(*uniref);
     }
     say("searching templates with hmmsearch in " +

@@ -2,17 +2,29 @@
 
 #include "io/text_safety.h"
 #include "memory/error.h"
+#include "pipeline/batch/msa_directory.h"
 #include "pipeline/batch/predict.h"
 
 namespace cpufold {
 
+namespace fs = std::filesystem;
+
 MsaSources msa_sources(const PredictOptions& o) {
-  return {o.msa_dir, o.single_sequence};
+  return {o.msa_dir, o.databases.empty() ? fs::path() : searched_msa_dir(o.output_dir),
+          o.single_sequence};
+}
+
+fs::path searched_msa_dir(const fs::path& output_dir) {
+  return output_dir / "msas";
 }
 
 MsaSource job_msa_source(const PredictJob& job, const MsaSources& sources) {
   if (!job.a3m.empty()) return MsaSource::input_a3m;
-  if (!sources.msa_dir.empty()) return MsaSource::msa_dir;
+  if (!sources.msa_dir.empty() &&
+      (sources.searched_dir.empty() || !find_job_msas(sources.msa_dir, job.name).files.empty())) {
+    return MsaSource::msa_dir;
+  }
+  if (!sources.searched_dir.empty()) return MsaSource::searched;
   if (sources.single_sequence) return MsaSource::single_sequence;
   return MsaSource::none;
 }
@@ -23,6 +35,8 @@ std::string_view msa_source_name(MsaSource source) {
       return "input_a3m";
     case MsaSource::msa_dir:
       return "msa_dir";
+    case MsaSource::searched:
+      return "databases";
     case MsaSource::single_sequence:
       return "single_sequence";
     case MsaSource::none:

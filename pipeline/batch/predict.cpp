@@ -11,6 +11,7 @@
 #include "pipeline/batch/config_json.h"
 #include "pipeline/batch/instance_batch.h"
 #include "pipeline/batch/job_order.h"
+#include "pipeline/batch/job_search.h"
 #include "pipeline/batch/job_templates.h"
 #include "pipeline/batch/msa_source.h"
 #include "pipeline/batch/output_dir_lock.h"
@@ -113,6 +114,7 @@ BatchInputs batch_inputs(const PredictOptions& o) {
   // Before any model work (and before the shard split, so every shard refuses alike).
   require_msa_sources(in.jobs.jobs, msa_sources(o));
   check_template_options(o);  // after the input, which is reported first
+  check_search_options(o);
   reorder_jobs(in.jobs.jobs, o.sort_queries_by, o.random_seed);
   apply_jobname_prefix(in.jobs.jobs, o.jobname_prefix);
   if (!o.worker_job.empty()) {
@@ -171,7 +173,7 @@ PredictSummary run_batch(const PredictOptions& o) {
 
   write_file_atomically(o.output_dir / "config.json", config_json(o, rank, jobs.jobs.size()));
   const bool used_msas =
-      !o.msa_dir.empty() || std::any_of(jobs.jobs.begin(), jobs.jobs.end(),
+      !o.msa_dir.empty() || !o.databases.empty() || std::any_of(jobs.jobs.begin(), jobs.jobs.end(),
                                         [](const PredictJob& j) { return !j.a3m.empty(); });
   write_file_atomically(o.output_dir / "cite.bibtex", cite_bibtex(used_msas));
 
@@ -186,6 +188,12 @@ PredictSummary run_batch(const PredictOptions& o) {
         ": cpufold has no Amber relaxation; every structure is written unrelaxed "
         "(JOB_unrelaxed_rank_K_TAG.pdb, as ColabFold names them), no JOB_relaxed_* files");
   }
+  // Every search before any fold: the jobs' MSAs are then files, as with --msa-dir, for this
+  // process and for --instances workers alike.
+  search_job_msas(o, jobs.jobs, [&](const std::string& line) {
+    append_log_line(batch_log_path(o), line);
+    if (o.progress) o.progress(line);
+  });
   if (wants_instances(o))
     return run_instances(o, std::move(jobs.jobs), rank, std::move(params), jobs.warnings);
   return run_jobs(o, std::move(jobs.jobs), rank, std::move(params), jobs.warnings);

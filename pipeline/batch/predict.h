@@ -52,6 +52,10 @@ struct PredictOptions : SharedRunOptions {
   bool save_pair_representations = false;    // JOB_pair_repr_rank_K_TAG.npy
   bool zip = false;                          // JOB.result.zip instead of the job's files
   bool skip_msa = false, skip_plots = false, skip_pae_json = false;  // --skip-output
+  // --databases DIR: the jobs without an MSA are searched there with --search-method
+  // (pipeline/batch/job_search.h) before any is folded; the MSAs are kept in OUTPUT_DIR/msas/.
+  std::filesystem::path databases;
+  std::string search_method = "jackhmmer";
   // Templates (pipeline/batch/job_templates.h): fed to the models that use them (1 and 2).
   bool templates = false;
   std::filesystem::path template_db;           // AF2 data dir: pdb_seqres/, pdb_mmcif/mmcif_files/

@@ -90,6 +90,21 @@ void add_model_arguments(CLI::App& cmd, PredictArguments& args, bool output_dir_
       ->transform(integer_in(kMaxExtraSeqRange));
 }
 
+// predict only: the local search of the jobs without an MSA (plan cannot size an MSA not
+// searched yet).
+void add_search_arguments(CLI::App& cmd, PredictArguments& args) {
+  PredictOptions& o = args.options;
+  cmd.add_option("--databases", o.databases,
+                 "search local databases for the jobs without an MSA (as `cpufold search`), "
+                 "keeping the MSAs in OUTPUT_DIR/msas/; AlphaFold2's data directory or "
+                 "ColabFold's MMseqs2 databases; with --templates also the template database");
+  cmd.add_option("--search-method", o.search_method,
+                 "with --databases: jackhmmer (AF2 reduced_dbs), hhblits (AF2 full_dbs) or "
+                 "mmseqs2 (ColabFold)")
+      ->check(CLI::IsMember({"jackhmmer", "hhblits", "mmseqs2"}))
+      ->capture_default_str();
+}
+
 // Which jobs are redone, their order, and --max-msa (the two MSA depths at once).
 void add_batch_arguments(CLI::App& cmd, PredictArguments& args) {
   PredictOptions& o = args.options;
@@ -192,7 +207,10 @@ void add_predict_arguments(CLI::App& cmd, PredictArguments& args, Command comman
   add_common_options(cmd, args.common, command);
   add_batch_arguments(cmd, args);
   add_output_arguments(cmd, args);
-  if (command == Command::predict) add_instance_arguments(cmd, args);
+  if (command == Command::predict) {
+    add_search_arguments(cmd, args);
+    add_instance_arguments(cmd, args);
+  }
 }
 
 void resolve_predict_arguments(PredictArguments& args) {
@@ -229,6 +247,7 @@ void resolve_predict_arguments(PredictArguments& args) {
   o.sort_queries_by = parse_query_order(args.sort_queries_by);
   o.data_dir = args.data.empty() ? default_data_dir() : std::filesystem::path(args.data);
   if (!o.custom_template_path.empty()) o.templates = true;
+  if (o.templates && o.template_db.empty()) o.template_db = o.databases;
   static const std::regex iso_date(R"(\d{4}-\d{2}-\d{2})");
   if (!std::regex_match(o.max_template_date, iso_date)) {
     throw InputError("--max-template-date '" + o.max_template_date +

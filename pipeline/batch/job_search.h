@@ -1,0 +1,28 @@
+// `cpufold predict --databases DIR`: the jobs of a batch that have no MSA are searched before
+// any is folded, with `cpufold search`'s code (pipeline/search/), into OUTPUT_DIR/msas/, where
+// the jobs read them and where a rerun finds them and searches nothing.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "pipeline/batch/predict.h"
+#include "pipeline/batch/predict_jobs.h"
+
+namespace cpufold {
+
+// Before any work: InputError when --search-method is unknown or --databases has none of the
+// method's databases (or a corrupt one). Nothing without --databases.
+void check_search_options(const PredictOptions& o);
+
+// Searches the jobs whose MSA source is the databases (msa_source.h) and returns, per job
+// searched now, the seconds its programs took. `say` gets the search's progress lines. A
+// failing program stops the batch with its error (exit status as `cpufold search`'s); the
+// files of the jobs searched before stay, so a rerun goes on from there.
+std::map<std::string, double> search_job_msas(const PredictOptions& o,
+                                              const std::vector<PredictJob>& jobs,
+                                              const std::function<void(const std::string&)>& say);
+
+}  // namespace cpufold

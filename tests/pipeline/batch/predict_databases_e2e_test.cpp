@@ -1,0 +1,80 @@
+// `cpufold predict --databases DIR` from a FASTA file alone: the jobs' MSAs searched in tiny
+// AlphaFold2-layout databases built in the test, templates found in the same directory, every
+// job folded, and a rerun that searches nothing.
+#include <gtest/gtest.h>
+
+#include "tests/pipeline/batch/predict_test_helpers.h"
+#include "tests/pipeline/templates/template_fixture.h"
+#include "tests/support/tiny_search_databases.h"
+
+namespace cpufold {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::contains;
+using testing::run_cpufold;
+using testing::ScratchDir;
+using testing::shell_word;
+
+struct DatabaseRun {
+  ScratchDir dir;
+  testing::TemplateDatabase db;  // its directory is the --databases DIR
+  fs::path input = dir / "q.fasta";
+
+  DatabaseRun() {
+    db.add("2hom", "GS" + testing::mutated(testing::kUbiquitin, {4, 20, 40, 60}, 'A'));
+    testing::write_fasta(db.path() / "uniref90" / "uniref90.fasta",
+                         testing::mutated_database(12, 20, 7));
+    testing::write_fasta(db.path() / "mgnify" / "mgy_clusters_2022_05.fa",
+                         testing::mutated_database(6, 10, 8));
+    testing::write_file(input, ">ubiquitin\n" + testing::kUbiquitin +
+                                   "\n>villin_HP35\nLSDEDFKAVFGMTRSAFANLPLWKQQNLKKEKGLF\n");
+  }
+
+  testing::CommandResult predict(const fs::path& out, const std::string& extra = "") const {
+    return run_cpufold("predict " + shell_word(input) + " " + shell_word(out) + " --data '" +
+                       testing::test_data_dir().string() +
+                       "' --model-order 1 --num-models 1 --num-recycle 1 --threads 1 --quiet "
+                       "--databases " +
+                       shell_word(db.path()) + " " + extra);
+  }
+};
+
+TEST(PredictDatabasesE2eTest, FoldsAFastaWithSearchedMsasAndTemplatesAndARerunSearchesNothing) {
+  const DatabaseRun run;
+  const fs::path out = run.dir / "out";
+  const auto r = run.predict(out, "--templates");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  std::string log = testing::read_file(out / "log.txt");
+  EXPECT_TRUE(contains(log, "search: 2 job(s) searched, 0 kept from an earlier run")) << log;
+  EXPECT_TRUE(contains(log, "searched without: small_bfd")) << log;
+  for (const std::string job : {"ubiquitin", "villin_HP35"}) {
+    EXPECT_TRUE(fs::is_regular_file(out / "msas" / job / "msas" / "uniref90_hits.sto")) << job;
+    const std::string scores =
+        testing::read_file(out / (job + "_scores_rank_001_alphafold2_ptm_model_1_seed_000.json"));
+    EXPECT_TRUE(contains(scores, "\"databases\"")) << scores;
+  }
+  // The query and its mutants: more than one row, the query first.
+  EXPECT_TRUE(contains(log, "MSA source databases")) << log;
+  EXPECT_FALSE(contains(log, "MSA source databases, 1 row(s)")) << log;
+  EXPECT_TRUE(contains(log, "templates: 1 from")) << log;
+  EXPECT_TRUE(contains(log, "(2hom_A)")) << log;
+
+  const auto again = run.predict(out, "--templates --overwrite-existing-results");
+  ASSERT_EQ(again.exit_code, 0) << again.output;
+  log = testing::read_file(out / "log.txt");
+  EXPECT_TRUE(contains(log, "search: 0 job(s) searched, 2 kept from an earlier run")) << log;
+  EXPECT_TRUE(contains(log, "template hits kept from an earlier run")) << log;
+}
+
+TEST(PredictDatabasesE2eTest, ADatabaseDirectoryWithoutTheMethodsDatabasesIsRefusedBeforeWork) {
+  const DatabaseRun run;
+  const fs::path out = run.dir / "out";
+  const auto r = run.predict(out, "--search-method mmseqs2");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_TRUE(contains(r.output, "uniref30")) << r.output;
+  EXPECT_FALSE(fs::exists(out / "msas")) << r.output;
+}
+
+}  // namespace
+}  // namespace cpufold
