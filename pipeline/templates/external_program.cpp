@@ -34,8 +34,7 @@ std::string tail_of(const fs::path& path, int lines) {
   return out;
 }
 
-}  // namespace
-
+// The full path of `program` on PATH, or empty when it is not there.
 fs::path find_on_path(const std::string& program) {
   if (program.find('/') != std::string::npos) {
     return ::access(program.c_str(), X_OK) == 0 ? fs::path(program) : fs::path();
@@ -49,6 +48,8 @@ fs::path find_on_path(const std::string& program) {
   }
   return {};
 }
+
+}  // namespace
 
 void run_program(const std::string& program, const std::vector<std::string>& args,
                  const fs::path& log_dir, const std::string& package) {

@@ -1,5 +1,6 @@
-// Runs the search tools (hmmbuild, hmmsearch, kalign) as child processes with clear errors.
-// AF2-DEVIATION: none; AF2 runs them with subprocess.Popen the same way.
+// Runs the template tools (hmmbuild, hmmsearch, kalign) as child processes with clear errors.
+// A minimal runner: pipeline/search/external_program.h (branch wt-g) is the general one this
+// should be replaced by once both are merged.
 #pragma once
 
 #include <filesystem>
@@ -15,8 +16,5 @@ namespace cpufold {
 // quoted).
 void run_program(const std::string& program, const std::vector<std::string>& args,
                  const std::filesystem::path& log_dir, const std::string& package);
-
-// The full path of `program` on PATH, or empty when it is not there.
-std::filesystem::path find_on_path(const std::string& program);
 
 }  // namespace cpufold
