@@ -14,6 +14,7 @@ set(levels
   io
   ops
   "evoformer|structure"
+  pipeline/search
   pipeline/features
   pipeline/templates
   pipeline/runner

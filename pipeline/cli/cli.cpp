@@ -27,6 +27,10 @@ const char* const kExitStatusHelp = R"(EXIT STATUS (the same for every cpufold c
      ran out of memory)
   5  internal error: a bug in cpufold, please report it with the command
      line; also evaluate outputs holding NaN or Inf (nothing is written)
+  6  an external program (search: jackhmmer, hhblits, mmseqs) failed or
+     crashed; the message gives its command and the end of its stderr (a
+     program not installed, or a database missing or truncated, is 2; one
+     killed by SIGKILL, most likely out of memory, is 4)
   cpufold never exits with 1; a status above 128 means a signal killed it.
 )";
 
