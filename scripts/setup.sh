@@ -8,7 +8,6 @@ packages=(
   libdnnl-dev ocl-icd-opencl-dev libhdf5-dev libeigen3-dev libcli11-dev libgtest-dev
   libzip-dev libxxhash-dev zlib1g-dev libnuma-dev libhwloc-dev nlohmann-json3-dev gemmi-dev tao-pegtl-dev libcairo2-dev fonts-dejavu-core
   python3 python3-h5py python3-numpy python3-gemmi
-  hmmer kalign hhsuite
   slurmctld slurmd slurm-client munge snakemake
   hmmer hhsuite mmseqs2 kalign
 )

@@ -26,6 +26,7 @@
 #include "pipeline/runner/finite_outputs.h"
 #include "pipeline/runner/model_cache.h"
 #include "pipeline/runner/wall_clock.h"
+#include "pipeline/search/external_program.h"
 
 namespace cpufold {
 namespace {
@@ -169,6 +170,9 @@ class BatchRunner {
       outcome.message = located_in_input(job.source, job.line, e.what());
     } catch (const NonFiniteOutputError& e) {
       outcome.message = e.what();
+    } catch (const ExternalProgramError& e) {
+      // A search program (--templates) that fails on this job's data fails the job.
+      outcome.message = located_in_input(job.source, job.line, e.what());
     } catch (const std::bad_alloc&) {
       outcome.message =
           located_in_input(job.source, job.line, out_of_memory("folding this job").what());

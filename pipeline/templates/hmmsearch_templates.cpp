@@ -6,7 +6,7 @@
 
 #include "io/atomic_file.h"
 #include "memory/error.h"
-#include "pipeline/templates/external_program.h"
+#include "pipeline/search/external_program.h"
 #include "pipeline/templates/msa_for_templates.h"
 #include "pipeline/templates/scratch_directory.h"
 
@@ -32,17 +32,27 @@ std::string hmmsearch_pdb_seqres(const std::string& query,
   // AF2 pipeline.py builds the profile from the uniref90 hits, truncated, deduplicated and
   // without empty columns.
   write_file_atomically(msa, msa_sto ? msa_for_templates(*msa_sto) : query_stockholm(query));
-  run_program("hmmbuild", {"--hand", "--amino", hmm.string(), msa.string()}, scratch.path(),
-              "hmmer");
-  run_program("hmmsearch",
-              {"--noali",    "--cpu",      std::to_string(std::max(1, settings.threads)),
-               "--F1",       "0.1",        "--F2",
-               "0.1",        "--F3",       "0.1",
-               "--incE",     "100",        "-E",
-               "100",        "--domE",     "100",
-               "--incdomE",  "100",        "-A",
-               out.string(), hmm.string(), settings.database.string()},
-              scratch.path(), "hmmer");
+  const fs::path& dir = scratch.path();
+  run_program({.argv = {"hmmbuild", "--hand", "--amino", hmm.string(), msa.string()},
+               .package = "hmmer",
+               .working_dir = dir,
+               .stdout_file = dir / "hmmbuild.stdout",
+               .stderr_file = dir / "hmmbuild.stderr"});
+  run_program({.argv = {"hmmsearch",  "--noali",
+                        "--cpu",      std::to_string(std::max(1, settings.threads)),
+                        "--F1",       "0.1",
+                        "--F2",       "0.1",
+                        "--F3",       "0.1",
+                        "--incE",     "100",
+                        "-E",         "100",
+                        "--domE",     "100",
+                        "--incdomE",  "100",
+                        "-A",         out.string(),
+                        hmm.string(), fs::absolute(settings.database).string()},
+               .package = "hmmer",
+               .working_dir = dir,
+               .stdout_file = dir / "hmmsearch.stdout",
+               .stderr_file = dir / "hmmsearch.stderr"});
   std::ifstream in(out);
   if (!in) return "# STOCKHOLM 1.0\n//\n";  // hmmsearch writes no alignment without hits
   std::ostringstream text;

@@ -19,8 +19,9 @@ struct HmmsearchSettings {
 // built from the query alone. The profile is
 // built with `hmmbuild --hand --amino` (match states: the #=GC RF columns, which jackhmmer sets
 // to the query's residues); hmmsearch runs with AF2's flags: --F1 0.1 --F2 0.1 --F3 0.1
-// --incE 100 -E 100 --domE 100 --incdomE 100 --noali. InputError for a missing database, a
-// missing program, or a program that fails (nothing is written).
+// --incE 100 -E 100 --domE 100 --incdomE 100 --noali. InputError for a missing database or
+// program; a program that fails or is killed throws as run_program does
+// (pipeline/search/external_program.h). Nothing is written.
 std::string hmmsearch_pdb_seqres(const std::string& query,
                                  const std::optional<std::string>& msa_sto,
                                  const HmmsearchSettings& settings);

@@ -6,7 +6,7 @@
 
 #include "io/atomic_file.h"
 #include "memory/error.h"
-#include "pipeline/templates/external_program.h"
+#include "pipeline/search/external_program.h"
 
 namespace cpufold {
 namespace fs = std::filesystem;
@@ -21,8 +21,11 @@ std::pair<std::string, std::string> kalign_pair(const std::string& a, const std:
   }
   const fs::path in = scratch / "kalign_input.fasta", out = scratch / "kalign_output.fasta";
   write_file_atomically(in, ">old\n" + a + "\n>new\n" + b + "\n");
-  run_program("kalign", {"-i", in.string(), "-o", out.string(), "-format", "fasta"}, scratch,
-              "kalign");
+  run_program({.argv = {"kalign", "-i", in.string(), "-o", out.string(), "-format", "fasta"},
+               .package = "kalign",
+               .working_dir = scratch,
+               .stdout_file = scratch / "kalign.stdout",
+               .stderr_file = scratch / "kalign.stderr"});
   std::ifstream file(out);
   std::vector<std::string> rows;
   for (std::string line; std::getline(file, line);) {

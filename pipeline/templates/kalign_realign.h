@@ -10,10 +10,10 @@
 namespace cpufold {
 
 // `old_mapping`: query index -> index in `old_template`. Returns query index -> index in
-// `new_template` (-1 where the realignment leaves the old residue unmatched). InputError when
-// kalign fails, or when fewer than 90% of the shorter sequence's residues are identical in
-// the alignment (AF2's QueryToTemplateAlignError: the hit is skipped by the caller).
-// `scratch` receives kalign's input and output.
+// `new_template` (-1 where the realignment leaves the old residue unmatched). kalign's failures
+// are thrown as run_program throws them (pipeline/search/external_program.h); InputError when
+// fewer than 90% of the shorter sequence's residues are identical in the alignment (AF2's
+// QueryToTemplateAlignError: the caller skips the hit). `scratch` receives kalign's files.
 std::map<int, int> realign_with_kalign(const std::string& old_template,
                                        const std::string& new_template,
                                        const std::map<int, int>& old_mapping,

@@ -11,6 +11,7 @@
 
 #include "memory/error.h"
 #include "pipeline/features/hhblits_alphabet.h"
+#include "pipeline/search/external_program.h"
 #include "pipeline/templates/kalign_realign.h"
 #include "pipeline/templates/query_hit_mapping.h"
 #include "pipeline/templates/template_structure.h"
@@ -115,6 +116,8 @@ std::variant<OneTemplate, std::string> process_hit(const std::string& query, con
     try {
       mapping = realign_with_kalign(template_sequence, it->second.seqres, mapping, s.scratch);
     } catch (const InputError& e) {
+      return std::string("realignment to the mmCIF sequence failed: ") + e.what();
+    } catch (const ExternalProgramError& e) {  // AF2: any aligner failure skips the hit
       return std::string("realignment to the mmCIF sequence failed: ") + e.what();
     }
     chain = it->first;
