@@ -22,7 +22,8 @@ std::map<std::string, double> search_job_msas(const PredictOptions& o,
   if (sources.searched_dir.empty()) return seconds;
   std::vector<SearchQuery> queries;
   for (const PredictJob& job : jobs) {
-    if (job.error.empty() && job_msa_source(job, sources) == MsaSource::searched) {
+    if (job.error.empty() && !job_done_already(o, job.name) &&
+        job_msa_source(job, sources) == MsaSource::searched) {
       queries.push_back({job.name, job.sequence});
     }
   }

@@ -17,8 +17,8 @@ namespace cpufold {
 // method's databases (or a corrupt one). Nothing without --databases.
 void check_search_options(const PredictOptions& o);
 
-// Searches the jobs whose MSA source is the databases (msa_source.h) and returns, per job
-// searched now, the seconds its programs took. `say` gets the search's progress lines. A
+// Searches the jobs not done yet whose MSA source is the databases (msa_source.h) and returns, per
+// job searched now, the seconds its programs took. `say` gets the search's progress lines. A
 // failing program stops the batch with its error (exit status as `cpufold search`'s); the
 // files of the jobs searched before stay, so a rerun goes on from there.
 std::map<std::string, double> search_job_msas(const PredictOptions& o,

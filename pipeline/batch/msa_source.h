@@ -23,9 +23,9 @@ enum class MsaSource {
 
 // The MSA sources the options give every job.
 struct MsaSources {
-  std::filesystem::path msa_dir;  // --msa-dir; empty: none
+  std::filesystem::path msa_dir;       // --msa-dir; empty: none
   std::filesystem::path searched_dir;  // OUTPUT_DIR/msas/ with --databases; empty: no search
-  bool single_sequence = false;   // --msa-mode single_sequence
+  bool single_sequence = false;        // --msa-mode single_sequence
 };
 MsaSources msa_sources(const PredictOptions& o);
 
@@ -37,7 +37,8 @@ std::filesystem::path searched_msa_dir(const std::filesystem::path& output_dir);
 // --databases, then single-sequence mode when asked for, else none.
 MsaSource job_msa_source(const PredictJob& job, const MsaSources& sources);
 
-// "input_a3m", "msa_dir", "databases", "single_sequence", "none": as scores JSON and config.json say it.
+// "input_a3m", "msa_dir", "databases", "single_sequence", "none": as scores JSON and config.json
+// say it.
 std::string_view msa_source_name(MsaSource source);
 
 // What a user can do about a job without an MSA: the ways out, one sentence.

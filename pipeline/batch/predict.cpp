@@ -172,9 +172,9 @@ PredictSummary run_batch(const PredictOptions& o) {
   const std::size_t stale = remove_stale_temporaries(o.output_dir);
 
   write_file_atomically(o.output_dir / "config.json", config_json(o, rank, jobs.jobs.size()));
-  const bool used_msas =
-      !o.msa_dir.empty() || !o.databases.empty() || std::any_of(jobs.jobs.begin(), jobs.jobs.end(),
-                                        [](const PredictJob& j) { return !j.a3m.empty(); });
+  const bool used_msas = !o.msa_dir.empty() || !o.databases.empty() ||
+                         std::any_of(jobs.jobs.begin(), jobs.jobs.end(),
+                                     [](const PredictJob& j) { return !j.a3m.empty(); });
   write_file_atomically(o.output_dir / "cite.bibtex", cite_bibtex(used_msas));
 
   if (stale > 0) {

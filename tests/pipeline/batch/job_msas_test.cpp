@@ -34,7 +34,7 @@ PredictJob job(const std::string& name, const std::filesystem::path& a3m = {}) {
 }
 
 MsaSources in_dir(const std::filesystem::path& dir, bool single_sequence = false) {
-  return {dir, single_sequence};
+  return {dir, {}, single_sequence};
 }
 
 TEST(JobMsas, OwnA3mComesFirst) {

@@ -30,8 +30,7 @@ struct TemplateRun {
 
   testing::CommandResult predict(const fs::path& out, const std::string& extra) const {
     return run_cpufold("predict " + shell_word(input) + " " + shell_word(out) + " " +
-                       testing::fast_predict_options("1,3") + " --msa-mode single_sequence " +
-                       extra + " --quiet");
+                       testing::fast_predict_options("1,3") + " " + extra + " --quiet");
   }
 };
 
