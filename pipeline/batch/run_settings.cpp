@@ -10,9 +10,11 @@ FeatureConfig model_feature_config(const PredictOptions& o, const std::string& m
   FeatureConfig config = af2_feature_config(model);
   // ColabFold (batch.py, alphafold/models.py) overrides AF2's per-model depths: max_seq 512
   // and max_extra_seq 5120 for every monomer model unless given (AF2 has 508 clusters for
-  // models 1 and 2 and 1024 extra rows for models 2 and 5). 508 comes back with templates
-  // only (ColabFold's --templates); predict runs without them.
-  config.max_msa_clusters = o.max_seq.value_or(kColabfoldMaxSeq);
+  // models 1 and 2 and 1024 extra rows for models 2 and 5). With --templates the template
+  // models keep AF2's 508 (512 less the 4 template rows), as ColabFold's do.
+  const bool template_model = o.templates && config.templates;
+  config.max_msa_clusters =
+      o.max_seq.value_or(template_model ? config.max_msa_clusters : kColabfoldMaxSeq);
   config.max_extra_msa = o.max_extra_seq.value_or(kColabfoldMaxExtraSeq);
   config.seed = seed;
   return config;

@@ -17,6 +17,11 @@ TEST(RunSettingsTest, MsaDepthsAreColabfoldsForEveryModelUnlessGiven) {
     EXPECT_EQ(c.max_msa_clusters, 512) << model;
     EXPECT_EQ(c.max_extra_msa, 5120) << model;
   }
+  // With --templates the template models (1, 2) leave room for the 4 template rows.
+  o.templates = true;
+  EXPECT_EQ(model_feature_config(o, "model_1", 0).max_msa_clusters, 508);
+  EXPECT_EQ(model_feature_config(o, "model_2", 0).max_msa_clusters, 508);
+  EXPECT_EQ(model_feature_config(o, "model_3", 0).max_msa_clusters, 512);
   o.max_seq = 16;
   o.max_extra_seq = 32;
   const FeatureConfig c = model_feature_config(o, "model_2", 7);
