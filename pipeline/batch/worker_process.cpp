@@ -3,7 +3,6 @@
 #include <fcntl.h>
 #include <linux/mempolicy.h>
 #include <sched.h>
-#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -17,6 +16,7 @@
 #include <fstream>
 #include <iterator>
 
+#include "io/child_process.h"
 #include "memory/error.h"
 
 extern char** environ;
@@ -45,11 +45,7 @@ pid_t start_worker(const WorkerSpec& spec) {
   const pid_t parent = ::getpid();
   const pid_t pid = ::fork();
   if (pid == 0) {
-    ::prctl(PR_SET_PDEATHSIG, SIGTERM);
-    if (::getppid() != parent) ::_exit(143);  // the parent died before prctl took effect
-    sigset_t none;
-    sigemptyset(&none);
-    ::sigprocmask(SIG_SETMASK, &none, nullptr);
+    prepare_forked_child(parent);
     if (!spec.slot.cpus.empty()) ::sched_setaffinity(0, sizeof cpus, &cpus);
     if (bind) ::syscall(SYS_set_mempolicy, MPOL_BIND, nodemask.data(), nodemask.size() * 64);
     const int null = ::open("/dev/null", O_RDONLY);
