@@ -40,11 +40,6 @@ std::optional<fs::path> in_msa_dir(const fs::path& msa_dir, const std::string& j
 }
 
 // AF2's data directory: pdb_seqres/pdb_seqres.txt (or pdb_seqres.txt at its top).
-fs::path seqres_of(const fs::path& db) {
-  const fs::path nested = db / "pdb_seqres" / "pdb_seqres.txt";
-  return fs::exists(nested) ? nested : db / "pdb_seqres.txt";
-}
-
 fs::path mmcif_dir_of(const fs::path& db) {
   return db / "pdb_mmcif" / "mmcif_files";
 }
@@ -114,7 +109,7 @@ JobTemplates load_job_templates(const PredictJob& job, const PredictOptions& o,
       search.database = scratch.path() / "custom_seqres.txt";
       write_file_atomically(search.database, custom->seqres_fasta);
     } else {
-      search.database = seqres_of(o.template_db);
+      search.database = pdb_seqres_file(o.template_db);
     }
     std::optional<std::string> msa;
     auto uniref = in_msa_dir(o.msa_dir, job.name, "uniref90_hits.sto");

@@ -1,15 +1,22 @@
 // `cpufold search INPUT MSA_DIR --databases DIR`: MSAs from local sequence databases, written
 // where `predict --msa-dir MSA_DIR` reads them.
+#include <chrono>
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <memory>
+#include <optional>
+#include <sstream>
 
+#include "io/atomic_file.h"
 #include "io/text_safety.h"
 #include "memory/error.h"
 #include "pipeline/batch/predict_jobs.h"
 #include "pipeline/cli/cli.h"
 #include "pipeline/search/msa_search.h"
 #include "pipeline/search/search_databases.h"
+#include "pipeline/templates/hmmsearch_templates.h"
 
 namespace cpufold {
 namespace {
@@ -20,6 +27,8 @@ WHAT IT WRITES (what predict --msa-dir MSA_DIR reads)
                       uniref90_hits.sto, mgnify_hits.sto, and small_bfd_hits.sto
                       (jackhmmer) or bfd_uniref_hits.a3m (hhblits)
   mmseqs2             MSA_DIR/JOB.a3m as colabfold_search writes it
+  --templates         MSA_DIR/JOB/msas/pdb_hits.sto (hmmsearch of DIR's
+                      pdb_seqres.txt), read by predict --msa-dir --templates
   A file that exists is kept: a rerun searches only what is missing. Files
   appear whole or not at all.
 
@@ -43,6 +52,7 @@ EXAMPLES
 struct SearchArgs {
   std::string input, msa_dir, databases, method = "jackhmmer";
   int threads = 0;
+  bool templates = false;
 };
 
 std::string seconds_text(double s) {
@@ -51,8 +61,61 @@ std::string seconds_text(double s) {
   return buffer;
 }
 
+namespace fs = std::filesystem;
+
+// --templates: AF2's template search needs the seqres file, and its hits go beside the
+// AF2-layout MSAs. InputError before any search otherwise.
+fs::path template_database(const SearchArgs& a, SearchMethod method) {
+  if (method == SearchMethod::mmseqs2) {
+    throw InputError(
+        "--templates: cpufold searches templates with hmmsearch into AlphaFold2's layout "
+        "(JOB/msas/pdb_hits.sto), which --method mmseqs2 does not write: use jackhmmer or "
+        "hhblits, or let predict --templates --template-db DIR search them");
+  }
+  const fs::path seqres = pdb_seqres_file(a.databases);
+  if (!fs::is_regular_file(seqres)) {
+    throw InputError("--templates: " + a.databases +
+                     " has no pdb_seqres/pdb_seqres.txt or pdb_seqres.txt (AlphaFold2's data "
+                     "directory layout)");
+  }
+  return seqres;
+}
+
+// AF2's template search for each job: hmmsearch of `seqres` with the job's uniref90 hits as
+// the profile (the query alone without them), kept as MSA_DIR/JOB/msas/pdb_hits.sto, where
+// predict --msa-dir --templates reads it. A file that exists is kept.
+void search_templates(const std::vector<SearchQuery>& queries, const SearchArgs& a,
+                      const fs::path& seqres, const std::function<void(const std::string&)>& say) {
+  for (const SearchQuery& q : queries) {
+    const fs::path dir = fs::path(a.msa_dir) / q.name / "msas";
+    const fs::path out = dir / "pdb_hits.sto";
+    if (fs::is_regular_file(out)) {
+      say("search: " + q.name + ": pdb_hits.sto kept from an earlier run");
+      continue;
+    }
+    std::optional<std::string> msa;
+    if (std::ifstream in(dir / "uniref90_hits.sto"); in) {
+      std::ostringstream text;
+      text << in.rdbuf();
+      msa = text.str();
+    }
+    const auto start = std::chrono::steady_clock::now();
+    HmmsearchSettings settings;
+    settings.database = seqres;
+    settings.threads = a.threads > 0 ? a.threads : 1;
+    const std::string hits = hmmsearch_pdb_seqres(q.sequence, msa, settings);
+    fs::create_directories(dir);
+    write_file_atomically(out, hits);
+    say("search: " + q.name + ": pdb_hits.sto (hmmsearch, profile of " +
+        (msa ? "uniref90_hits.sto" : "the query alone") + ") in " +
+        seconds_text(
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()));
+  }
+}
+
 void run_search_command(const SearchArgs& a) {
   const SearchMethod method = parse_search_method(a.method);
+  const fs::path seqres = a.templates ? template_database(a, method) : fs::path();
   const SearchPlan plan = plan_search(method, a.databases);
   const auto say = [](const std::string& line) { std::cout << text::safe_text(line) << std::endl; };
   if (!plan.missing.empty()) {
@@ -77,6 +140,7 @@ void run_search_command(const SearchArgs& a) {
   options.threads = a.threads;
   options.say = say;
   const SearchSummary summary = search_msas(queries, plan, options);
+  if (a.templates) search_templates(queries, a, seqres, say);
   say("search: " + std::to_string(summary.searched) + " searched, " +
       std::to_string(summary.skipped) + " kept from an earlier run, " + std::to_string(failed) +
       " failed, in " + seconds_text(summary.seconds) + " (" + search_method_name(method) + ")");
@@ -106,6 +170,10 @@ void add_search_command(CLI::App& app) {
                   "jackhmmer (AF2 reduced_dbs), hhblits (AF2 full_dbs) or mmseqs2 (ColabFold)")
       ->check(CLI::IsMember({"jackhmmer", "hhblits", "mmseqs2"}))
       ->capture_default_str();
+  cmd->add_flag("--templates", args->templates,
+                "also AF2's template search: hmmsearch of DIR's pdb_seqres.txt with each job's "
+                "uniref90 hits as the profile, kept as MSA_DIR/JOB/msas/pdb_hits.sto "
+                "(jackhmmer and hhblits)");
   cmd->add_option("--threads", args->threads,
                   "Threads per search program (default: AF2's 8 for jackhmmer, 4 for hhblits, "
                   "ColabFold's 32 for mmseqs, at most the cores available)")

@@ -60,4 +60,9 @@ std::string hmmsearch_pdb_seqres(const std::string& query,
   return text.str();
 }
 
+std::filesystem::path pdb_seqres_file(const std::filesystem::path& db) {
+  const std::filesystem::path nested = db / "pdb_seqres" / "pdb_seqres.txt";
+  return std::filesystem::exists(nested) ? nested : db / "pdb_seqres.txt";
+}
+
 }  // namespace cpufold

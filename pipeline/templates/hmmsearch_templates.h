@@ -26,6 +26,10 @@ std::string hmmsearch_pdb_seqres(const std::string& query,
                                  const std::optional<std::string>& msa_sto,
                                  const HmmsearchSettings& settings);
 
+// AlphaFold2's seqres file in data directory `db`: pdb_seqres/pdb_seqres.txt, else
+// pdb_seqres.txt.
+std::filesystem::path pdb_seqres_file(const std::filesystem::path& db);
+
 // The query alone as a Stockholm alignment whose RF line marks every residue a match state.
 std::string query_stockholm(const std::string& query);
 

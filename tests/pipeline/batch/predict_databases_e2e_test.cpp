@@ -67,6 +67,43 @@ TEST(PredictDatabasesE2eTest, FoldsAFastaWithSearchedMsasAndTemplatesAndARerunSe
   EXPECT_TRUE(contains(log, "template hits kept from an earlier run")) << log;
 }
 
+// `cpufold search --templates` keeps AF2's pdb_hits.sto beside the MSAs; predict --msa-dir
+// --templates then takes the hits from there without a search of its own.
+TEST(PredictDatabasesE2eTest, SearchWithTemplatesWritesPdbHitsThatPredictReads) {
+  const DatabaseRun run;
+  const fs::path msas = run.dir / "msas";
+  const std::string search = "search " + shell_word(run.input) + " " + shell_word(msas) +
+                             " --databases " + shell_word(run.db.path()) +
+                             " --templates --threads 1";
+  const auto r = run_cpufold(search);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const fs::path hits = msas / "ubiquitin" / "msas" / "pdb_hits.sto";
+  ASSERT_TRUE(fs::is_regular_file(hits)) << r.output;
+  EXPECT_TRUE(contains(testing::read_file(hits), "2hom_A")) << testing::read_file(hits);
+  EXPECT_TRUE(contains(r.output, "profile of uniref90_hits.sto")) << r.output;
+  const auto again = run_cpufold(search);
+  ASSERT_EQ(again.exit_code, 0) << again.output;
+  EXPECT_TRUE(contains(again.output, "ubiquitin: pdb_hits.sto kept from an earlier run"))
+      << again.output;
+
+  const fs::path out = run.dir / "out";
+  const auto p =
+      run_cpufold("predict " + shell_word(run.input) + " " + shell_word(out) + " --msa-dir " +
+                  shell_word(msas) + " --templates --template-db " + shell_word(run.db.path()) +
+                  " --data '" + testing::test_data_dir().string() +
+                  "' --model-order 1 --num-models 1 --num-recycle 1 --threads 1 --quiet");
+  ASSERT_EQ(p.exit_code, 0) << p.output;
+  const std::string log = testing::read_file(out / "log.txt");
+  EXPECT_TRUE(contains(log, "templates: 1 from " + hits.string())) << log;
+  EXPECT_FALSE(contains(log, "searching templates with hmmsearch")) << log;
+
+  const auto mmseqs =
+      run_cpufold("search " + shell_word(run.input) + " " + shell_word(run.dir / "m") +
+                  " --databases " + shell_word(run.db.path()) + " --method mmseqs2 --templates");
+  EXPECT_EQ(mmseqs.exit_code, 2) << mmseqs.output;
+  EXPECT_TRUE(contains(mmseqs.output, "--method mmseqs2 does not write")) << mmseqs.output;
+}
+
 TEST(PredictDatabasesE2eTest, ADatabaseDirectoryWithoutTheMethodsDatabasesIsRefusedBeforeWork) {
   const DatabaseRun run;
   const fs::path out = run.dir / "out";
