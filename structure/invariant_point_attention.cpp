@@ -112,7 +112,7 @@ InvariantPointAttention::Projections InvariantPointAttention::project(const Tens
                                                                       Arena& arena) const {
   const std::int64_t n = s.dim(0);
   const std::int64_t n_head = dims_.n_head, c = dims_.c_hidden;
-  const std::int64_t p_qk = dims_.n_qk_points, p_v = dims_.n_v_points, p_kv = p_qk + p_v;
+  const std::int64_t p_qk = dims_.n_qk_points, p_v = dims_.n_v_points;
   const std::int64_t key_rows = c + 3 * p_qk;
   const std::int64_t val_cols = c + 3 * p_v;
 
@@ -186,8 +186,7 @@ InvariantPointAttention::QuerySlice InvariantPointAttention::begin_slice(const T
                                                                          std::int64_t i0,
                                                                          std::int64_t ni,
                                                                          Arena& arena) const {
-  const std::int64_t n = z.dim(0), n_head = dims_.n_head;
-  const std::int64_t val_cols = dims_.c_hidden + 3 * dims_.n_v_points;
+  const std::int64_t n = z.dim(0);
   QuerySlice q;
   q.i0 = i0;
   q.ni = ni;

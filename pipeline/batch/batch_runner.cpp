@@ -322,6 +322,9 @@ class BatchRunner {
       extras.coverage_png = coverage_plot_png(job.name, raw.msa, raw.n_msa, raw.n_res);
     }
     timing.length = job.sequence.size();
+    if (const auto it = o_.search_seconds.find(job.name); it != o_.search_seconds.end()) {
+      timing.search_seconds = it->second;
+    }
     timing.msa_rows = raw.n_msa;
     timing.feature_seconds = seconds_since(start);
     return raw;

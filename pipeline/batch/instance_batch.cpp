@@ -274,6 +274,11 @@ std::vector<std::string> NodeBatch::worker_args(const NodeJob& job, std::size_t 
         std::string("--mem-budget"), std::to_string(budget), std::string("--quiet")}) {
     args.push_back(a);
   }
+  const std::string& name = jobs_[job.index].name;
+  if (const auto it = o_.search_seconds.find(name); it != o_.search_seconds.end()) {
+    args.push_back("--job-search-seconds");
+    args.push_back(std::to_string(it->second));
+  }
   return args;
 }
 

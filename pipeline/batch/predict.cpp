@@ -190,13 +190,14 @@ PredictSummary run_batch(const PredictOptions& o) {
   }
   // Every search before any fold: the jobs' MSAs are then files, as with --msa-dir, for this
   // process and for --instances workers alike.
-  search_job_msas(o, jobs.jobs, [&](const std::string& line) {
+  PredictOptions searched = o;
+  searched.search_seconds = search_job_msas(o, jobs.jobs, [&](const std::string& line) {
     append_log_line(batch_log_path(o), line);
     if (o.progress) o.progress(line);
   });
-  if (wants_instances(o))
-    return run_instances(o, std::move(jobs.jobs), rank, std::move(params), jobs.warnings);
-  return run_jobs(o, std::move(jobs.jobs), rank, std::move(params), jobs.warnings);
+  if (wants_instances(searched))
+    return run_instances(searched, std::move(jobs.jobs), rank, std::move(params), jobs.warnings);
+  return run_jobs(searched, std::move(jobs.jobs), rank, std::move(params), jobs.warnings);
 }
 
 }  // namespace

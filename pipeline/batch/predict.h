@@ -56,6 +56,9 @@ struct PredictOptions : SharedRunOptions {
   // (pipeline/batch/job_search.h) before any is folded; the MSAs are kept in OUTPUT_DIR/msas/.
   std::filesystem::path databases;
   std::string search_method = "jackhmmer";
+  // The seconds each job's search took in this batch (for timings.json): set by the batch once
+  // it has searched; a --instances worker gets its job's from the hidden --job-search-seconds.
+  std::map<std::string, double> search_seconds;
   // Templates (pipeline/batch/job_templates.h): fed to the models that use them (1 and 2).
   bool templates = false;
   std::filesystem::path template_db;           // AF2 data dir: pdb_seqres/, pdb_mmcif/mmcif_files/

@@ -143,6 +143,7 @@ void TimingsFile::job_done(const std::string& job, const JobTiming& timing) {
   t["length"] = timing.length;
   t["msa_rows"] = timing.msa_rows;
   t["feature_seconds"] = timing.feature_seconds;
+  if (timing.search_seconds) t["search_seconds"] = *timing.search_seconds;
   if (timing.templates) {
     t["templates"] = *timing.templates;
     t["template_source"] = timing.template_source;

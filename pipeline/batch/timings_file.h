@@ -38,6 +38,7 @@ struct JobTiming {
   std::optional<std::int64_t> templates;
   std::string template_source;
   double template_seconds = 0;
+  std::optional<double> search_seconds;  // --databases: this batch's MSA search of the job
   std::vector<RunTiming> runs;
   double total_seconds = 0;
 };

@@ -177,6 +177,8 @@ void add_instance_arguments(CLI::App& cmd, PredictArguments& args) {
                  "fold only share I of N of the jobs (1-based), split by predicted time; "
                  "default in a Slurm job array: SLURM_ARRAY_TASK_ID of SLURM_ARRAY_TASK_COUNT");
   cmd.add_option("--worker-job", o.worker_job)->group("");  // a batch's worker: one job
+  // The worker's job's search time in the batch (timings.json), from its parent.
+  cmd.add_option("--job-search-seconds", args.job_search_seconds)->group("");
 }
 
 // --instances, --threads-per-instance and --shard into the options.
@@ -258,6 +260,9 @@ void resolve_predict_arguments(PredictArguments& args) {
   // ColabFold: --amber without --num-relax relaxes every prediction.
   if (const auto n = args.colabfold.value("--num-relax")) o.num_relax = std::stoi(*n);
   if (args.colabfold.value("--amber") && o.num_relax == 0) o.num_relax = o.num_models * o.num_seeds;
+  if (args.job_search_seconds >= 0 && !o.worker_job.empty()) {
+    o.search_seconds[o.worker_job] = args.job_search_seconds;
+  }
   resolve_instance_arguments(args);
 }
 

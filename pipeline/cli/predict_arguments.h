@@ -24,6 +24,7 @@ struct PredictArguments {
   bool quiet = false;
   std::string instances = "auto";  // --instances K|auto
   std::string shard;               // --shard I/N
+  double job_search_seconds = -1;  // hidden --job-search-seconds (a worker's); < 0: none
   ColabfoldValues colabfold;
   CommonOptions common;
 };

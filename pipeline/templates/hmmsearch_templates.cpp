@@ -37,7 +37,8 @@ std::string hmmsearch_pdb_seqres(const std::string& query,
                .package = "hmmer",
                .working_dir = dir,
                .stdout_file = dir / "hmmbuild.stdout",
-               .stderr_file = dir / "hmmbuild.stderr"});
+               .stderr_file = dir / "hmmbuild.stderr",
+               .environment = {}});
   run_program({.argv = {"hmmsearch",  "--noali",
                         "--cpu",      std::to_string(std::max(1, settings.threads)),
                         "--F1",       "0.1",
@@ -52,7 +53,8 @@ std::string hmmsearch_pdb_seqres(const std::string& query,
                .package = "hmmer",
                .working_dir = dir,
                .stdout_file = dir / "hmmsearch.stdout",
-               .stderr_file = dir / "hmmsearch.stderr"});
+               .stderr_file = dir / "hmmsearch.stderr",
+               .environment = {}});
   std::ifstream in(out);
   if (!in) return "# STOCKHOLM 1.0\n//\n";  // hmmsearch writes no alignment without hits
   std::ostringstream text;

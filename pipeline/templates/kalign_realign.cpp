@@ -25,7 +25,8 @@ std::pair<std::string, std::string> kalign_pair(const std::string& a, const std:
                .package = "kalign",
                .working_dir = scratch,
                .stdout_file = scratch / "kalign.stdout",
-               .stderr_file = scratch / "kalign.stderr"});
+               .stderr_file = scratch / "kalign.stderr",
+               .environment = {}});
   std::ifstream file(out);
   std::vector<std::string> rows;
   for (std::string line; std::getline(file, line);) {

@@ -59,6 +59,7 @@ TEST(PredictDatabasesE2eTest, FoldsAFastaWithSearchedMsasAndTemplatesAndARerunSe
   EXPECT_FALSE(contains(log, "MSA source databases, 1 row(s)")) << log;
   EXPECT_TRUE(contains(log, "templates: 1 from")) << log;
   EXPECT_TRUE(contains(log, "(2hom_A)")) << log;
+  EXPECT_TRUE(contains(testing::read_file(out / "timings.json"), "\"search_seconds\""));
 
   const auto again = run.predict(out, "--templates --overwrite-existing-results");
   ASSERT_EQ(again.exit_code, 0) << again.output;
@@ -102,6 +103,24 @@ TEST(PredictDatabasesE2eTest, SearchWithTemplatesWritesPdbHitsThatPredictReads) 
                   " --databases " + shell_word(run.db.path()) + " --method mmseqs2 --templates");
   EXPECT_EQ(mmseqs.exit_code, 2) << mmseqs.output;
   EXPECT_TRUE(contains(mmseqs.output, "--method mmseqs2 does not write")) << mmseqs.output;
+}
+
+// With --instances the batch searches, then its workers fold from the kept MSAs; each job's
+// search time reaches timings.json through its worker.
+TEST(PredictDatabasesE2eTest, InstanceWorkersFoldTheSearchedMsasAndRecordTheSearchTime) {
+  const DatabaseRun run;
+  const fs::path out = run.dir / "out";
+  const auto r = run.predict(out, "--instances 2 --threads-per-instance 1");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const std::string timings = testing::read_file(out / "timings.json");
+  std::size_t records = 0;
+  for (std::size_t at = timings.find("\"search_seconds\""); at != std::string::npos;
+       at = timings.find("\"search_seconds\"", at + 1)) {
+    ++records;
+  }
+  EXPECT_EQ(records, 2u) << timings;
+  const std::string worker_log = testing::read_file(out / "logs" / "ubiquitin.log.txt");
+  EXPECT_TRUE(contains(worker_log, "MSA source databases")) << worker_log;
 }
 
 TEST(PredictDatabasesE2eTest, ADatabaseDirectoryWithoutTheMethodsDatabasesIsRefusedBeforeWork) {
