@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "io/atomic_file.h"
+#include "io/whole_file.h"
 #include "memory/error.h"
 #include "pipeline/batch/msa_source.h"
 #include "pipeline/templates/custom_templates.h"
@@ -22,11 +23,9 @@ namespace fs = std::filesystem;
 namespace {
 
 std::string read_text(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError("cannot read " + path.string());
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
+  std::optional<std::string> text = read_whole_file(path);
+  if (!text) throw InputError("cannot read " + path.string());
+  return std::move(*text);
 }
 
 // The first existing file among DIR/JOB/msas/NAME and DIR/JOB/NAME (AlphaFold2's layout).

@@ -11,6 +11,7 @@
 
 #include "io/atomic_file.h"
 #include "io/text_safety.h"
+#include "io/whole_file.h"
 #include "memory/error.h"
 #include "pipeline/batch/predict_jobs.h"
 #include "pipeline/cli/cli.h"
@@ -93,12 +94,7 @@ void search_templates(const std::vector<SearchQuery>& queries, const SearchArgs&
       say("search: " + q.name + ": pdb_hits.sto kept from an earlier run");
       continue;
     }
-    std::optional<std::string> msa;
-    if (std::ifstream in(dir / "uniref90_hits.sto"); in) {
-      std::ostringstream text;
-      text << in.rdbuf();
-      msa = text.str();
-    }
+    const std::optional<std::string> msa = read_whole_file(dir / "uniref90_hits.sto");
     const auto start = std::chrono::steady_clock::now();
     HmmsearchSettings settings;
     settings.database = seqres;

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "io/atomic_file.h"
+#include "io/whole_file.h"
 #include "memory/error.h"
 #include "pipeline/search/external_program.h"
 
@@ -50,13 +51,6 @@ class Mmseqs {
   std::function<void(const std::string&)> say_;
   int step_ = 0;
 };
-
-std::string read_whole(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
 
 }  // namespace
 
@@ -136,7 +130,7 @@ void run_colabfold_search(const std::vector<MmseqsQuery>& queries,
       throw ExternalProgramError("mmseqs unpackdb wrote no MSA for query " + std::to_string(i) +
                                  " (" + unpacked.string() + ")");
     }
-    std::string text = read_whole(unpacked);
+    std::string text = read_whole_file(unpacked).value_or("");
     text.erase(std::remove(text.begin(), text.end(), '\0'), text.end());
     write_file_atomically(queries[i].output, text);
   }

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "io/atomic_file.h"
+#include "io/whole_file.h"
 #include "memory/error.h"
 #include "pipeline/search/external_program.h"
 #include "pipeline/templates/msa_for_templates.h"
@@ -55,11 +56,8 @@ std::string hmmsearch_pdb_seqres(const std::string& query,
                .stdout_file = dir / "hmmsearch.stdout",
                .stderr_file = dir / "hmmsearch.stderr",
                .environment = {}});
-  std::ifstream in(out);
-  if (!in) return "# STOCKHOLM 1.0\n//\n";  // hmmsearch writes no alignment without hits
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
+  // hmmsearch writes no alignment without hits.
+  return read_whole_file(out).value_or("# STOCKHOLM 1.0\n//\n");
 }
 
 std::filesystem::path pdb_seqres_file(const std::filesystem::path& db) {

@@ -1,8 +1,10 @@
 #include "pipeline/templates/obsolete_pdbs.h"
 
 #include <cctype>
-#include <fstream>
-#include <sstream>
+#include <optional>
+#include <string>
+
+#include "io/whole_file.h"
 
 namespace cpufold {
 namespace {
@@ -36,11 +38,8 @@ ObsoletePdbs parse_obsolete_pdbs(std::string_view text) {
 }
 
 ObsoletePdbs read_obsolete_pdbs(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  if (!in) return {};
-  std::ostringstream text;
-  text << in.rdbuf();
-  return parse_obsolete_pdbs(text.str());
+  const std::optional<std::string> text = read_whole_file(path);
+  return text ? parse_obsolete_pdbs(*text) : ObsoletePdbs{};
 }
 
 }  // namespace cpufold
