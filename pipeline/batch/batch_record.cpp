@@ -12,6 +12,19 @@ double mib(std::size_t bytes) {
   return static_cast<double>(bytes) / (1 << 20);
 }
 
+nlohmann::ordered_json search_json(const SearchTaskRecord& s) {
+  nlohmann::ordered_json o;
+  o["status"] = s.status;
+  if (!s.cores.empty()) o["cores"] = s.cores;
+  if (s.start_seconds >= 0) o["start_seconds"] = s.start_seconds;
+  if (s.end_seconds >= 0) o["seconds"] = s.end_seconds - s.start_seconds;
+  o["counted_mib"] = mib(s.counted_bytes);
+  if (s.measured_peak_bytes > 0) o["measured_peak_mib"] = mib(s.measured_peak_bytes);
+  if (s.jobs > 1) o["jobs_in_task"] = s.jobs;
+  if (!s.exit.empty()) o["exit"] = s.exit;
+  return o;
+}
+
 nlohmann::ordered_json job_json(const InstanceJobRecord& j) {
   nlohmann::ordered_json o;
   o["name"] = j.name;
@@ -39,6 +52,7 @@ nlohmann::ordered_json job_json(const InstanceJobRecord& j) {
   }
   if (!j.exit.empty()) o["exit"] = j.exit;
   if (!j.message.empty()) o["message"] = j.message;
+  if (!j.search.status.empty()) o["search"] = search_json(j.search);
   return o;
 }
 

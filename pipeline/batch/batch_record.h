@@ -11,6 +11,17 @@
 
 namespace cpufold {
 
+// A job's search (predict --databases): a task of its own before the job's fold.
+struct SearchTaskRecord {
+  std::string status;  // empty: none; waiting, running, done, failed, interrupted
+  std::string cores;   // the instance's it ran on
+  double start_seconds = -1, end_seconds = -1;  // since the batch started
+  std::size_t counted_bytes = 0;                // what admission counted (--search-memory)
+  std::size_t measured_peak_bytes = 0;          // its worker's peak resident set, with the tools
+  int jobs = 1;                                 // jobs searched by the task (mmseqs2: all)
+  std::string exit;
+};
+
 struct InstanceJobRecord {
   std::string name;
   std::string status = "waiting";  // waiting, running, done, skipped, failed, interrupted
@@ -30,6 +41,7 @@ struct InstanceJobRecord {
   bool lean = false, spilled = false;
   std::string exit;  // the worker's: "exit 0", "killed by signal 9 (...)"
   std::string message;
+  SearchTaskRecord search;
 };
 
 struct InstanceBatchRecord {

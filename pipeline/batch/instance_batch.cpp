@@ -22,6 +22,8 @@
 #include "pipeline/batch/batch_progress.h"
 #include "pipeline/batch/batch_record.h"
 #include "pipeline/batch/batch_runner.h"
+#include "pipeline/batch/job_search.h"
+#include "pipeline/batch/msa_source.h"
 #include "pipeline/batch/node_cores.h"
 #include "pipeline/batch/node_sizing.h"
 #include "pipeline/batch/plan_jobs.h"
@@ -32,6 +34,7 @@
 #include "pipeline/runner/instance_layout.h"
 #include "pipeline/runner/model_cache.h"
 #include "pipeline/runner/wall_clock.h"
+#include "pipeline/search/msa_search.h"
 
 namespace cpufold {
 namespace {
@@ -59,8 +62,9 @@ struct NodeJob {
   JobPlan plan;                                     // the fastest plan under the budget
   std::size_t shared = 0, peak = 0, lean_peak = 0;  // peaks include the shared weights
   double relative = 1, lean_relative = 1;
-  bool alone = false;  // spilled: runs with nothing beside it
-  bool retry = false;  // a worker died: runs again alone with the leanest plan
+  bool alone = false;            // spilled: runs with nothing beside it
+  bool retry = false;            // a worker died: runs again alone with the leanest plan
+  bool awaiting_search = false;  // its MSA is being searched: planned at the deepest MSA
   ChunkSizes lean_chunks;
   InstanceJobRecord record;
   // While it runs.
@@ -71,6 +75,19 @@ struct NodeJob {
   bool lean_run = false;
   Clock::time_point start;
   double seconds = 0;  // predicted, for the plan it runs with
+};
+
+// A search of predict --databases: a worker (--worker-search) on one instance's cores, counted as
+// --search-memory. One per job, or one for every job at once with mmseqs2, which searches a
+// batch of queries faster than each alone.
+struct SearchTask {
+  std::vector<std::size_t> jobs;  // into the batch's jobs, in their fold order
+  bool whole_batch = false;       // the worker searches every job to search (no --worker-job)
+  std::size_t residues = 0;
+  pid_t pid = 0;
+  std::size_t slot = 0;
+  Clock::time_point start;
+  double seconds = 0;  // predicted from the searches finished so far; 0: none yet
 };
 
 class NodeBatch {
@@ -88,14 +105,20 @@ class NodeBatch {
 
  private:
   void plan_jobs_on_node();
-  NodeJob plan_node_job(std::size_t index, ModelCache& models);
+  NodeJob plan_node_job(std::size_t index, ModelCache& models, bool msa_pending);
+  void queue_searches();
+  void search_in_process();
   InstanceLayout choose_layout() const;
   void start_lines(const std::vector<std::string>& warnings, BatchLog& log) const;
   void schedule(BatchLog& log);
   bool admit_one(BatchLog& log);
   void start(std::size_t waiting_index, bool lean, BatchLog& log);
+  void start_search(std::size_t index, BatchLog& log);
   void reap(BatchLog& log);
   void finish(NodeJob& job, int status, std::size_t max_rss, BatchLog& log);
+  void finish_search(SearchTask& task, int status, std::size_t max_rss, BatchLog& log);
+  void search_failed(std::size_t job, const std::string& why, int status, BatchLog& log);
+  void put_record(std::size_t job, const InstanceJobRecord& r);
   void job_done(NodeJob& job, BatchLog& log);
   void retry_alone(NodeJob job, BatchLog& log);
   void job_failed(NodeJob& job, const std::string& why, bool out_of_memory, bool unrecorded,
@@ -103,7 +126,10 @@ class NodeBatch {
   void stop_workers(BatchLog& log);
   void progress_line(BatchLog& log);
   std::vector<std::string> worker_args(const NodeJob& job, std::size_t budget) const;
+  std::vector<std::string> search_args(const SearchTask& task) const;
   std::size_t free_bytes() const;
+  std::size_t search_bytes() const;
+  std::string search_head(const SearchTask& task) const;
   // With `threads` 0: the layout's threads per instance.
   double predicted_seconds(const NodeJob& job, bool lean, int threads = 0) const;
   bool runs_alone_now(std::size_t private_bytes) const;
@@ -123,6 +149,10 @@ class NodeBatch {
   std::vector<bool> slot_busy_;
   std::vector<NodeJob> waiting_;  // longest predicted time first
   std::vector<NodeJob> running_;
+  std::vector<SearchTask> searches_waiting_, searches_running_;
+  std::map<std::string, double> search_seconds_;  // per searched job, for its timings
+  double searched_seconds_ = 0;                   // finished searches: their time and residues
+  std::size_t searched_residues_ = 0;
   std::vector<JobOutcome> outcomes_;  // per job of jobs_
   InstanceBatchRecord record_;
   std::vector<std::size_t> record_of_;  // job index -> record_.jobs index
@@ -135,12 +165,13 @@ class NodeBatch {
   int stop_signal_ = 0;
 };
 
-NodeJob NodeBatch::plan_node_job(std::size_t index, ModelCache& models) {
+NodeJob NodeBatch::plan_node_job(std::size_t index, ModelCache& models, bool msa_pending) {
   NodeJob job;
   job.index = index;
+  job.awaiting_search = msa_pending;
   RunOptions run = batch_run_options(o_, rank_);
   run.mem_budget = planning_budget_bytes(budget_.bytes);
-  job.plan = plan_job(jobs_[index], o_, models, params_, run);
+  job.plan = plan_job(jobs_[index], o_, models, params_, run, msa_pending);
   if (!job.plan.error.empty()) return job;
   const MemoryPlan& p = job.plan.plan;
   job.shared = shared_weight_bytes(p);
@@ -152,7 +183,7 @@ NodeJob NodeBatch::plan_node_job(std::size_t index, ModelCache& models) {
   job.lean_chunks = p.chosen.chunks;
   if (p.fits && !job.alone && p.min_budget_bytes < job.peak) {
     run.mem_budget = p.min_budget_bytes;  // the leanest plan, and its time
-    const JobPlan lean = plan_job(jobs_[index], o_, models, params_, run);
+    const JobPlan lean = plan_job(jobs_[index], o_, models, params_, run, msa_pending);
     if (lean.error.empty() && lean.plan.fits) {
       job.lean_peak = lean.plan.dram_peak_bytes;
       job.lean_relative = lean.plan.chosen.relative_time;
@@ -164,6 +195,7 @@ NodeJob NodeBatch::plan_node_job(std::size_t index, ModelCache& models) {
 
 void NodeBatch::plan_jobs_on_node() {
   ModelCache models(params_, o_.model_type, budget_.bytes, o_.precision);
+  const std::set<std::string> to_search = jobs_to_search(o_, jobs_);
   outcomes_.resize(jobs_.size());
   for (std::size_t i = 0; i < jobs_.size(); ++i) {
     const PredictJob& job = jobs_[i];
@@ -181,7 +213,7 @@ void NodeBatch::plan_jobs_on_node() {
       if (o_.progress)
         o_.progress("planning [" + std::to_string(i + 1) + "/" + std::to_string(jobs_.size()) +
                     "] " + job.name);
-      NodeJob planned = plan_node_job(i, models);
+      NodeJob planned = plan_node_job(i, models, to_search.contains(job.name));
       if (!planned.plan.error.empty()) {
         out.message = planned.plan.error;
       } else if (!planned.plan.plan.fits) {
@@ -211,6 +243,36 @@ void NodeBatch::plan_jobs_on_node() {
   to_run_ = waiting_.size();
 }
 
+// The searches of the waiting jobs, in their folds' order (longest first).
+void NodeBatch::queue_searches() {
+  const bool whole_batch = o_.search_method == "mmseqs2";
+  for (const NodeJob& j : waiting_) {
+    if (!j.awaiting_search) continue;
+    if (!whole_batch || searches_waiting_.empty()) searches_waiting_.emplace_back();
+    SearchTask& task = searches_waiting_.back();
+    task.whole_batch = whole_batch;
+    task.jobs.push_back(j.index);
+    task.residues += jobs_[j.index].sequence.size();
+  }
+  for (const SearchTask& task : searches_waiting_) {
+    for (std::size_t j : task.jobs) {
+      SearchTaskRecord& r = record_.jobs[record_of_[j]].search;
+      r.status = "waiting";
+      r.counted_bytes = search_bytes();
+      r.jobs = static_cast<int>(task.jobs.size());
+    }
+  }
+}
+
+// One instance: every search first, in this process on all its threads, as without --instances.
+void NodeBatch::search_in_process() {
+  const fs::path log = batch_log_path(o_);
+  search_seconds_ = search_job_msas(o_, jobs_, [&](const std::string& line) {
+    append_log_line(log, line);
+    if (o_.progress) o_.progress(line);
+  });
+}
+
 InstanceLayout NodeBatch::choose_layout() const {
   std::vector<JobPlan> plans;
   for (const NodeJob& j : waiting_) plans.push_back(j.plan);
@@ -236,7 +298,7 @@ bool NodeBatch::runs_alone_now(std::size_t private_bytes) const {
   for (const NodeJob& j : waiting_) {
     if (!j.alone && !j.retry && worker_budget_bytes(j.peak) - j.shared <= after) return false;
   }
-  return true;
+  return searches_waiting_.empty() || search_bytes() > after;
 }
 
 // The slots a starting job takes: the first free one, or every free one (runs_alone_now).
@@ -252,32 +314,67 @@ std::vector<std::size_t> NodeBatch::take_slots(bool all_free) {
 }
 
 std::size_t NodeBatch::free_bytes() const {
-  std::size_t used = max_shared_;
+  std::size_t used = max_shared_ + searches_running_.size() * search_bytes();
   for (const NodeJob& j : running_) used += j.budget - j.shared;
   return budget_.bytes > used ? budget_.bytes - used : 0;
 }
 
-std::vector<std::string> NodeBatch::worker_args(const NodeJob& job, std::size_t budget) const {
-  const std::size_t threads = job.cores.cpus.size();
+// --search-memory, or all the budget leaves beside the weights when that is less: such a search
+// then runs alone rather than never.
+std::size_t NodeBatch::search_bytes() const {
+  const std::size_t room = budget_.bytes > max_shared_ ? budget_.bytes - max_shared_ : 0;
+  return std::min(o_.search_memory, room);
+}
+
+std::string NodeBatch::search_head(const SearchTask& task) const {
+  if (!task.whole_batch) {
+    const std::size_t j = task.jobs.front();
+    return job_head_with_length(job_head(j, jobs_.size(), jobs_[j].name), jobs_[j].sequence.size());
+  }
+  return "search of " + std::to_string(task.jobs.size()) + " job(s) (" + o_.search_method + ")";
+}
+
+// This batch's command line for a worker on `threads` threads: without the options that shape the
+// batch, and without --shard unless `keep_shard` (a worker of one job does not need it).
+std::vector<std::string> worker_command(std::size_t threads, bool keep_shard) {
   std::vector<std::string> args = own_command_line();
   if (args.size() < 2 || args[1] != "predict") {
     throw InternalError("a multi-instance batch runs from the cpufold command line only");
   }
   args.erase(args.begin());
-  args = without_options(args,
-                         {"--instances", "--threads-per-instance", "--threads", "--mem-budget",
-                          "--shard", "--worker-job"},
-                         {"--quiet"});
+  std::vector<std::string> drop{"--instances", "--threads-per-instance", "--threads",
+                                "--mem-budget", "--worker-job"};
+  if (!keep_shard) drop.push_back("--shard");
+  args = without_options(args, drop, {"--quiet", "--worker-search"});
   for (const std::string& a :
-       {std::string("--worker-job"), jobs_[job.index].name, std::string("--instances"),
-        std::string("1"), std::string("--threads"), std::to_string(threads),
-        std::string("--mem-budget"), std::to_string(budget), std::string("--quiet")}) {
+       {std::string("--instances"), std::string("1"), std::string("--threads"),
+        std::to_string(threads), std::string("--quiet")}) {
     args.push_back(a);
   }
+  return args;
+}
+
+std::vector<std::string> NodeBatch::worker_args(const NodeJob& job, std::size_t budget) const {
+  std::vector<std::string> args = worker_command(job.cores.cpus.size(), false);
   const std::string& name = jobs_[job.index].name;
-  if (const auto it = o_.search_seconds.find(name); it != o_.search_seconds.end()) {
+  for (const std::string& a :
+       {std::string("--worker-job"), name, std::string("--mem-budget"), std::to_string(budget)}) {
+    args.push_back(a);
+  }
+  if (const auto it = search_seconds_.find(name); it != search_seconds_.end()) {
     args.push_back("--job-search-seconds");
     args.push_back(std::to_string(it->second));
+  }
+  return args;
+}
+
+std::vector<std::string> NodeBatch::search_args(const SearchTask& task) const {
+  std::vector<std::string> args =
+      worker_command(slots_[task.slot].cpus.size(), /*keep_shard=*/task.whole_batch);
+  args.push_back("--worker-search");
+  if (!task.whole_batch) {
+    args.push_back("--worker-job");
+    args.push_back(jobs_[task.jobs.front()].name);
   }
   return args;
 }
@@ -330,39 +427,107 @@ void NodeBatch::start(std::size_t waiting_index, bool lean, BatchLog& log) {
            : lean    ? " (tighter plan: starts now)"
                      : "") +
           (r.spilled ? " (spilled plan, alone)" : ""));
-  record_.jobs[record_of_[job.index]] = r;
+  put_record(job.index, r);
   running_.push_back(std::move(job));
+  write_record();
+}
+
+void NodeBatch::start_search(std::size_t index, BatchLog& log) {
+  SearchTask task = std::move(searches_waiting_[index]);
+  searches_waiting_.erase(searches_waiting_.begin() + static_cast<std::ptrdiff_t>(index));
+  task.slot = take_slots(false).front();
+  if (searched_residues_ > 0) {
+    task.seconds = searched_seconds_ / static_cast<double>(searched_residues_) *
+                   static_cast<double>(task.residues);
+  }
+  const fs::path log_path =
+      search_log_path(o_.output_dir, task.whole_batch ? "" : jobs_[task.jobs.front()].name);
+  std::error_code ec;
+  fs::create_directories(log_path.parent_path(), ec);
+  task.start = Clock::now();
+  task.pid = start_worker({search_args(task), slots_[task.slot], log_path});
+  const std::string cores = cpu_list(slots_[task.slot].cpus);
+  for (std::size_t j : task.jobs) {
+    SearchTaskRecord& r = record_.jobs[record_of_[j]].search;
+    r.status = "running";
+    r.cores = cores;
+    r.start_seconds = seconds_since(start_);
+  }
+  log.say(search_head(task) + ": search started on instance " + std::to_string(task.slot + 1) +
+          " (cores " + cores + "), counted as " + format_bytes(search_bytes()) +
+          (task.seconds > 0 ? ", ~" + clock_time(task.seconds) : "") + "; log " +
+          log_path.string());
+  searches_running_.push_back(std::move(task));
   write_record();
 }
 
 bool NodeBatch::admit_one(BatchLog& log) {
   const int free_slots = static_cast<int>(std::count(slot_busy_.begin(), slot_busy_.end(), false));
-  if (waiting_.empty() || free_slots == 0) return false;
+  if ((waiting_.empty() && searches_waiting_.empty()) || free_slots == 0) return false;
   for (const NodeJob& j : running_) {
     if (j.alone || j.retry) return false;  // it has the node to itself
   }
   NodeState node;
   node.free_bytes = free_bytes();
   node.free_slots = free_slots;
-  node.running = static_cast<int>(running_.size());
-  node.next_end_seconds = running_.empty() ? 0 : 1e300;
+  node.running = static_cast<int>(running_.size() + searches_running_.size());
+  node.next_end_seconds = node.running == 0 ? 0 : 1e300;
   for (const NodeJob& j : running_) {
     node.next_end_seconds =
         std::min(node.next_end_seconds, std::max(0.0, j.seconds - seconds_since(j.start)));
   }
+  for (const SearchTask& t : searches_running_) {
+    node.next_end_seconds =
+        std::min(node.next_end_seconds, std::max(0.0, t.seconds - seconds_since(t.start)));
+  }
+  // The candidates in the order they are offered: searches ahead of the folds while the folds
+  // ready and the searches under way are fewer than the instances, so that an instance that
+  // ends its fold finds the next MSA, and no ready fold waits behind a queue of searches.
+  struct Candidate {
+    bool search = false;
+    std::size_t index = 0;
+  };
+  std::vector<Candidate> order;
   std::vector<JobDemand> demands;
-  for (const NodeJob& j : waiting_) {
-    JobDemand d;
-    d.peak_bytes = worker_budget_bytes(j.retry ? j.lean_peak : j.peak) - j.shared;
-    d.lean_peak_bytes = worker_budget_bytes(j.lean_peak) - j.shared;
-    d.seconds = predicted_seconds(j, j.retry);
-    d.lean_seconds = predicted_seconds(j, true);
-    d.alone = j.alone || j.retry;
-    demands.push_back(d);
+  const auto add_folds = [&] {
+    for (std::size_t i = 0; i < waiting_.size(); ++i) {
+      const NodeJob& j = waiting_[i];
+      if (j.awaiting_search) continue;
+      JobDemand d;
+      d.peak_bytes = worker_budget_bytes(j.retry ? j.lean_peak : j.peak) - j.shared;
+      d.lean_peak_bytes = worker_budget_bytes(j.lean_peak) - j.shared;
+      d.seconds = predicted_seconds(j, j.retry);
+      d.lean_seconds = predicted_seconds(j, true);
+      d.alone = j.alone || j.retry;
+      demands.push_back(d);
+      order.push_back({false, i});
+    }
+  };
+  const auto add_searches = [&] {
+    for (std::size_t i = 0; i < searches_waiting_.size(); ++i) {
+      JobDemand d;
+      d.peak_bytes = d.lean_peak_bytes = search_bytes();
+      d.seconds = d.lean_seconds = searches_waiting_[i].seconds;
+      demands.push_back(d);
+      order.push_back({true, i});
+    }
+  };
+  const auto ready = std::count_if(waiting_.begin(), waiting_.end(),
+                                   [](const NodeJob& j) { return !j.awaiting_search; });
+  if (ready + static_cast<std::ptrdiff_t>(searches_running_.size()) < layout_.instances) {
+    add_searches();
+    add_folds();
+  } else {
+    add_folds();
+    add_searches();
   }
   const std::optional<Admission> a = next_admission(demands, node);
   if (!a) return false;
-  start(a->job, a->lean, log);
+  if (order[a->job].search) {
+    start_search(order[a->job].index, log);
+  } else {
+    start(order[a->job].index, a->lean, log);
+  }
   return true;
 }
 
@@ -404,7 +569,7 @@ void NodeBatch::finish(NodeJob& job, int status, std::size_t max_rss, BatchLog& 
                                 : last_error_line(worker_log_path(o_.output_dir, p.name));
     job_failed(job, why, code == 4 || code == 128 + SIGKILL, !worker, log);
   }
-  record_.jobs[record_of_[job.index]] = r;
+  put_record(job.index, r);
   timings_->write();
   write_record();
 }
@@ -435,7 +600,7 @@ void NodeBatch::retry_alone(NodeJob job, BatchLog& log) {
   r.message = "attempt 1: " + r.exit;
   job.retry = true;
   job.pid = 0;
-  record_.jobs[record_of_[job.index]] = r;
+  put_record(job.index, r);
   waiting_.push_back(std::move(job));
   write_record();
 }
@@ -455,26 +620,106 @@ void NodeBatch::job_failed(NodeJob& job, const std::string& why, bool out_of_mem
   log.say(job_failed_line(job_head(job.index, jobs_.size(), jobs_[job.index].name), out.message));
 }
 
+void NodeBatch::finish_search(SearchTask& task, int status, std::size_t max_rss, BatchLog& log) {
+  slot_busy_[task.slot] = false;
+  const double seconds = seconds_since(task.start);
+  const int code = exit_code_of(status);
+  for (std::size_t j : task.jobs) {
+    SearchTaskRecord& r = record_.jobs[record_of_[j]].search;
+    r.end_seconds = seconds_since(start_);
+    r.measured_peak_bytes = max_rss;
+    r.exit = describe_exit(status);
+    r.status = code == 0 ? "done" : stop_signal_ != 0 ? "interrupted" : "failed";
+  }
+  if (code == 0) {
+    searched_seconds_ += seconds;
+    searched_residues_ += task.residues;
+    for (std::size_t j : task.jobs) {
+      search_seconds_[jobs_[j].name] = seconds / static_cast<double>(task.jobs.size());
+      for (NodeJob& waiting : waiting_) {
+        if (waiting.index == j) waiting.awaiting_search = false;
+      }
+    }
+    log.say(search_head(task) + ": search done in " + clock_time(seconds) + ", peak RSS " +
+            format_bytes(max_rss) + " (counted " + format_bytes(search_bytes()) + ")");
+    if (max_rss > search_bytes()) {
+      log.say(
+          "warning: the search used more memory than --search-memory " +
+          format_bytes(o_.search_memory) +
+          " counts for it: raise --search-memory, or the folds beside it may run out of memory");
+    }
+  } else if (stop_signal_ == 0) {
+    const std::string why = last_error_line(
+        search_log_path(o_.output_dir, task.whole_batch ? "" : jobs_[task.jobs.front()].name));
+    for (std::size_t j : task.jobs) search_failed(j, why, status, log);
+  }
+  write_record();
+}
+
+// A failed search fails its job's fold too; the other jobs go on.
+void NodeBatch::search_failed(std::size_t job, const std::string& why, int status, BatchLog& log) {
+  const auto it = std::find_if(waiting_.begin(), waiting_.end(),
+                               [&](const NodeJob& j) { return j.index == job; });
+  if (it == waiting_.end()) return;
+  InstanceJobRecord& r = it->record;
+  JobOutcome& out = outcomes_[job];
+  const int code = exit_code_of(status);
+  out.status = JobOutcome::Status::failed;
+  out.out_of_memory = code == 4 || code == 128 + SIGKILL;
+  out.program_failed = code == 6;
+  out.message = text::safe_text("search: " + (why.empty() ? describe_exit(status) : why) +
+                                " (search worker " + describe_exit(status) + ")");
+  r.status = "failed";
+  r.message = out.message;
+  put_record(job, r);
+  timings_->job_failed(jobs_[job].name, out.message);
+  ++finished_;
+  waiting_.erase(it);
+  log.say(job_failed_line(job_head(job, jobs_.size(), jobs_[job].name), out.message));
+}
+
+// The job's record as `r` says, with the search's (kept in record_ only) left as it is.
+void NodeBatch::put_record(std::size_t job, const InstanceJobRecord& r) {
+  InstanceJobRecord& into = record_.jobs[record_of_[job]];
+  SearchTaskRecord search = std::move(into.search);
+  into = r;
+  into.search = std::move(search);
+}
+
 void NodeBatch::reap(BatchLog& log) {
   while (const std::optional<WorkerExit> w = reap_worker()) {
     const auto it = std::find_if(running_.begin(), running_.end(),
                                  [&](const NodeJob& j) { return j.pid == w->pid; });
-    if (it == running_.end()) continue;  // not ours
-    NodeJob job = std::move(*it);
-    running_.erase(it);
-    finish(job, w->status, w->max_rss_bytes, log);
+    if (it != running_.end()) {
+      NodeJob job = std::move(*it);
+      running_.erase(it);
+      finish(job, w->status, w->max_rss_bytes, log);
+      continue;
+    }
+    const auto search = std::find_if(searches_running_.begin(), searches_running_.end(),
+                                     [&](const SearchTask& t) { return t.pid == w->pid; });
+    if (search == searches_running_.end()) continue;  // not ours
+    SearchTask task = std::move(*search);
+    searches_running_.erase(search);
+    finish_search(task, w->status, w->max_rss_bytes, log);
   }
 }
 
 void NodeBatch::stop_workers(BatchLog& log) {
   log.say("stopping: signal " + std::to_string(stop_signal_) + " (" + strsignal(stop_signal_) +
-          "); " + std::to_string(running_.size()) + " worker(s) told to stop, " +
-          std::to_string(waiting_.size()) + " job(s) not started; a rerun resumes");
+          "); " + std::to_string(running_.size() + searches_running_.size()) +
+          " worker(s) told to stop, " + std::to_string(waiting_.size()) +
+          " job(s) not started; a rerun resumes");
   for (const NodeJob& j : running_) ::kill(j.pid, SIGTERM);
+  for (const SearchTask& t : searches_running_) ::kill(t.pid, SIGTERM);
+  for (const SearchTask& t : searches_waiting_) {
+    for (std::size_t j : t.jobs) record_.jobs[record_of_[j]].search.status = "interrupted";
+  }
+  searches_waiting_.clear();
   for (NodeJob& j : waiting_) {
     outcomes_[j.index].message = "not started: the batch was stopped";
     j.record.status = "interrupted";
-    record_.jobs[record_of_[j.index]] = j.record;
+    put_record(j.index, j.record);
   }
   waiting_.clear();
   write_record();
@@ -495,9 +740,15 @@ void NodeBatch::progress_line(BatchLog& log) {
   if (predicted_done_ > 0) left *= measured_ / predicted_done_;  // what the runs so far showed
   char rate[64];
   std::snprintf(rate, sizeof rate, "%.1f proteins/h", elapsed > 0 ? done * 3600.0 / elapsed : 0.0);
+  std::string searches;
+  if (!searches_running_.empty() || !searches_waiting_.empty()) {
+    searches = std::to_string(searches_running_.size()) + " searching, " +
+               std::to_string(searches_waiting_.size()) + " search(es) waiting, ";
+  }
   log.say("progress: " + std::to_string(finished_) + "/" + std::to_string(to_run_) + " finished (" +
           std::to_string(done) + " done, " + std::to_string(failed) + " failed), " +
-          std::to_string(running_.size()) + " running, " + rate + ", " + eta_text(elapsed, left));
+          std::to_string(running_.size()) + " running, " + searches + rate + ", " +
+          eta_text(elapsed, left));
 }
 
 void NodeBatch::schedule(BatchLog& log) {
@@ -505,7 +756,7 @@ void NodeBatch::schedule(BatchLog& log) {
   StopSignals signals;
   Clock::time_point stop_time;
   bool killed = false;
-  while (!waiting_.empty() || !running_.empty()) {
+  while (!waiting_.empty() || !running_.empty() || !searches_running_.empty()) {
     if (StopSignals::received() != 0 && stop_signal_ == 0) {
       stop_signal_ = StopSignals::received();
       stop_time = Clock::now();
@@ -513,22 +764,25 @@ void NodeBatch::schedule(BatchLog& log) {
     }
     if (stop_signal_ != 0 && !killed && seconds_since(stop_time) > kStopGraceSeconds) {
       for (const NodeJob& j : running_) ::kill(j.pid, SIGKILL);  // a worker that hangs
+      for (const SearchTask& t : searches_running_) ::kill(t.pid, SIGKILL);
       killed = true;
     }
     if (stop_signal_ == 0) {
       while (admit_one(log)) {
       }
-      if (running_.empty() && !waiting_.empty()) {
+      if (running_.empty() && searches_running_.empty() && !waiting_.empty()) {
         throw InternalError("the scheduler cannot start " + jobs_[waiting_.front().index].name +
+                            (waiting_.front().awaiting_search ? "'s search" : "") +
                             " on an idle node");
       }
     }
     reap(log);
     if (seconds_since(last_progress_) >= kProgressSeconds) progress_line(log);
-    if (stop_signal_ != 0 && running_.empty()) {
+    if (stop_signal_ != 0 && running_.empty() && searches_running_.empty()) {
       // Workers stopped mid-write leave their temporaries (never a torn file): tidy them.
       remove_stale_temporaries(o_.output_dir);
       remove_stale_temporaries(job_logs_dir(o_.output_dir));
+      if (!o_.databases.empty()) remove_stale_search_scratch(searched_msa_dir(o_.output_dir));
     }
     const timespec pause{0, 100'000'000};
     ::nanosleep(&pause, nullptr);
@@ -593,6 +847,8 @@ PredictSummary NodeBatch::run(const std::vector<std::string>& warnings) {
     one.threads = layout_.threads;
     omp_set_num_threads(layout_.threads);
     if (o_.progress) o_.progress("instances: " + layout_.why + ": running in this process");
+    search_in_process();
+    one.search_seconds = search_seconds_;
     return run_jobs(one, std::move(jobs_), rank_, std::move(params_), warnings);
   }
   slots_ = core_slots(cores_, layout_.instances, layout_.threads);
@@ -602,6 +858,7 @@ PredictSummary NodeBatch::run(const std::vector<std::string>& warnings) {
   record_.layout_reason = layout_.why;
   record_.budget_bytes = budget_.bytes;
   record_.budget_source = budget_.source;
+  queue_searches();
   timings_ = std::make_unique<TimingsFile>(o_.output_dir / "timings.json");
   std::vector<std::string> done;
   for (const JobOutcome& out : outcomes_) {

@@ -14,6 +14,33 @@ void check_search_options(const PredictOptions& o) {
   plan_search(parse_search_method(o.search_method), o.databases);
 }
 
+namespace {
+
+bool search_wanted(const PredictOptions& o, const MsaSources& sources, const PredictJob& job) {
+  return job.error.empty() && !job_done_already(o, job.name) &&
+         job_msa_source(job, sources) == MsaSource::searched;
+}
+
+}  // namespace
+
+std::set<std::string> jobs_to_search(const PredictOptions& o, const std::vector<PredictJob>& jobs) {
+  std::set<std::string> names;
+  const MsaSources sources = msa_sources(o);
+  if (sources.searched_dir.empty()) return names;
+  const SearchPlan plan = plan_search(parse_search_method(o.search_method), o.databases);
+  for (const PredictJob& job : jobs) {
+    if (!search_wanted(o, sources, job)) continue;
+    std::error_code ec;
+    for (const std::filesystem::path& f : search_outputs(plan, sources.searched_dir, job.name)) {
+      if (!std::filesystem::is_regular_file(f, ec)) {
+        names.insert(job.name);
+        break;
+      }
+    }
+  }
+  return names;
+}
+
 std::map<std::string, double> search_job_msas(const PredictOptions& o,
                                               const std::vector<PredictJob>& jobs,
                                               const std::function<void(const std::string&)>& say) {
@@ -22,10 +49,7 @@ std::map<std::string, double> search_job_msas(const PredictOptions& o,
   if (sources.searched_dir.empty()) return seconds;
   std::vector<SearchQuery> queries;
   for (const PredictJob& job : jobs) {
-    if (job.error.empty() && !job_done_already(o, job.name) &&
-        job_msa_source(job, sources) == MsaSource::searched) {
-      queries.push_back({job.name, job.sequence});
-    }
+    if (search_wanted(o, sources, job)) queries.push_back({job.name, job.sequence});
   }
   if (queries.empty()) return seconds;
 

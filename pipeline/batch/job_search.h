@@ -5,6 +5,7 @@
 
 #include <functional>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -16,6 +17,10 @@ namespace cpufold {
 // Before any work: InputError when --search-method is unknown or --databases has none of the
 // method's databases (or a corrupt one). Nothing without --databases.
 void check_search_options(const PredictOptions& o);
+
+// The jobs not done yet whose MSA source is the databases and that lack some of the files their
+// search writes: what search_job_msas would search now.
+std::set<std::string> jobs_to_search(const PredictOptions& o, const std::vector<PredictJob>& jobs);
 
 // Searches the jobs not done yet whose MSA source is the databases (msa_source.h) and returns, per
 // job searched now, the seconds its programs took. `say` gets the search's progress lines. A

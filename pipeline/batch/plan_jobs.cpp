@@ -1,9 +1,13 @@
 #include "pipeline/batch/plan_jobs.h"
 
+#include <algorithm>
 #include <map>
+#include <set>
 
 #include "memory/error.h"
+#include "pipeline/batch/deepest_msa.h"
 #include "pipeline/batch/job_msas.h"
+#include "pipeline/batch/job_search.h"
 #include "pipeline/batch/run_settings.h"
 #include "pipeline/features/feature_pipeline.h"
 #include "pipeline/features/raw_features.h"
@@ -19,16 +23,40 @@ std::size_t shared_weight_bytes(const MemoryPlan& plan) {
   return 0;
 }
 
+namespace {
+
+// The deepest MSA any of the models reads: its cluster rows and extra rows together.
+std::int64_t deepest_rows(const PredictOptions& o,
+                          const std::map<int, std::filesystem::path>& params) {
+  std::int64_t rows = 1;
+  for (const auto& [number, path] : params) {
+    const FeatureConfig c = model_feature_config(o, "model_" + std::to_string(number), 0);
+    rows = std::max(rows, c.max_msa_clusters + c.max_extra_msa);
+  }
+  return rows;
+}
+
+}  // namespace
+
 JobPlan plan_job(const PredictJob& job, const PredictOptions& o, ModelCache& models,
-                 const std::map<int, std::filesystem::path>& params, const RunOptions& run) {
+                 const std::map<int, std::filesystem::path>& params, const RunOptions& run,
+                 bool msa_pending) {
   JobPlan plan;
   plan.name = job.name;
   plan.n_res = static_cast<std::int64_t>(job.sequence.size());
   plan.error = job.error;
+  plan.deepest_msa = msa_pending;
   if (!plan.error.empty()) return plan;
   try {
-    const JobMsas m = load_job_msas(job, msa_sources(o), [](const std::string&) {});
-    RawFeatures raw = make_raw_features(job.sequence, m.msas, m.names);
+    RawFeatures raw;
+    if (msa_pending) {
+      const Msa deepest = deepest_msa(job.sequence, deepest_rows(o, params));
+      const std::string name = "the deepest MSA (not searched yet)";
+      raw = make_raw_features(job.sequence, {&deepest, 1}, {&name, 1});
+    } else {
+      const JobMsas m = load_job_msas(job, msa_sources(o), [](const std::string&) {});
+      raw = make_raw_features(job.sequence, m.msas, m.names);
+    }
     // --templates: planned for AF2's most (4); the search itself runs with the job.
     if (o.templates) raw.templates = empty_templates(4, raw.n_res);
     bool first = true;
@@ -63,9 +91,11 @@ std::vector<JobPlan> plan_jobs(const PredictOptions& o) {
   const auto [params, jobs] = batch_inputs(o);
   ModelCache models(params, o.model_type, o.mem_budget, o.precision);
 
+  const std::set<std::string> pending = jobs_to_search(o, jobs.jobs);
   std::vector<JobPlan> plans;
   for (const PredictJob& job : jobs.jobs) {
-    JobPlan plan = plan_job(job, o, models, params, model_run_options(o));
+    JobPlan plan =
+        plan_job(job, o, models, params, model_run_options(o), pending.contains(job.name));
     if (o.progress) {
       o.progress(plan.name + ": " +
                  (plan.error.empty() ? "planned" : "cannot plan: " + plan.error));

@@ -87,7 +87,12 @@ fs::path worker_timings_path(const fs::path& output_dir, const std::string& job)
   return job_logs_dir(output_dir) / (job + ".timings.json");
 }
 
+fs::path search_log_path(const fs::path& output_dir, const std::string& job) {
+  return job_logs_dir(output_dir) / ((job.empty() ? "" : job + ".") + "search.log.txt");
+}
+
 fs::path batch_log_path(const PredictOptions& o) {
+  if (o.worker_search) return search_log_path(o.output_dir, o.worker_job);
   return o.worker_job.empty() ? o.output_dir / "log.txt"
                               : worker_log_path(o.output_dir, o.worker_job);
 }
@@ -118,6 +123,7 @@ BatchInputs batch_inputs(const PredictOptions& o) {
   reorder_jobs(in.jobs.jobs, o.sort_queries_by, o.random_seed);
   apply_jobname_prefix(in.jobs.jobs, o.jobname_prefix);
   if (!o.worker_job.empty()) {
+    // A search worker of the whole batch (no --worker-job) takes the shard below, as its parent.
     std::erase_if(in.jobs.jobs, [&](const PredictJob& j) { return j.name != o.worker_job; });
     if (in.jobs.jobs.empty()) throw InputError("--worker-job " + o.worker_job + ": no such job");
     in.jobs.warnings.clear();  // the parent logged them
@@ -154,6 +160,18 @@ std::pair<RankBy, std::string> effective_rank(const PredictOptions& o) {
   return {rank, ""};
 }
 
+// A --instances search task (--worker-search): the job's search, or every job's, and nothing
+// else. Its parent holds the batch's lock and reads its exit status and log.
+PredictSummary run_search_worker(const PredictOptions& o, const std::vector<PredictJob>& jobs) {
+  std::error_code ec;
+  fs::create_directories(batch_log_path(o).parent_path(), ec);
+  search_job_msas(o, jobs,
+                  [&](const std::string& line) { append_log_line(batch_log_path(o), line); });
+  PredictSummary summary;
+  for (const PredictJob& job : jobs) summary.add({job.name, JobOutcome::Status::done, "", false});
+  return summary;
+}
+
 PredictSummary run_batch(const PredictOptions& o) {
   auto [params, jobs] = batch_inputs(o);
 
@@ -163,6 +181,7 @@ PredictSummary run_batch(const PredictOptions& o) {
     throw InputError(o.output_dir.string() + ": cannot create the output directory" +
                      (ec ? " (" + ec.message() + ")" : ""));
   }
+  if (o.worker_search) return run_search_worker(o, jobs.jobs);
   if (!o.worker_job.empty()) {
     fs::create_directories(batch_log_path(o).parent_path(), ec);
     return run_jobs(o, std::move(jobs.jobs), effective_rank(o).first, std::move(params), {});
@@ -188,15 +207,15 @@ PredictSummary run_batch(const PredictOptions& o) {
         ": cpufold has no Amber relaxation; every structure is written unrelaxed "
         "(JOB_unrelaxed_rank_K_TAG.pdb, as ColabFold names them), no JOB_relaxed_* files");
   }
-  // Every search before any fold: the jobs' MSAs are then files, as with --msa-dir, for this
-  // process and for --instances workers alike.
+  // --instances schedules each search as a task beside the other jobs' folds.
+  if (wants_instances(o))
+    return run_instances(o, std::move(jobs.jobs), rank, std::move(params), jobs.warnings);
+  // One process: every search before any fold, on all its threads.
   PredictOptions searched = o;
   searched.search_seconds = search_job_msas(o, jobs.jobs, [&](const std::string& line) {
     append_log_line(batch_log_path(o), line);
     if (o.progress) o.progress(line);
   });
-  if (wants_instances(searched))
-    return run_instances(searched, std::move(jobs.jobs), rank, std::move(params), jobs.warnings);
   return run_jobs(searched, std::move(jobs.jobs), rank, std::move(params), jobs.warnings);
 }
 

@@ -56,6 +56,9 @@ struct PredictOptions : SharedRunOptions {
   // (pipeline/batch/job_search.h) before any is folded; the MSAs are kept in OUTPUT_DIR/msas/.
   std::filesystem::path databases;
   std::string search_method = "jackhmmer";
+  // With --instances, each search is a task of the scheduler on one instance's cores, counted as
+  // this much memory beside the folds (--search-memory); a job's fold waits only on its search.
+  std::size_t search_memory = std::size_t{4} << 30;
   // The seconds each job's search took in this batch (for timings.json): set by the batch once
   // it has searched; a --instances worker gets its job's from the hidden --job-search-seconds.
   std::map<std::string, double> search_seconds;
@@ -71,14 +74,19 @@ struct PredictOptions : SharedRunOptions {
   int threads_per_instance = 0;
   std::optional<Shard> shard;  // --shard I/N, or a Slurm array task's share
   std::string worker_job;      // this process is a worker: it folds only that job
+  bool worker_search = false;  // ... or searches it (every job to search when worker_job is empty)
 };
 
 // OUTPUT_DIR/logs: each job's own log and timings record, its finished runs while it is not
 // done, and the batch's lock.
 std::filesystem::path job_logs_dir(const std::filesystem::path& output_dir);
 // Where a batch keeps its log and timings: OUTPUT_DIR/log.txt and timings.json, or for a
-// worker OUTPUT_DIR/logs/JOB.log.txt and JOB.timings.json.
+// worker OUTPUT_DIR/logs/JOB.log.txt and JOB.timings.json (a search worker: search_log_path).
 std::filesystem::path batch_log_path(const PredictOptions& o);
+// A --instances search task's log: OUTPUT_DIR/logs/JOB.search.log.txt, or search.log.txt for the
+// task that searches every job at once (mmseqs2).
+std::filesystem::path search_log_path(const std::filesystem::path& output_dir,
+                                      const std::string& job);
 std::filesystem::path batch_timings_path(const PredictOptions& o);
 std::filesystem::path worker_log_path(const std::filesystem::path& output_dir,
                                       const std::string& job);
@@ -89,8 +97,9 @@ struct JobOutcome {
   enum class Status { done, skipped, failed, interrupted };
   std::string name;
   Status status = Status::failed;
-  std::string message;         // why it failed or was skipped
-  bool out_of_memory = false;  // failed for lack of memory (a BudgetError)
+  std::string message;          // why it failed or was skipped
+  bool out_of_memory = false;   // failed for lack of memory (a BudgetError)
+  bool program_failed = false;  // its search program failed (an ExternalProgramError)
 };
 
 // The jobs of a batch by status, and the failed ones in full: what the summary line and the

@@ -9,6 +9,7 @@
 #include "pipeline/batch/predict.h"
 #include "pipeline/cli/cli.h"
 #include "pipeline/cli/predict_arguments.h"
+#include "pipeline/search/external_program.h"
 
 namespace cpufold {
 namespace {
@@ -158,14 +159,18 @@ void add_predict_command(CLI::App& app) {
     // --quiet hides progress, never failures.
     const std::size_t failed = summary.count(JobOutcome::Status::failed);
     if (failed == 0) return;
-    std::size_t memory_failures = 0;
+    std::size_t memory_failures = 0, program_failures = 0;
     for (const JobOutcome& job : summary.failures) {
       if (args->quiet) std::cerr << "failed " << job.name << ": " << job.message << "\n";
       if (job.out_of_memory) ++memory_failures;
+      if (job.program_failed) ++program_failures;
     }
     const std::string of = std::to_string(failed) + " of " + std::to_string(summary.total());
     const std::string where = " (listed above and in " + (o.output_dir / "log.txt").string() + ")";
     if (memory_failures == failed) throw BudgetError(of + " job(s) ran out of memory" + where);
+    if (program_failures == failed) {
+      throw ExternalProgramError(of + " job(s) failed in their search" + where);
+    }
     throw InputError(of + " job(s) failed" + where);
   });
 }

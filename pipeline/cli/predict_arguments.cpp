@@ -103,6 +103,12 @@ void add_search_arguments(CLI::App& cmd, PredictArguments& args) {
                  "mmseqs2 (ColabFold)")
       ->check(CLI::IsMember({"jackhmmer", "hhblits", "mmseqs2"}))
       ->capture_default_str();
+  cmd.add_option_function<std::size_t>(
+         "--search-memory", [&o](std::size_t bytes) { o.search_memory = bytes; },
+         "with --databases and --instances: the memory one search is counted as beside the "
+         "folds under --mem-budget (default 4G; batch.json records what each search used)")
+      ->transform(byte_size())
+      ->type_name("SIZE");
 }
 
 // Which jobs are redone, their order, and --max-msa (the two MSA depths at once).
@@ -176,7 +182,8 @@ void add_instance_arguments(CLI::App& cmd, PredictArguments& args) {
   cmd.add_option("--shard", args.shard,
                  "fold only share I of N of the jobs (1-based), split by predicted time; "
                  "default in a Slurm job array: SLURM_ARRAY_TASK_ID of SLURM_ARRAY_TASK_COUNT");
-  cmd.add_option("--worker-job", o.worker_job)->group("");  // a batch's worker: one job
+  cmd.add_option("--worker-job", o.worker_job)->group("");      // a batch's worker: one job
+  cmd.add_flag("--worker-search", o.worker_search)->group("");  // ... that only searches
   // The worker's job's search time in the batch (timings.json), from its parent.
   cmd.add_option("--job-search-seconds", args.job_search_seconds)->group("");
 }

@@ -34,20 +34,6 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
-// Removes the scratch directories of searches whose process is gone.
-void remove_stale_scratch(const fs::path& msa_dir) {
-  std::error_code ec;
-  for (const fs::directory_entry& e : fs::directory_iterator(msa_dir, ec)) {
-    const std::string name = e.path().filename().string();
-    if (name.rfind(kScratchPrefix, 0) != 0) continue;
-    const std::string pid_text = name.substr(std::string(kScratchPrefix).size());
-    const long pid = std::strtol(pid_text.c_str(), nullptr, 10);
-    if (pid <= 0 || (::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH)) {
-      fs::remove_all(e.path(), ec);
-    }
-  }
-}
-
 // This run's scratch directory, removed with everything in it when the search ends.
 class ScratchDirectory {
  public:
@@ -147,6 +133,19 @@ std::vector<SearchedFile> search_af2_layout(const SearchQuery& query, const Sear
 
 }  // namespace
 
+void remove_stale_search_scratch(const fs::path& msa_dir) {
+  std::error_code ec;
+  for (const fs::directory_entry& e : fs::directory_iterator(msa_dir, ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.rfind(kScratchPrefix, 0) != 0) continue;
+    const std::string pid_text = name.substr(std::string(kScratchPrefix).size());
+    const long pid = std::strtol(pid_text.c_str(), nullptr, 10);
+    if (pid <= 0 || (::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH)) {
+      fs::remove_all(e.path(), ec);
+    }
+  }
+}
+
 std::vector<fs::path> search_outputs(const SearchPlan& plan, const fs::path& msa_dir,
                                      const std::string& name) {
   if (plan.method == SearchMethod::mmseqs2) return {msa_dir / (name + ".a3m")};
@@ -164,7 +163,7 @@ SearchSummary search_msas(const std::vector<SearchQuery>& queries, const SearchP
     if (step.tool == SearchTool::hhblits) require_program("hhblits", "hhsuite");
   }
   fs::create_directories(options.msa_dir);
-  remove_stale_scratch(options.msa_dir);
+  remove_stale_search_scratch(options.msa_dir);
   SearchSummary summary;
   summary.files.resize(queries.size());
   const ScratchDirectory scratch(options.msa_dir);

@@ -43,6 +43,9 @@ std::vector<std::filesystem::path> search_outputs(const SearchPlan& plan,
                                                   const std::filesystem::path& msa_dir,
                                                   const std::string& name);
 
+// Removes the scratch directories under `msa_dir` of searches whose process is gone (killed).
+void remove_stale_search_scratch(const std::filesystem::path& msa_dir);
+
 // Searches each query's MSAs with `plan` and writes them under `options.msa_dir`. A file that
 // exists is kept (a rerun searches only what is missing). Every file appears whole or not at
 // all: a tool writes to a hidden temporary name that is renamed when it succeeded. Scratch
