@@ -146,6 +146,8 @@ class BatchRunner {
     outcome.name = job.name;
     if (!job.error.empty()) {
       outcome.message = job.error;
+      outcome.program_failed = job.error_kind == PredictJob::ErrorKind::program;
+      outcome.out_of_memory = job.error_kind == PredictJob::ErrorKind::memory;
       log_.say(job_failed_line(head, job.error));
       return outcome;
     }
@@ -173,6 +175,7 @@ class BatchRunner {
     } catch (const ExternalProgramError& e) {
       // A search program (--templates) that fails on this job's data fails the job.
       outcome.message = located_in_input(job.source, job.line, e.what());
+      outcome.program_failed = true;
     } catch (const std::bad_alloc&) {
       outcome.message =
           located_in_input(job.source, job.line, out_of_memory("folding this job").what());

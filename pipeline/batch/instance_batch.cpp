@@ -267,7 +267,7 @@ void NodeBatch::queue_searches() {
 // One instance: every search first, in this process on all its threads, as without --instances.
 void NodeBatch::search_in_process() {
   const fs::path log = batch_log_path(o_);
-  search_seconds_ = search_job_msas(o_, jobs_, [&](const std::string& line) {
+  search_seconds_ = search_each_job(o_, jobs_, [&](const std::string& line) {
     append_log_line(log, line);
     if (o_.progress) o_.progress(line);
   });

@@ -22,6 +22,13 @@ void check_search_options(const PredictOptions& o);
 // search writes: what search_job_msas would search now.
 std::set<std::string> jobs_to_search(const PredictOptions& o, const std::vector<PredictJob>& jobs);
 
+// Searches as search_job_msas does, one job at a time (mmseqs2: all together), in this process:
+// a job whose search program fails or is killed for memory gets that as its error (its kind
+// says which) and the others go on. A missing program or database still stops the batch.
+std::map<std::string, double> search_each_job(const PredictOptions& o,
+                                              std::vector<PredictJob>& jobs,
+                                              const std::function<void(const std::string&)>& say);
+
 // Searches the jobs not done yet whose MSA source is the databases (msa_source.h) and returns, per
 // job searched now, the seconds its programs took. `say` gets the search's progress lines. A
 // failing program stops the batch with its error (exit status as `cpufold search`'s); the

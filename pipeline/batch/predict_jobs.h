@@ -20,6 +20,9 @@ struct PredictJob {
   std::size_t line = 0;          // 1-based line of its header / table row in `source`
   std::filesystem::path a3m;     // its own MSA (A3M input, table a3m_path); empty: none
   std::string error;             // "FILE:LINE: message" when the job cannot run
+  // What `error` is when it is not the input's: its search program failed, or was killed for
+  // memory (predict --databases); the exit status of the batch follows it.
+  enum class ErrorKind { input, program, memory } error_kind = ErrorKind::input;
 };
 
 // length: shortest first; msa_depth: most rows in the job's own A3M first; random: shuffled

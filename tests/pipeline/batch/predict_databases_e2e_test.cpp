@@ -143,8 +143,8 @@ TEST(PredictDatabasesE2eTest, InstancesSearchEachJobAsATaskThenFoldIt) {
 }
 
 // A search that fails fails its own job; the other job is searched and folded, and the batch
-// ends with the external program's status.
-TEST(PredictDatabasesE2eTest, InstancesFailOnlyTheJobWhoseSearchFails) {
+// ends with the external program's status. Alike in one process and with --instances.
+TEST(PredictDatabasesE2eTest, ASearchThatFailsFailsOnlyItsJob) {
   const DatabaseRun run;
   const fs::path bin = run.dir / "bin";
   fs::create_directories(bin);
@@ -158,20 +158,23 @@ TEST(PredictDatabasesE2eTest, InstancesFailOnlyTheJobWhoseSearchFails) {
                       "fi\n"
                       "exec /usr/bin/jackhmmer \"$@\"\n");
   fs::permissions(bin / "jackhmmer", fs::perms::owner_all);
-  const fs::path out = run.dir / "out";
-  const auto r = testing::run_command(
-      "PATH=" + shell_word(bin) + ":$PATH '" CPUFOLD_BINARY "' predict " + shell_word(run.input) +
-      " " + shell_word(out) + " --data '" + testing::test_data_dir().string() +
-      "' --model-order 1 --num-models 1 --num-recycle 1 --quiet --databases " +
-      shell_word(run.db.path()) + " --instances 2 --threads-per-instance 1");
-  EXPECT_EQ(r.exit_code, 6) << r.output;
-  EXPECT_TRUE(contains(r.output, "1 of 2 job(s) failed in their search")) << r.output;
-  const std::string log = testing::read_file(out / "log.txt");
-  EXPECT_TRUE(contains(log, "villin_HP35: FAILED: search: ")) << log;
-  EXPECT_TRUE(contains(log, "this query is refused")) << log;
-  EXPECT_TRUE(fs::is_regular_file(out / "ubiquitin.done.txt")) << log;
-  EXPECT_FALSE(fs::exists(out / "villin_HP35.done.txt")) << log;
-  EXPECT_FALSE(fs::exists(out / "msas" / "villin_HP35" / "msas" / "uniref90_hits.sto"));
+  for (const std::string mode : {"--threads 1", "--instances 2 --threads-per-instance 1"}) {
+    SCOPED_TRACE(mode);
+    const fs::path out = run.dir / ("out" + std::to_string(mode.size()));
+    const auto r = testing::run_command(
+        "PATH=" + shell_word(bin) + ":$PATH '" CPUFOLD_BINARY "' predict " + shell_word(run.input) +
+        " " + shell_word(out) + " --data '" + testing::test_data_dir().string() +
+        "' --model-order 1 --num-models 1 --num-recycle 1 --quiet --databases " +
+        shell_word(run.db.path()) + " " + mode);
+    EXPECT_EQ(r.exit_code, 6) << r.output;
+    EXPECT_TRUE(contains(r.output, "1 of 2 job(s) failed in their search")) << r.output;
+    const std::string log = testing::read_file(out / "log.txt");
+    EXPECT_TRUE(contains(log, "villin_HP35: FAILED: search: ")) << log;
+    EXPECT_TRUE(contains(log, "this query is refused")) << log;
+    EXPECT_TRUE(fs::is_regular_file(out / "ubiquitin.done.txt")) << log;
+    EXPECT_FALSE(fs::exists(out / "villin_HP35.done.txt")) << log;
+    EXPECT_FALSE(fs::exists(out / "msas" / "villin_HP35" / "msas" / "uniref90_hits.sto"));
+  }
 }
 
 // SIGTERM while the searches run stops them with the batch: their jobs are interrupted, no
