@@ -13,6 +13,7 @@
 #include "pipeline/batch/finished_runs.h"
 #include "pipeline/batch/job_a3m.h"
 #include "pipeline/batch/job_msas.h"
+#include "pipeline/batch/job_search.h"
 #include "pipeline/batch/job_templates.h"
 #include "pipeline/batch/msa_source.h"
 #include "pipeline/batch/prediction_files.h"
@@ -45,7 +46,8 @@ class BatchRunner {
         params_(params),
         settings_(output_settings_json(o, rank)),
         models_(std::move(params), o.model_type, o.mem_budget, o.precision),
-        timings_(batch_timings_path(o)) {
+        timings_(batch_timings_path(o)),
+        search_seconds_(o.search_seconds) {
     for (int i = 0; i < o.num_models; ++i) selected_models_.push_back(o.model_order[i]);
   }
 
@@ -56,6 +58,12 @@ class BatchRunner {
     log_.say(batch_settings_line({model_type_name(o_.model_type), selected_models_, o_.num_seeds,
                                   o_.random_seed, o_.num_recycle, rank_ == RankBy::ptm,
                                   models_.keeps_all()}));
+    // --databases: the jobs' searches before any fold, on all the threads (a worker's job was
+    // searched by its batch, which passes the time on).
+    if (o_.worker_job.empty()) {
+      search_seconds_.merge(
+          search_each_job(o_, jobs_, [&](const std::string& line) { log_.say(line); }));
+    }
     for (const PredictJob& job : jobs_) {
       if (job.error.empty() && !is_done(job))
         estimate_.plan(static_cast<double>(runs_per_job()) * units(job));
@@ -325,7 +333,7 @@ class BatchRunner {
       extras.coverage_png = coverage_plot_png(job.name, raw.msa, raw.n_msa, raw.n_res);
     }
     timing.length = job.sequence.size();
-    if (const auto it = o_.search_seconds.find(job.name); it != o_.search_seconds.end()) {
+    if (const auto it = search_seconds_.find(job.name); it != search_seconds_.end()) {
       timing.search_seconds = it->second;
     }
     timing.msa_rows = raw.n_msa;
@@ -413,6 +421,7 @@ class BatchRunner {
   ModelCache models_;
   std::vector<int> selected_models_;
   TimingsFile timings_;
+  std::map<std::string, double> search_seconds_;  // per job searched by this batch
   bool timings_warned_ = false;
   TimeEstimate estimate_;
   Clock::time_point start_;

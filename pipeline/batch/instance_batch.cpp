@@ -107,7 +107,6 @@ class NodeBatch {
   void plan_jobs_on_node();
   NodeJob plan_node_job(std::size_t index, ModelCache& models, bool msa_pending);
   void queue_searches();
-  void search_in_process();
   InstanceLayout choose_layout() const;
   void start_lines(const std::vector<std::string>& warnings, BatchLog& log) const;
   void schedule(BatchLog& log);
@@ -262,15 +261,6 @@ void NodeBatch::queue_searches() {
       r.jobs = static_cast<int>(task.jobs.size());
     }
   }
-}
-
-// One instance: every search first, in this process on all its threads, as without --instances.
-void NodeBatch::search_in_process() {
-  const fs::path log = batch_log_path(o_);
-  search_seconds_ = search_each_job(o_, jobs_, [&](const std::string& line) {
-    append_log_line(log, line);
-    if (o_.progress) o_.progress(line);
-  });
 }
 
 InstanceLayout NodeBatch::choose_layout() const {
@@ -847,8 +837,7 @@ PredictSummary NodeBatch::run(const std::vector<std::string>& warnings) {
     one.threads = layout_.threads;
     omp_set_num_threads(layout_.threads);
     if (o_.progress) o_.progress("instances: " + layout_.why + ": running in this process");
-    search_in_process();
-    one.search_seconds = search_seconds_;
+    // run_jobs searches every job first, as without --instances.
     return run_jobs(one, std::move(jobs_), rank_, std::move(params_), warnings);
   }
   slots_ = core_slots(cores_, layout_.instances, layout_.threads);

@@ -141,7 +141,10 @@ std::map<std::string, double> search_each_job(const PredictOptions& o,
           ": " + why);
     };
     try {
-      const SearchSummary summary = search_msas(queries, b.plan, b.options);
+      SearchOptions options = b.options;
+      options.first = group.front();
+      options.of = b.queries.size();
+      const SearchSummary summary = search_msas(queries, b.plan, options);
       add_seconds(queries, summary, seconds);
       searched += summary.searched;
       kept += summary.skipped;

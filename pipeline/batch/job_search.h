@@ -1,6 +1,8 @@
-// `cpufold predict --databases DIR`: the jobs of a batch that have no MSA are searched before
-// any is folded, with `cpufold search`'s code (pipeline/search/), into OUTPUT_DIR/msas/, where
-// the jobs read them and where a rerun finds them and searches nothing.
+// `cpufold predict --databases DIR`: the jobs of a batch that have no MSA are searched with
+// `cpufold search`'s code (pipeline/search/) into OUTPUT_DIR/msas/, where the jobs read them and
+// where a rerun finds them and searches nothing. One process searches them all before any fold
+// (search_each_job); --instances runs each search as a task of its own (search_job_msas in a
+// worker), beside other jobs' folds.
 #pragma once
 
 #include <functional>

@@ -210,14 +210,8 @@ PredictSummary run_batch(const PredictOptions& o) {
   // --instances schedules each search as a task beside the other jobs' folds.
   if (wants_instances(o))
     return run_instances(o, std::move(jobs.jobs), rank, std::move(params), jobs.warnings);
-  // One process: every search before any fold, on all its threads; a failed search fails its
-  // job only.
-  PredictOptions searched = o;
-  searched.search_seconds = search_each_job(o, jobs.jobs, [&](const std::string& line) {
-    append_log_line(batch_log_path(o), line);
-    if (o.progress) o.progress(line);
-  });
-  return run_jobs(searched, std::move(jobs.jobs), rank, std::move(params), jobs.warnings);
+  // One process: run_jobs searches every job before any fold, on all its threads.
+  return run_jobs(o, std::move(jobs.jobs), rank, std::move(params), jobs.warnings);
 }
 
 }  // namespace

@@ -59,8 +59,8 @@ struct PredictOptions : SharedRunOptions {
   // With --instances, each search is a task of the scheduler on one instance's cores, counted as
   // this much memory beside the folds (--search-memory); a job's fold waits only on its search.
   std::size_t search_memory = std::size_t{4} << 30;
-  // The seconds each job's search took in this batch (for timings.json): set by the batch once
-  // it has searched; a --instances worker gets its job's from the hidden --job-search-seconds.
+  // A --instances worker's job: the seconds its search took in the batch (for timings.json),
+  // from the hidden --job-search-seconds. A batch keeps its own searches' times itself.
   std::map<std::string, double> search_seconds;
   // Templates (pipeline/batch/job_templates.h): fed to the models that use them (1 and 2).
   bool templates = false;

@@ -168,8 +168,10 @@ SearchSummary search_msas(const std::vector<SearchQuery>& queries, const SearchP
   summary.files.resize(queries.size());
   const ScratchDirectory scratch(options.msa_dir);
   const std::size_t n = queries.size();
+  const std::size_t of = options.of > 0 ? options.of : n;
   const auto tag = [&](std::size_t i) {
-    return "search " + std::to_string(i + 1) + "/" + std::to_string(n) + " " + queries[i].name;
+    return "search " + std::to_string(options.first + i + 1) + "/" + std::to_string(of) + " " +
+           queries[i].name;
   };
 
   if (plan.method == SearchMethod::mmseqs2) {

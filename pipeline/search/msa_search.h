@@ -22,6 +22,9 @@ struct SearchOptions {
   std::filesystem::path msa_dir;
   int threads = 0;  // 0: each tool's AF2 / ColabFold count, at most the cores available
   std::function<void(const std::string&)> say;  // progress lines
+  // How progress lines number the queries, "search I/N": I from `first + 1`, N `of` (0: the
+  // count of queries), for a caller that searches a batch a few queries at a time.
+  std::size_t first = 0, of = 0;
 };
 
 struct SearchedFile {
