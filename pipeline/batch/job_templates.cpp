@@ -72,30 +72,34 @@ void check_template_options(const PredictOptions& o) {
   if (!o.custom_template_path.empty()) read_custom_templates(o.custom_template_path);
 }
 
-JobTemplates load_job_templates(const PredictJob& job, const PredictOptions& o,
-                                const std::function<void(const std::string&)>& say) {
-  const auto start = std::chrono::steady_clock::now();
-  JobTemplates out;
-  const ScratchDirectory scratch("templates");
-  const fs::path kept = job_search_dir(o.output_dir, job.name) / "pdb_hits.sto";
-  std::vector<TemplateHit> hits;
-  bool hhr = false;
-  std::optional<CustomTemplates> custom;
-  if (!o.custom_template_path.empty()) custom = read_custom_templates(o.custom_template_path);
+namespace {
 
+struct FoundHits {
+  std::vector<TemplateHit> hits;
+  std::string source;  // the hit file read or written
+  bool hhr = false;
+};
+
+// The job's hits, in the order the header says; an hmmsearch run now keeps its result in
+// OUTPUT_DIR/JOB_env/pdb_hits.sto.
+FoundHits find_template_hits(const PredictJob& job, const PredictOptions& o,
+                             const std::optional<CustomTemplates>& custom, const fs::path& scratch,
+                             const std::function<void(const std::string&)>& say) {
+  FoundHits out;
+  const fs::path kept = job_search_dir(o.output_dir, job.name) / "pdb_hits.sto";
   const auto precomputed_sto = in_msa_dir(o.msa_dir, job.name, "pdb_hits.sto");
   const auto precomputed_hhr = in_msa_dir(o.msa_dir, job.name, "pdb_hits.hhr");
   if (!custom && precomputed_sto) {
     out.source = precomputed_sto->string();
-    hits = parse_hmmsearch_hits(read_text(*precomputed_sto), job.sequence, out.source);
+    out.hits = parse_hmmsearch_hits(read_text(*precomputed_sto), job.sequence, out.source);
   } else if (!custom && precomputed_hhr) {
     out.source = precomputed_hhr->string();
-    hits = parse_hhr_hits(read_text(*precomputed_hhr), out.source);
-    hhr = true;
+    out.hits = parse_hhr_hits(read_text(*precomputed_hhr), out.source);
+    out.hhr = true;
   } else if (fs::is_regular_file(kept)) {
     out.source = kept.string();
     say("template hits kept from an earlier run: " + out.source + " (no search)");
-    hits = parse_hmmsearch_hits(read_text(kept), job.sequence, out.source);
+    out.hits = parse_hmmsearch_hits(read_text(kept), job.sequence, out.source);
   } else {
     if (!custom && o.template_db.empty()) {
       throw InputError("job " + job.name +
@@ -105,7 +109,7 @@ JobTemplates load_job_templates(const PredictJob& job, const PredictOptions& o,
     HmmsearchSettings search;
     search.threads = std::max(1, o.threads);
     if (custom) {
-      search.database = scratch.path() / "custom_seqres.txt";
+      search.database = scratch / "custom_seqres.txt";
       write_file_atomically(search.database, custom->seqres_fasta);
     } else {
       search.database = pdb_seqres_file(o.template_db);
@@ -126,8 +130,34 @@ JobTemplates load_job_templates(const PredictJob& job, const PredictOptions& o,
     remove_stale_temporaries(kept.parent_path());  // left by a run killed while writing
     write_file_atomically(kept, sto);
     out.source = kept.string();
-    hits = parse_hmmsearch_hits(sto, job.sequence, out.source);
+    out.hits = parse_hmmsearch_hits(sto, job.sequence, out.source);
   }
+  return out;
+}
+
+std::optional<CustomTemplates> custom_templates(const PredictOptions& o) {
+  if (o.custom_template_path.empty()) return std::nullopt;
+  return read_custom_templates(o.custom_template_path);
+}
+
+}  // namespace
+
+void search_job_template_hits(const PredictJob& job, const PredictOptions& o,
+                              const std::function<void(const std::string&)>& say) {
+  const ScratchDirectory scratch("templates");
+  find_template_hits(job, o, custom_templates(o), scratch.path(), say);
+}
+
+JobTemplates load_job_templates(const PredictJob& job, const PredictOptions& o,
+                                const std::function<void(const std::string&)>& say) {
+  const auto start = std::chrono::steady_clock::now();
+  JobTemplates out;
+  const ScratchDirectory scratch("templates");
+  const std::optional<CustomTemplates> custom = custom_templates(o);
+  FoundHits found = find_template_hits(job, o, custom, scratch.path(), say);
+  out.source = found.source;
+  std::vector<TemplateHit> hits = std::move(found.hits);
+  const bool hhr = found.hhr;
 
   TemplateFeaturizerSettings settings;
   settings.max_template_date = o.max_template_date;

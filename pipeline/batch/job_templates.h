@@ -30,6 +30,11 @@ void check_template_options(const PredictOptions& o);
 JobTemplates load_job_templates(const PredictJob& job, const PredictOptions& o,
                                 const std::function<void(const std::string&)>& say);
 
+// The template search of load_job_templates alone: an hmmsearch when the job has no hits yet,
+// its result kept in OUTPUT_DIR/JOB_env/pdb_hits.sto for the fold (a --instances search task).
+void search_job_template_hits(const PredictJob& job, const PredictOptions& o,
+                              const std::function<void(const std::string&)>& say);
+
 // OUTPUT_DIR/JOB_env: where a job's template search result is kept.
 std::filesystem::path job_search_dir(const std::filesystem::path& output_dir,
                                      const std::string& job);

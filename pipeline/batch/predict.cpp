@@ -160,15 +160,23 @@ std::pair<RankBy, std::string> effective_rank(const PredictOptions& o) {
   return {rank, ""};
 }
 
-// A --instances search task (--worker-search): the job's search, or every job's, and nothing
-// else. Its parent holds the batch's lock and reads its exit status and log.
+// A --instances search task (--worker-search): the job's search, or every job's, and with
+// --templates their template search too, so that the fold finds the hits kept. Its parent holds
+// the batch's lock and reads its exit status and log.
 PredictSummary run_search_worker(const PredictOptions& o, const std::vector<PredictJob>& jobs) {
   std::error_code ec;
   fs::create_directories(batch_log_path(o).parent_path(), ec);
-  search_job_msas(o, jobs,
-                  [&](const std::string& line) { append_log_line(batch_log_path(o), line); });
+  const auto say = [&](const std::string& line) { append_log_line(batch_log_path(o), line); };
+  const std::set<std::string> to_search = jobs_to_search(o, jobs);
+  search_job_msas(o, jobs, say);
   PredictSummary summary;
-  for (const PredictJob& job : jobs) summary.add({job.name, JobOutcome::Status::done, "", false});
+  for (const PredictJob& job : jobs) {
+    if (o.templates && to_search.contains(job.name)) {
+      search_job_template_hits(job, o,
+                               [&](const std::string& line) { say(job.name + ": " + line); });
+    }
+    summary.add({job.name, JobOutcome::Status::done, "", false});
+  }
   return summary;
 }
 

@@ -111,12 +111,14 @@ TEST(PredictDatabasesE2eTest, SearchWithTemplatesWritesPdbHitsThatPredictReads) 
   EXPECT_TRUE(contains(mmseqs.output, "--method mmseqs2 does not write")) << mmseqs.output;
 }
 
-// With --instances each job's search is a task of the scheduler on one instance, and its fold
-// waits only on it; each job's search time reaches timings.json through its fold's worker.
+// With --instances each job's search (its templates' too) is a task of the scheduler on one
+// instance, and its fold waits only on it; each job's search time reaches timings.json through
+// its fold's worker.
 TEST(PredictDatabasesE2eTest, InstancesSearchEachJobAsATaskThenFoldIt) {
   const DatabaseRun run;
   const fs::path out = run.dir / "out";
-  const auto r = run.predict(out, "--instances 2 --threads-per-instance 1 --search-memory 64M");
+  const auto r =
+      run.predict(out, "--templates --instances 2 --threads-per-instance 1 --search-memory 64M");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const std::string timings = testing::read_file(out / "timings.json");
   std::size_t records = 0;
@@ -134,10 +136,14 @@ TEST(PredictDatabasesE2eTest, InstancesSearchEachJobAsATaskThenFoldIt) {
   EXPECT_TRUE(contains(batch, "\"counted_mib\": 64.0")) << batch;
   const std::string search_log = testing::read_file(out / "logs" / "ubiquitin.search.log.txt");
   EXPECT_TRUE(contains(search_log, "uniref90_hits.sto")) << search_log;
+  // The template search runs in the search task; the fold reads the hits it kept.
+  EXPECT_TRUE(contains(search_log, "searching templates with hmmsearch")) << search_log;
   const std::string worker_log = testing::read_file(out / "logs" / "ubiquitin.log.txt");
   EXPECT_TRUE(contains(worker_log, "MSA source databases")) << worker_log;
+  EXPECT_TRUE(contains(worker_log, "template hits kept from an earlier run")) << worker_log;
+  EXPECT_TRUE(contains(worker_log, "(2hom_A)")) << worker_log;
 
-  const auto again = run.predict(out, "--instances 2 --threads-per-instance 1");
+  const auto again = run.predict(out, "--templates --instances 2 --threads-per-instance 1");
   ASSERT_EQ(again.exit_code, 0) << again.output;
   EXPECT_TRUE(contains(testing::read_file(out / "log.txt"), "skipped, already done"));
 }
