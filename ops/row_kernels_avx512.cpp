@@ -15,35 +15,16 @@
 
 namespace cpufold::detail {
 namespace {
+// How far ahead add_biases prefetches the pair bias, in floats (4 KiB). Attention reads a tile's
+// bias rows once per batch row, from beyond L2 at large N (triangle attention at N = 2,500: a
+// 240 KiB bias tile, evicted between rows by 640 KiB of k and v); without the prefetch the
+// softmax stalled on those loads (perf: a third of its samples on the add after the bias load).
+// Measured in triangle_attention_bench (fp32, 2 threads, AVX-512 EPYC, best of 3, same run):
+// 204 -> 214 GFLOP/s at N = 2,500 and 210 -> 216 at 256; 2,560 floats ahead gave 213 and 209.
+constexpr std::int64_t kBiasPrefetchFloats = 1024;
 
 using avx512::Exp2Shifted;
 using avx512::tail_mask;
-
-constexpr float kExpLow = -87.3f;  // as the other tables: exp below this is 0
-constexpr float kExpHigh = 88.0f;
-
-// exp256 of row_kernels_avx2.cpp on 16 lanes: the same Cephes polynomial and range split.
-CPUFOLD_AVX512 inline __m512 exp512(__m512 x) {
-  // Not below the cut: NaN lanes are kept, so a NaN logit stays NaN as in the other tables.
-  const __mmask16 keep = _mm512_cmp_ps_mask(x, _mm512_set1_ps(kExpLow), _CMP_NLT_UQ);
-  // x second in min and max: they return their second operand for a NaN, so a NaN stays NaN.
-  x = _mm512_max_ps(_mm512_set1_ps(kExpLow), _mm512_min_ps(_mm512_set1_ps(kExpHigh), x));
-  const __m512 fn = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)),
-                                         _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  __m512 r = _mm512_fnmadd_ps(fn, _mm512_set1_ps(0.693359375f), x);
-  r = _mm512_fnmadd_ps(fn, _mm512_set1_ps(-2.12194440e-4f), r);
-  __m512 p = _mm512_set1_ps(1.9875691500e-4f);
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.3981999507e-3f));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(8.3334519073e-3f));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(4.1665795894e-2f));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.6666665459e-1f));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(5.0000001201e-1f));
-  const __m512 e = _mm512_fmadd_ps(p, _mm512_mul_ps(r, r), _mm512_add_ps(r, _mm512_set1_ps(1.f)));
-  const __m512i n = _mm512_cvtps_epi32(fn);
-  const __m512 pow2n =
-      _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_add_epi32(n, _mm512_set1_epi32(127)), 23));
-  return _mm512_maskz_mul_ps(keep, e, pow2n);
-}
 
 // Sixteen floats to bf16 exactly as bf16(float): u + 0x7fff + lsb, NaNs quieted.
 CPUFOLD_AVX512 inline __m256i bf16_bits(__m512 x) {
@@ -92,6 +73,8 @@ CPUFOLD_AVX512 inline float add_biases(float* x, const float* a, const float* b,
   __m512 vmax = _mm512_set1_ps(-INFINITY);
   for (std::int64_t i = 0; i < n; i += 16) {
     const __mmask16 m = tail_mask(n - i);
+    // A prefetch never faults, so it may run past the row (into the next bias row).
+    if (a) _mm_prefetch(reinterpret_cast<const char*>(a + i + kBiasPrefetchFloats), _MM_HINT_T0);
     const __m512 v = load_sum(x + i, a ? a + i : nullptr, b ? b + i : nullptr, m);
     _mm512_mask_storeu_ps(x + i, m, v);
     vmax = _mm512_mask_max_ps(vmax, m, vmax, v);
@@ -122,15 +105,6 @@ struct StoreBf16Native {
   }
 };
 
-// exp(x - max) to fp32 accuracy, for the fp32 weights (Exp2Shifted, with another polynomial and
-// reduction, is as accurate but rounds differently: the fp32 path keeps the bits it was
-// validated with).
-struct ExpNatural {
-  __m512 max;
-  CPUFOLD_AVX512 explicit ExpNatural(float m) : max(_mm512_set1_ps(m)) {}
-  CPUFOLD_AVX512 __m512 operator()(__m512 x) const { return exp512(_mm512_sub_ps(x, max)); }
-};
-
 // The numerator: the biases added and the max taken in one pass, then exp(x - max) by the
 // Exp functor (made from the max) handed to `store`, 16 lanes at a time; returns the sum.
 template <typename Exp, typename Store>
@@ -156,8 +130,12 @@ CPUFOLD_AVX512 float softmax_numerator_to(float* x, const float* a, const float*
   return _mm512_reduce_add_ps(_mm512_add_ps(sum0, sum1));
 }
 
+// fp32 weights by Exp2Shifted too (it had the Cephes exp of the other tables, to fp32 accuracy as
+// well but rounding differently, at twice the instructions): the exp was most of the softmax, a
+// quarter of fp32 attention's time with heads of 32 channels. triangle_attention_bench (fp32, 2
+// threads, AVX-512 EPYC, best of 3, same run): 196 -> 204 GFLOP/s at N = 2,500, 194 -> 210 at 256.
 CPUFOLD_AVX512 float softmax_numerator(float* x, const float* a, const float* b, std::int64_t n) {
-  return softmax_numerator_to<ExpNatural>(x, a, b, n, StoreF32{x});
+  return softmax_numerator_to<Exp2Shifted>(x, a, b, n, StoreF32{x});
 }
 
 CPUFOLD_AVX512 float softmax_numerator_bf16(float* x, const float* a, const float* b,
