@@ -26,6 +26,8 @@ class Arena {
   // Region::evict for `bytes` at `p`, which must lie in this arena (a row slab of a tensor
   // allocated from it): a spilled arena keeps only the slab in use resident.
   void evict(const void* p, std::size_t bytes) const;
+  // Region::populate: every page of a DRAM arena faulted in now.
+  void populate() const { region_.populate(); }
 
   std::size_t used() const { return used_; }
   std::size_t capacity() const { return region_.size(); }

@@ -3,6 +3,7 @@
 #include "memory/out_of_memory.h"
 
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
@@ -47,7 +48,13 @@ Region Tier::allocate(std::size_t bytes) {
   return Region(this, p, bytes);
 }
 
+void Region::populate() const {
+  if (tier_ && data_ && size_ > 0) tier_->populate(data_, size_);
+}
+
 void Tier::evict(std::byte*, std::size_t, std::size_t) {}
+
+void Tier::populate(std::byte*, std::size_t) {}
 
 void Tier::release(std::byte* data, std::size_t bytes) {
   unmap(data, bytes);
@@ -65,6 +72,17 @@ std::byte* DramTier::map(std::size_t bytes) {
 
 void DramTier::unmap(std::byte* data, std::size_t bytes) {
   ::munmap(data, bytes);
+}
+
+void DramTier::populate(std::byte* data, std::size_t bytes) {
+#ifdef MADV_POPULATE_WRITE
+  if (::madvise(data, bytes, MADV_POPULATE_WRITE) == 0) return;
+#endif
+  // Kernels before 5.14: a write per page (the pages are still zero, so writing 0 keeps them).
+  const auto page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+  for (std::size_t at = 0; at < bytes; at += page) {
+    reinterpret_cast<volatile std::byte*>(data)[at] = std::byte{0};
+  }
 }
 
 DramTier& dram_tier() {

@@ -30,6 +30,9 @@ class Region {
   // tier's backing store, so that streaming through a large region slab by slab keeps about
   // one slab resident. The contents stay (the next access reads them back); no-op for DRAM.
   void evict(std::size_t offset, std::size_t bytes) const;
+  // Faults in every page now (DRAM only; no-op on the other tiers, whose pages come from their
+  // backing store), so that a timed pass does not pay the first touch a long run pays once.
+  void populate() const;
 
  private:
   Tier* tier_ = nullptr;
@@ -53,6 +56,7 @@ class Tier {
   virtual void unmap(std::byte* data, std::size_t bytes) = 0;
   // [offset, offset + bytes) of the region mapped at `base`, checked to lie inside it.
   virtual void evict(std::byte* base, std::size_t offset, std::size_t bytes);
+  virtual void populate(std::byte* data, std::size_t bytes);
 
  private:
   friend class Region;
@@ -67,6 +71,7 @@ class DramTier final : public Tier {
  protected:
   std::byte* map(std::size_t bytes) override;
   void unmap(std::byte* data, std::size_t bytes) override;
+  void populate(std::byte* data, std::size_t bytes) override;
 
  private:
   std::string name_ = "dram";
