@@ -78,11 +78,11 @@ void DramTier::populate(std::byte* data, std::size_t bytes) {
 #ifdef MADV_POPULATE_WRITE
   if (::madvise(data, bytes, MADV_POPULATE_WRITE) == 0) return;
 #endif
-  // Kernels before 5.14: a write per page (the pages are still zero, so writing 0 keeps them).
+  // Kernels before 5.14: one byte per page written back unchanged, so that populating a region
+  // in use keeps its contents.
   const auto page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
-  for (std::size_t at = 0; at < bytes; at += page) {
-    reinterpret_cast<volatile std::byte*>(data)[at] = std::byte{0};
-  }
+  auto* bytes_of = reinterpret_cast<volatile std::byte*>(data);
+  for (std::size_t at = 0; at < bytes; at += page) bytes_of[at] = bytes_of[at];
 }
 
 DramTier& dram_tier() {

@@ -1,13 +1,12 @@
 #include "memory/arena.h"
 
 #include <gtest/gtest.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include <cstdint>
-#include <vector>
 
 #include "memory/peak_tracker.h"
+#include "tests/memory/spill_test_util.h"
 
 namespace cpufold {
 namespace {
@@ -39,24 +38,14 @@ TEST(Arena, ScopeReleasesTransientsAndHighWaterRemains) {
   EXPECT_EQ(PeakTracker::instance().arena_peaks().at("test-scope"), before + 4096);
 }
 
-// Pages of [p, p + bytes) in memory now.
-std::size_t resident_pages(void* p, std::size_t bytes) {
-  const auto page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
-  std::vector<unsigned char> in((bytes + page - 1) / page);
-  EXPECT_EQ(::mincore(p, bytes, in.data()), 0);
-  std::size_t n = 0;
-  for (unsigned char c : in) n += c & 1;
-  return n;
-}
-
 TEST(Arena, PopulateFaultsInEveryDramPageAndAllocatesNothing) {
   constexpr std::size_t kBytes = std::size_t{8} << 20;
   Arena arena("test-populate", dram_tier(), kBytes);
   const Tensor first = arena.allocate(DType::u8, {1});  // the arena's first byte
   const auto page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
-  EXPECT_LT(resident_pages(first.data(), kBytes), kBytes / page / 2);
+  EXPECT_LT(testing::cached_pages(first.data(), kBytes), kBytes / page / 2);
   arena.populate();
-  EXPECT_EQ(resident_pages(first.data(), kBytes), kBytes / page);
+  EXPECT_EQ(testing::cached_pages(first.data(), kBytes), kBytes / page);
   EXPECT_EQ(arena.used(), Tier::kAlignment);
   EXPECT_EQ(arena.high_water(), Tier::kAlignment);
 }
