@@ -2,6 +2,9 @@
 
 #include <algorithm>
 
+#include "memory/spill_window.h"
+#include "ops/row_chunks.h"
+
 namespace cpufold {
 namespace {
 
@@ -68,22 +71,39 @@ std::size_t EvoformerBlock::spill_traffic_bytes(std::int64_t n_seq, std::int64_t
                                                 std::size_t cache_bytes) const {
   const std::size_t msa =
       static_cast<std::size_t>(n_seq * n_res * row_attention_.c_m()) * dtype_size(m_type);
-  const auto opm_reads =
-      static_cast<std::size_t>(outer_product_mean_.msa_reads(n_seq, n_res, chunk));
+  const std::size_t opm =
+      outer_product_mean_.spill_traffic_bytes(n_seq, n_res, chunk, m_type, cache_bytes);
   const std::size_t pair = f32_bytes({n_res, n_res, row_attention_.c_z()});
-  const std::size_t msa_traffic = msa <= cache_bytes ? 2 * msa : msa * (6 + opm_reads);
+  const std::size_t msa_traffic = (msa <= cache_bytes ? 2 * msa : 6 * msa) + opm;
   const std::size_t pair_traffic = pair <= cache_bytes ? 2 * pair : pair * (1 + 2 + 2 * 6);
-  return msa_traffic + 2 * edge_bytes(n_res) + (pair_spilled ? pair_traffic : 0);
+  return msa_traffic + 2 * pair_updates_.edge_bytes(n_res) + (pair_spilled ? pair_traffic : 0);
+}
+
+std::size_t EvoformerBlock::apart_bytes(std::int64_t n_seq, std::int64_t n_res,
+                                        std::int64_t chunk) const {
+  return std::max(pair_updates_.edge_bytes(n_res),
+                  outer_product_mean_.apart_bytes(n_seq, n_res, chunk));
+}
+
+std::size_t EvoformerBlock::spill_window_bytes(std::int64_t n_seq, std::int64_t n_res,
+                                               std::int64_t chunk, DType m_type) const {
+  const std::size_t index = static_cast<std::size_t>(row_attention_.c_m()) * dtype_size(m_type);
+  const std::size_t rows = SpillWindow::resident_bytes(
+      1, n_seq, static_cast<std::size_t>(n_res) * index, detail::chunk_rows(n_seq, chunk));
+  const std::size_t columns =
+      SpillWindow::resident_bytes(n_seq, n_res, index, detail::chunk_columns(n_res, n_seq, chunk));
+  return std::max(
+      {rows, columns, outer_product_mean_.spill_window_bytes(n_seq, n_res, chunk, m_type)});
 }
 
 std::size_t EvoformerBlock::scratch_bytes(std::int64_t n_seq, std::int64_t n_res,
-                                          std::int64_t chunk, DType m_type, bool edge_apart) const {
+                                          std::int64_t chunk, DType m_type, bool apart) const {
   const std::size_t column = std::visit(
       [&](const auto& col) { return col.scratch_bytes(n_seq, n_res, chunk); }, column_attention_);
   return std::max({row_attention_.scratch_bytes(n_seq, n_res, chunk, m_type), column,
                    msa_transition_.scratch_bytes(n_seq, n_res, chunk, false, m_type),
-                   outer_product_mean_.scratch_bytes(n_seq, n_res, chunk),
-                   pair_updates_.scratch_bytes(n_res, chunk, edge_apart)});
+                   outer_product_mean_.scratch_bytes(n_seq, n_res, chunk, apart),
+                   pair_updates_.scratch_bytes(n_res, chunk, apart)});
 }
 
 }  // namespace cpufold

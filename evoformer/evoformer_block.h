@@ -28,17 +28,23 @@ class EvoformerBlock {
   // in bf16 (AF2 keeps its bf16 trunk's representations in bf16); z stays f32.
   void forward(const Tensor& m, const Tensor& z, const Tensor& msa_mask, const Tensor& pair_mask,
                const RunContext& ctx) const;
-  // edge_apart: the triangle multiplications' right edges are in ctx.activations
-  // (edge_bytes), not counted here.
+  // apart: ctx.activations is set (a spilled plan) and holds what apart_bytes counts, not
+  // counted here.
   std::size_t scratch_bytes(std::int64_t n_seq, std::int64_t n_res, std::int64_t chunk,
-                            DType m_type = DType::f32, bool edge_apart = false) const;
-  std::size_t edge_bytes(std::int64_t n_res) const { return pair_updates_.edge_bytes(n_res); }
-  // Bytes forward() reads and writes from the spill tier when m and the triangle multiplications'
-  // edges are spilled (and z too with pair_spilled): each staged pass over m reads it once and a
+                            DType m_type = DType::f32, bool apart = false) const;
+  // The most forward() takes from ctx.activations when it is set, one module's at a time: a
+  // triangle multiplication's right edge or the outer product mean's right projection.
+  std::size_t apart_bytes(std::int64_t n_seq, std::int64_t n_res, std::int64_t chunk) const;
+  // The most the staged passes over a spilled m (memory/spill_window.h) hold at once: a row
+  // pass, a column pass, the outer product mean's.
+  std::size_t spill_window_bytes(std::int64_t n_seq, std::int64_t n_res, std::int64_t chunk,
+                                 DType m_type) const;
+  // Bytes forward() reads and writes from the spill tier when m and ctx.activations are
+  // spilled (and z too with pair_spilled): each staged pass over m reads it once and a
   // changing one writes it once (memory/spill_window.h): row attention, column attention and the
-  // transition read and write m, the outer product mean reads it msa_reads() times; each edge
-  // is written and read once. The pair's passes are an estimate: the bias and the outer product
-  // mean stream it, the triangle updates and the transition page it (read and written once
+  // transition read and write m, the outer product mean moves its spill_traffic_bytes; each
+  // edge is written and read once. The pair's passes are an estimate: the bias and the outer
+  // product mean stream it, the triangle updates and the transition page it (read and written once
   // each, six passes). A tensor of at most cache_bytes is not streamed (FileTier::
   // set_cache_bytes): read once and written once, when the block after drops it.
   std::size_t spill_traffic_bytes(std::int64_t n_seq, std::int64_t n_res, std::int64_t chunk,

@@ -31,6 +31,12 @@ constexpr std::int64_t kRightRows = 4096;
 // Sequences summed per step when the right projection is recomputed for every slab: deep
 // enough for an efficient GEMM, small beside the slab's outer products.
 constexpr std::int64_t kSumBlock = 256;
+// The most bytes of a step's right projection that a spilled plan reads back from a kept copy
+// instead of recomputing: the pass over it holds a step staged and up to three in the page
+// cache (memory/spill_window.h), which beyond about two spill slabs raised the smallest budget
+// of a spilled plan (bf16 at N = 1,024, 1,024-sequence steps of 2 MiB per 32 residues: 545 to
+// 723 MiB; fp32 at 2,500: 1.01 to 1.27 GiB).
+constexpr std::size_t kApartStepBytes = 2 * kSpillSlabBytes;
 
 // Sequences per right-projection call: kRightRows rows, at least one sequence.
 std::int64_t right_block(std::int64_t n_seq, std::int64_t n_res) {
@@ -238,7 +244,7 @@ void OuterProductMean::add_update(float* op, const float* np, const Tensor& p, c
 }
 
 OuterProductMean::Slabs::Slabs(const OuterProductMean& op, std::int64_t n_seq, std::int64_t n_res,
-                               std::int64_t chunk)
+                               std::int64_t chunk, bool apart)
     : n_seq(n_seq),
       n_res(n_res),
       ni_max(detail::chunk_rows(n_res, chunk)),
@@ -246,6 +252,10 @@ OuterProductMean::Slabs::Slabs(const OuterProductMean& op, std::int64_t n_seq, s
       xb_max(std::min(kSeqBlock, sb_max)),
       rb_max(std::min(right_block(n_seq, n_res), sb_max)),
       keep_right(sb_max >= n_seq),
+      right_apart(apart && !keep_right &&
+                  static_cast<std::size_t>(sb_max * n_res * op.c_) *
+                          dtype_size(op.bf16_outer() ? DType::bf16 : DType::f32) <=
+                      kApartStepBytes),
       use_bf16(op.bf16_outer()) {}
 
 BufferList<OuterProductMean::Projections> OuterProductMean::projection_buffers(
@@ -274,15 +284,22 @@ BufferList<OuterProductMean::Slabs> OuterProductMean::slab_buffers(const Slabs& 
   const std::int64_t c = c_, n_res = w.n_res, ni = w.ni_max, sb = w.sb_max;
   return BufferList<Slabs>{
       {&Slabs::x, norm_type(), Shape{w.rb_max, n_res, c_m_}},
-      {&Slabs::b, DType::f32, Shape{w.use_bf16 ? w.rb_max : sb, n_res, c}},
       {&Slabs::xa, DType::f32, Shape{w.xb_max * ni, c_m_}},
       {&Slabs::a, DType::f32, Shape{sb, ni, c}},
       {&Slabs::mb, DType::f32, Shape{sb, n_res}},
       {&Slabs::outer, DType::f32, Shape{ni * c, n_res * c}},
       {&Slabs::norm, DType::f32, Shape{ni, n_res}},
       {&Slabs::p, projected_type(), Shape{std::min(ni, kProjectRows), n_res, c * c}}}
+      // Apart, fp32 rows go straight to Kept; bf16 ones are staged for rounding.
+      .add_if(w.use_bf16 || !w.right_apart,
+              {&Slabs::b, DType::f32, Shape{w.use_bf16 ? w.rb_max : sb, n_res, c}})
       .add_if(w.use_bf16, {&Slabs::a_bf16, DType::bf16, Shape{sb, ni, c}})
-      .add_if(w.use_bf16, {&Slabs::b_bf16, DType::bf16, Shape{sb, n_res, c}});
+      .add_if(w.use_bf16 && !w.right_apart, {&Slabs::b_bf16, DType::bf16, Shape{sb, n_res, c}});
+}
+
+BufferList<OuterProductMean::Kept> OuterProductMean::kept_buffers(const Slabs& w) const {
+  return BufferList<Kept>().add_if(w.right_apart, {&Kept::b, w.use_bf16 ? DType::bf16 : DType::f32,
+                                                   Shape{w.n_seq, w.n_res, c_}});
 }
 
 BufferList<OuterProductMean::Update> OuterProductMean::update_buffers(std::int64_t g,
@@ -292,39 +309,55 @@ BufferList<OuterProductMean::Update> OuterProductMean::update_buffers(std::int64
                                      {&Update::u, DType::f32, Shape{g, n_res, c_z_}});
 }
 
-// b[s - first] = mask ⊙ right(LayerNorm(m[s])) (bf16: b16) and its mask row, for sequences
-// [first, end).
+void OuterProductMean::mask_block(const Slabs& w, const Tensor& msa_mask, std::int64_t first,
+                                  std::int64_t end) const {
+  const float* const src = static_cast<const float*>(msa_mask.data());
+  const std::int64_t s0 = msa_mask.stride(0), s1 = msa_mask.stride(1), n_res = w.n_res;
+  float* const mk = w.mb.data_as<float>();
+  for (std::int64_t s = first; s < end; ++s) {
+    for (std::int64_t r = 0; r < n_res; ++r) mk[(s - first) * n_res + r] = src[s * s0 + r * s1];
+  }
+}
+
+// out[s - first] = mask ⊙ right(LayerNorm(m[s])) for sequences [first, end), rounded to bf16
+// when out is bf16.
 void OuterProductMean::right_rows(const Slabs& w, const Tensor& m, const Tensor& msa_mask,
-                                  std::int64_t first, std::int64_t end, Arena& arena) const {
+                                  std::int64_t first, std::int64_t end, const Tensor& out,
+                                  Arena& arena) const {
   const std::int64_t n_res = w.n_res, c = c_;
   const float* const src_mask = static_cast<const float*>(msa_mask.data());
   const std::int64_t mask_s0 = msa_mask.stride(0), mask_s1 = msa_mask.stride(1);
-  float* const mk = w.mb.data_as<float>();
-  for (std::int64_t s = first; s < end; ++s) {
-    const std::int64_t r0 = s - first;
-    for (std::int64_t r = 0; r < n_res; ++r)
-      mk[r0 * n_res + r] = src_mask[s * mask_s0 + r * mask_s1];
-  }
-  // The window's steps start at `first`: a view of the rows from there.
+  const auto weight = [&](std::int64_t s, std::int64_t r) {
+    return src_mask[s * mask_s0 + r * mask_s1];
+  };
+  // The windows' steps start at `first`: views of the rows from there. out is written in the
+  // same steps (its own whole: the tensor it is part of, when it is a kept projection's rows).
   SpillWindow rows(m.slice(0, first, end), 0, w.rb_max, SpillWindow::Access::read, m.nbytes());
+  SpillWindow dst_rows(
+      out, 0, w.rb_max, SpillWindow::Access::write,
+      w.right_apart ? static_cast<std::size_t>(w.n_seq * n_res * c) * dtype_size(out.dtype()) : 0);
   for (std::int64_t s = first; s < end; s += w.rb_max) {
     const std::int64_t ns = std::min(w.rb_max, end - s), r0 = s - first;
     const Tensor xs = w.x.slice(0, 0, ns);
     norm_.forward(rows.at(r0, r0 + ns), xs);
-    const float* const block_mask = mk + r0 * n_res;
-    if (w.use_bf16 &&
-        std::all_of(block_mask, block_mask + ns * n_res, [](float v) { return v == 1.f; })) {
+    const Tensor dst = dst_rows.at(r0, r0 + ns);
+    bool ones = true;
+    for (std::int64_t t = s; t < s + ns && ones; ++t)
+      for (std::int64_t r = 0; r < n_res && ones; ++r) ones = weight(t, r) == 1.f;
+    if (w.use_bf16 && ones) {
       // No row to weigh (an MSA without padding): the projection rounds its fp32 result to bf16
       // as it stores it (one rounding, as mask_rows makes), without fp32 rows and a pass.
-      right_.forward(xs, Tensor(w.b16() + r0 * n_res * c, DType::bf16, Shape{ns, n_res, c}), arena);
+      right_.forward(xs, dst, arena);
       continue;
     }
-    const Tensor dst = w.use_bf16 ? w.b.slice(0, 0, ns) : w.b.slice(0, r0, r0 + ns);
-    right_.forward(xs, dst, arena);
+    const Tensor f32_rows = w.use_bf16 ? w.b.slice(0, 0, ns) : dst;
+    right_.forward(xs, f32_rows, arena);
     mask_rows(
-        dst.data_as<float>(), ns * n_res, c, [&](std::int64_t r) { return block_mask[r]; },
-        w.use_bf16 ? w.b16() + r0 * n_res * c : nullptr);
+        f32_rows.data_as<float>(), ns * n_res, c,
+        [&](std::int64_t t) { return weight(s + t / n_res, t % n_res); },
+        w.use_bf16 ? dst.data_as<bf16>() : nullptr);
   }
+  dst_rows.finish();
 }
 
 // a = left(LayerNorm(m[s, i])) for the slab's residues (`slab`: m's [n_seq, ni, c_m] columns
@@ -360,11 +393,28 @@ void OuterProductMean::forward_in_slabs(const Tensor& m, const Tensor& msa_mask,
   const std::int64_t n_seq = m.dim(0), n_res = m.dim(1), c = c_;
   Arena& arena = ctx.arena();
   ArenaScope scope(arena);
-  Slabs w(*this, n_seq, n_res, ctx.chunk);
+  Arena& apart = ctx.activation_arena();
+  ArenaScope apart_scope(apart);
+  Slabs w(*this, n_seq, n_res, ctx.chunk, ctx.activations != nullptr);
   slab_buffers(w).allocate_into(arena, w);
+  const Tensor kept = kept_buffers(w).allocate(apart).b;
   std::optional<GemmCache> own_gemm;
   GemmCache& gemm = given_or_own(ctx.gemm, own_gemm);
-  if (w.keep_right) right_rows(w, m, msa_mask, 0, n_seq, arena);
+  // The right projection of a block of sequences [s0, s0 + sb) in scratch: rows from 0.
+  const auto scratch_rows = [&](std::int64_t sb) {
+    return w.use_bf16 ? w.b_bf16.slice(0, 0, sb) : w.b.slice(0, 0, sb);
+  };
+  if (w.keep_right) {
+    mask_block(w, msa_mask, 0, n_seq);
+    right_rows(w, m, msa_mask, 0, n_seq, scratch_rows(n_seq), arena);
+  }
+  if (w.right_apart) {
+    // In the recomputing path's blocks, so that every row comes out of the same calls.
+    for (std::int64_t s0 = 0; s0 < n_seq; s0 += w.sb_max) {
+      const std::int64_t s1 = std::min(n_seq, s0 + w.sb_max);
+      right_rows(w, m, msa_mask, s0, s1, kept.slice(0, s0, s1), arena);
+    }
+  }
   // The slabs read a few residues of every sequence.
   const StridedAccess column_pass(m);
   SpillWindow columns(m, 1, w.ni_max, SpillWindow::Access::read);
@@ -372,20 +422,26 @@ void OuterProductMean::forward_in_slabs(const Tensor& m, const Tensor& msa_mask,
 
   // For each slab of residues i the sum over sequences is accumulated block by block. Unless the
   // right projection is kept (sequence_block), it is recomputed for every slab, a block at a
-  // time.
+  // time, or read back from ctx.activations.
   for (std::int64_t i0 = 0; i0 < n_res; i0 += w.ni_max) {
     const std::int64_t ni = std::min(w.ni_max, n_res - i0);
     const Tensor slab = columns.at(i0, i0 + ni);
+    std::optional<SpillWindow> kept_rows;
+    if (w.right_apart) kept_rows.emplace(kept, 0, w.sb_max, SpillWindow::Access::read);
     for (std::int64_t s0 = 0; s0 < n_seq; s0 += w.sb_max) {
       const std::int64_t sb = std::min(w.sb_max, n_seq - s0);
-      if (!w.keep_right) right_rows(w, m, msa_mask, s0, s0 + sb, arena);
+      if (!w.keep_right) mask_block(w, msa_mask, s0, s0 + sb);
+      const Tensor b = w.right_apart ? kept_rows->at(s0, s0 + sb) : scratch_rows(sb);
+      if (!w.keep_right && !w.right_apart) right_rows(w, m, msa_mask, s0, s0 + sb, b, arena);
       left_rows(w, slab, i0, ni, s0, sb, arena);
-      const float* const bp = w.use_bf16 ? nullptr : w.b.data_as<float>();  // bf16 reads b16
+      const float* const bp = w.use_bf16 ? nullptr : b.data_as<float>();
+      const bf16* const b16 = w.use_bf16 ? b.data_as<bf16>() : nullptr;
       // outer[(i, c1), (j, c2)] (+)= Σ_s a[s, i, c1]·b[s, j, c2]; norm likewise over the mask.
-      outer_sums(gemm, {w.a.data_as<float>(), w.a16(), ni * c, bp, w.b16()}, w.mb.data_as<float>(),
-                 i0, ni, sb, n_res, c, s0 == 0 ? 0.f : 1.f, w.outer.data_as<float>(),
+      outer_sums(gemm, {w.a.data_as<float>(), w.a16(), ni * c, bp, b16}, w.mb.data_as<float>(), i0,
+                 ni, sb, n_res, c, s0 == 0 ? 0.f : 1.f, w.outer.data_as<float>(),
                  w.norm.data_as<float>());
     }
+    if (kept_rows) kept_rows->finish();
     if (n_seq == 0) {
       std::memset(w.outer.data(), 0, static_cast<std::size_t>(ni * c * n_res * c) * sizeof(float));
       std::memset(w.norm.data(), 0, static_cast<std::size_t>(ni * n_res) * sizeof(float));
@@ -395,6 +451,8 @@ void OuterProductMean::forward_in_slabs(const Tensor& m, const Tensor& msa_mask,
                row_view(z_slab, "OuterProductMean z"), 0, ni, n_res, arena);
   }
   z_rows.finish();
+  // A kept projection the page cache held (not streamed) leaves no pages behind.
+  if (w.right_apart) apart.evict(kept.data(), kept.nbytes());
 }
 
 // Keeping the right projection of the whole MSA (n_seq·n_res·c floats) saves recomputing it for
@@ -415,23 +473,57 @@ std::int64_t OuterProductMean::sequence_block(std::int64_t n_seq, std::int64_t s
   return std::max<std::int64_t>(1, keep ? n_seq : std::min(n_seq, block));
 }
 
-std::int64_t OuterProductMean::msa_reads(std::int64_t n_seq, std::int64_t n_res,
-                                         std::int64_t chunk) const {
-  if (chunk <= 0 || n_res == 0) return 1;
-  const Slabs w(*this, n_seq, n_res, chunk);
-  return 1 + (w.keep_right ? 1 : (n_res + w.ni_max - 1) / w.ni_max);
+std::size_t OuterProductMean::apart_bytes(std::int64_t n_seq, std::int64_t n_res,
+                                          std::int64_t chunk) const {
+  if (chunk <= 0 || n_res == 0) return 0;
+  return kept_buffers(Slabs(*this, n_seq, n_res, chunk, true)).bytes();
+}
+
+std::size_t OuterProductMean::spill_traffic_bytes(std::int64_t n_seq, std::int64_t n_res,
+                                                  std::int64_t chunk, DType m_type,
+                                                  std::size_t cache_bytes) const {
+  const std::size_t msa = static_cast<std::size_t>(n_seq * n_res * c_m_) * dtype_size(m_type);
+  const std::size_t m_bytes = msa <= cache_bytes ? 0 : msa;
+  if (chunk <= 0 || n_res == 0) return m_bytes;
+  const Slabs w(*this, n_seq, n_res, chunk, true);
+  const auto slabs = static_cast<std::size_t>((n_res + w.ni_max - 1) / w.ni_max);
+  // The right projection's pass over m (once, or once per slab when recomputed), the slabs'.
+  const std::size_t m_reads = w.keep_right || w.right_apart ? 2 : 1 + slabs;
+  const std::size_t kept = kept_buffers(w).bytes();
+  return m_bytes * m_reads + (kept <= cache_bytes ? 2 * kept : kept * (1 + slabs));
+}
+
+std::size_t OuterProductMean::spill_window_bytes(std::int64_t n_seq, std::int64_t n_res,
+                                                 std::int64_t chunk, DType m_type) const {
+  if (chunk <= 0 || n_res == 0) return 0;
+  const Slabs w(*this, n_seq, n_res, chunk, true);
+  const std::size_t m_index = static_cast<std::size_t>(c_m_) * dtype_size(m_type);
+  constexpr auto read = SpillWindow::Access::read;
+  const auto m_rows = [&](std::int64_t step) {
+    return SpillWindow::resident_bytes(1, n_seq, static_cast<std::size_t>(n_res) * m_index, step,
+                                       read);
+  };
+  const std::size_t columns = SpillWindow::resident_bytes(n_seq, n_res, m_index, w.ni_max, read);
+  if (w.keep_right) return std::max(m_rows(w.rb_max), columns);
+  if (!w.right_apart) return columns + m_rows(w.rb_max);
+  const std::size_t kept_index =
+      static_cast<std::size_t>(n_res * c_) * dtype_size(w.use_bf16 ? DType::bf16 : DType::f32);
+  // Written in the recomputing path's blocks (right_rows: a pass per block of sb sequences).
+  const std::size_t written = SpillWindow::resident_bytes(1, w.sb_max, kept_index, w.rb_max);
+  return std::max(m_rows(w.rb_max) + written,
+                  columns + SpillWindow::resident_bytes(1, n_seq, kept_index, w.sb_max, read));
 }
 
 std::size_t OuterProductMean::scratch_bytes(std::int64_t n_seq, std::int64_t n_res,
-                                            std::int64_t chunk) const {
+                                            std::int64_t chunk, bool apart) const {
   if (n_res == 0) return 0;
-  return chunk > 0 ? slabs_scratch_bytes(n_seq, n_res, chunk)
+  return chunk > 0 ? slabs_scratch_bytes(n_seq, n_res, chunk, apart)
                    : whole_msa_scratch_bytes(n_seq, n_res, chunk);
 }
 
 std::size_t OuterProductMean::slabs_scratch_bytes(std::int64_t n_seq, std::int64_t n_res,
-                                                  std::int64_t chunk) const {
-  const Slabs w(*this, n_seq, n_res, chunk);
+                                                  std::int64_t chunk, bool apart) const {
+  const Slabs w(*this, n_seq, n_res, chunk, apart);
   const std::size_t update = largest_step(
       n_res, w.ni_max, [&](std::int64_t ni) { return update_bytes(ni, kProjectRows, n_res); });
   return slab_buffers(w).bytes() + std::max(slab_projection_bytes(w), update);

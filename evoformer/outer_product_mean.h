@@ -37,15 +37,30 @@ class OuterProductMean {
   // the outer products are formed for ctx.chunk residues i at a time, the sum over sequences
   // accumulated at most 8·chunk·c_hidden sequences at a time, so the transients are
   // O(chunk·n_res·c_hidden²) whatever n_seq is: b is computed once for a shallower MSA, and
-  // recomputed for each slab for a deeper one (c_m/(chunk·c_hidden) of the outer products' work).
+  // recomputed for each slab for a deeper one (c_m/(chunk·c_hidden) of the outer products' work),
+  // unless ctx.activations is set (a spilled plan) and a step of it is small enough to stage
+  // (kApartStepBytes): there it is kept whole, written once and read back once per slab, half of
+  // m's bytes (c_hidden = c_m/2) and none of the recomputation.
   void forward(const Tensor& m, const Tensor& msa_mask, const Tensor& z,
                const RunContext& ctx) const;
 
-  // Scratch bytes forward() takes from ctx.arena().
-  std::size_t scratch_bytes(std::int64_t n_seq, std::int64_t n_res, std::int64_t chunk) const;
-  // How many times forward() reads all of m: the right projection's pass (once, or once per slab
-  // of residues when it is not kept, see sequence_block) and the slabs' left projections.
-  std::int64_t msa_reads(std::int64_t n_seq, std::int64_t n_res, std::int64_t chunk) const;
+  // Scratch bytes forward() takes from ctx.arena(); apart: with ctx.activations set.
+  std::size_t scratch_bytes(std::int64_t n_seq, std::int64_t n_res, std::int64_t chunk,
+                            bool apart = false) const;
+  // Bytes forward() takes from ctx.activations when it is set: the whole right projection, when
+  // the chunk is too fine to keep it in scratch.
+  std::size_t apart_bytes(std::int64_t n_seq, std::int64_t n_res, std::int64_t chunk) const;
+  // Bytes forward() moves in the spill tier with m (of m_type) and ctx.activations spilled: its
+  // passes over m unless m is at most cache_bytes (FileTier::set_cache_bytes; the caller counts a
+  // cached m), then the right projection apart, written once and read once per slab of residues
+  // (written and read once when it is at most cache_bytes).
+  std::size_t spill_traffic_bytes(std::int64_t n_seq, std::int64_t n_res, std::int64_t chunk,
+                                  DType m_type, std::size_t cache_bytes) const;
+  // The most forward()'s staged passes (memory/spill_window.h) hold at once with m spilled and
+  // ctx.activations set: the slabs' column pass over m beside a row pass over m (the right
+  // projection recomputed) or over the kept right projection.
+  std::size_t spill_window_bytes(std::int64_t n_seq, std::int64_t n_res, std::int64_t chunk,
+                                 DType m_type) const;
 
  private:
   // forward()'s buffers, each stated once in the list that both allocates and sizes them.
@@ -69,19 +84,23 @@ class OuterProductMean {
   // Chunked: the sizes and buffers of forward_in_slabs(), allocated once for every slab.
   struct Slabs {
     // The sizes for `op` over an MSA of n_seq x n_res with `chunk`; no buffers yet.
-    Slabs(const OuterProductMean& op, std::int64_t n_seq, std::int64_t n_res, std::int64_t chunk);
-    // bf16: a and b rounded (null in fp32).
+    // apart: ctx.activations is set, where a right projection not kept in scratch is kept.
+    Slabs(const OuterProductMean& op, std::int64_t n_seq, std::int64_t n_res, std::int64_t chunk,
+          bool apart);
+    // bf16: a rounded (null in fp32).
     bf16* a16() const { return use_bf16 ? a_bf16.data_as<bf16>() : nullptr; }
-    bf16* b16() const { return use_bf16 ? b_bf16.data_as<bf16>() : nullptr; }
 
     std::int64_t n_seq, n_res;
     std::int64_t ni_max;  // residues i per slab
     std::int64_t sb_max;  // sequences per accumulation step: all of them when b is kept
     std::int64_t xb_max;  // sequences per LayerNorm block of the left projection
     std::int64_t rb_max;  // sequences per LayerNorm block of the right projection
-    bool keep_right, use_bf16;
+    bool keep_right;      // the whole right projection held in scratch
+    bool right_apart;     // the whole right projection held in ctx.activations (Kept)
+    bool use_bf16;
     Tensor x;       // LayerNorm(m[s]) for the right projection
-    Tensor b;       // fp32: the right projection of the step's sequences; bf16: one call's rows
+    Tensor b;       // fp32: the right projection of the step's sequences (not when apart); bf16:
+                    // one call's rows
     Tensor xa;      // m[s, slab] for the left projection
     Tensor a;       // the left projection [sb_max, ni_max, c]
     Tensor mb;      // the step's mask rows [sb_max, n_res]
@@ -91,6 +110,10 @@ class OuterProductMean {
     Tensor a_bf16;  // bf16 only: a and b rounded
     Tensor b_bf16;
   };
+  // With right_apart, in ctx.activations: the masked right projection of every sequence.
+  struct Kept {
+    Tensor b;  // [n_seq, n_res, c], bf16 when the outer products are
+  };
   // add_update's output projection of g residues, where it cannot land in the outer buffer.
   struct Update {
     Tensor u;  // [g, n_res, c_z]
@@ -99,6 +122,7 @@ class OuterProductMean {
   BufferList<Normed> normed_buffers(std::int64_t n_seq, std::int64_t n_res) const;
   BufferList<Products> product_buffers(std::int64_t ni, std::int64_t n_res) const;
   BufferList<Slabs> slab_buffers(const Slabs& w) const;
+  BufferList<Kept> kept_buffers(const Slabs& w) const;
   // For g of a slab's ni residues: u unless g = ni and c_z <= c² (then it reuses outer).
   BufferList<Update> update_buffers(std::int64_t g, std::int64_t ni, std::int64_t n_res) const;
 
@@ -110,13 +134,19 @@ class OuterProductMean {
   // projection, the outer sums and the update.
   void forward_in_slabs(const Tensor& m, const Tensor& msa_mask, const Tensor& z,
                         const RunContext& ctx) const;
+  // out: where the rows [first, end) of the masked right projection go (fp32, or bf16 with
+  // bf16 outer products), any tier.
   void right_rows(const Slabs& w, const Tensor& m, const Tensor& msa_mask, std::int64_t first,
-                  std::int64_t end, Arena& arena) const;
+                  std::int64_t end, const Tensor& out, Arena& arena) const;
+  // The slabs' mask rows: w.mb = msa_mask[first, end).
+  void mask_block(const Slabs& w, const Tensor& msa_mask, std::int64_t first,
+                  std::int64_t end) const;
   void left_rows(const Slabs& w, const Tensor& slab, std::int64_t i0, std::int64_t ni,
                  std::int64_t s0, std::int64_t sb, Arena& arena) const;
   // scratch_bytes() with a chunk: the Slabs' buffers and the largest of the projections' and
   // the update's scratch; without: the whole MSA's projections and a slab's outer products.
-  std::size_t slabs_scratch_bytes(std::int64_t n_seq, std::int64_t n_res, std::int64_t chunk) const;
+  std::size_t slabs_scratch_bytes(std::int64_t n_seq, std::int64_t n_res, std::int64_t chunk,
+                                  bool apart) const;
   std::size_t slab_projection_bytes(const Slabs& w) const;
   std::size_t whole_msa_scratch_bytes(std::int64_t n_seq, std::int64_t n_res,
                                       std::int64_t chunk) const;

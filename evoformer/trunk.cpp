@@ -145,32 +145,17 @@ std::size_t Trunk::extra_msa_bytes(const TrunkDims& d) const {
   return extra_msa_buffers(d).bytes();
 }
 
-namespace {
-
-// The largest staged window of the passes over an MSA-like tensor [rows, n_res, c] of
-// `elem`-byte values sliced by `chunk`: a row pass or a column pass (attention's columns, the
-// outer product mean's residue slabs), and beside the latter the outer product mean's row pass
-// over the whole MSA for its right projection.
-std::size_t msa_passes_window(std::int64_t rows, std::int64_t n_res, std::int64_t c,
-                              std::size_t elem, std::int64_t chunk) {
-  const auto row = [&](std::int64_t step) {
-    return SpillWindow::resident_bytes(1, rows, static_cast<std::size_t>(n_res * c) * elem, step);
-  };
-  const auto column = [&](std::int64_t step) {
-    return SpillWindow::resident_bytes(rows, n_res, static_cast<std::size_t>(c) * elem, step);
-  };
-  return std::max({row(detail::chunk_rows(rows, chunk)),
-                   column(detail::chunk_columns(n_res, rows, chunk)),
-                   column(detail::chunk_rows(n_res, chunk)) + row(1)});
-}
-
-}  // namespace
-
 std::size_t Trunk::msa_window_bytes(const TrunkDims& d, const ChunkSizes& chunks) const {
-  const ModelConfig& c = config_;
-  return std::max(
-      msa_passes_window(d.n_seq + d.n_templ, d.n_res, c.c_m, sizeof(float), chunks.evoformer),
-      msa_passes_window(d.n_extra, d.n_res, c.c_e, dtype_size(extra_type_), chunks.extra_msa));
+  std::size_t bytes = 0;
+  for (const EvoformerBlock& b : extra_msa_stack_) {
+    bytes =
+        std::max(bytes, b.spill_window_bytes(d.n_extra, d.n_res, chunks.extra_msa, extra_type_));
+  }
+  for (const EvoformerBlock& b : evoformer_stack_) {
+    bytes = std::max(
+        bytes, b.spill_window_bytes(d.n_seq + d.n_templ, d.n_res, chunks.evoformer, DType::f32));
+  }
+  return bytes;
 }
 
 std::size_t Trunk::pair_window_bytes(const TrunkDims& d, const ChunkSizes& chunks) const {
@@ -224,7 +209,7 @@ TrunkBytes Trunk::forward_bytes(const TrunkDims& d, const ChunkSizes& chunks, bo
   for (const EvoformerBlock& b : extra_msa_stack_) {
     extra =
         std::max(extra, b.scratch_bytes(d.n_extra, d.n_res, chunks.extra_msa, extra_type_, apart));
-    extra_edge = std::max(extra_edge, b.edge_bytes(d.n_res));
+    extra_edge = std::max(extra_edge, b.apart_bytes(d.n_extra, d.n_res, chunks.extra_msa));
   }
   std::size_t evoformer = std::max(input_embedder_.scratch_bytes(d.n_seq, d.n_res),
                                    single_activations_.scratch_bytes(d.n_res));
@@ -232,7 +217,7 @@ TrunkBytes Trunk::forward_bytes(const TrunkDims& d, const ChunkSizes& chunks, bo
   for (const EvoformerBlock& b : evoformer_stack_) {
     evoformer =
         std::max(evoformer, b.scratch_bytes(rows, d.n_res, chunks.evoformer, DType::f32, apart));
-    evoformer_edge = std::max(evoformer_edge, b.edge_bytes(d.n_res));
+    evoformer_edge = std::max(evoformer_edge, b.apart_bytes(rows, d.n_res, chunks.evoformer));
   }
   const std::size_t e = extra_msa_bytes(d), m = msa_bytes(d);
   TrunkBytes t;

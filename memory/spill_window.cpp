@@ -217,7 +217,7 @@ void SpillWindow::finish() {
 }
 
 std::size_t SpillWindow::resident_bytes(std::int64_t outer, std::int64_t n, std::size_t index_bytes,
-                                        std::int64_t step) {
+                                        std::int64_t step, Access access) {
   if (n <= 0 || outer <= 0) return 0;
   const std::int64_t slab = slab_indices(outer, n, index_bytes, step);
   const std::size_t page = page_bytes();
@@ -225,10 +225,13 @@ std::size_t SpillWindow::resident_bytes(std::int64_t outer, std::int64_t n, std:
   const std::size_t slab_bytes = runs * static_cast<std::size_t>(slab) * index_bytes;
   // Staged: one slab. In the page cache, measured at every step (tests/memory/
   // spill_window_test.cpp): up to three slabs (the one read ahead, the one whose write-back was
-  // just started, the one whose write-back is being waited for), each run's pages spanning up
-  // to a page more; never more than the tensor's pages.
+  // just started, the one whose write-back is being waited for; in a read pass over rows, the
+  // kernel's own read-ahead past the one asked for), in a column pass that only reads two (the
+  // one read ahead, the staged one's until the next is loaded); each run's pages spanning up to
+  // a page more; never more than the tensor's pages.
   const std::size_t tensor = runs * static_cast<std::size_t>(n) * index_bytes + runs * page;
-  return slab_bytes + std::min(tensor, 3 * (slab_bytes + runs * page));
+  const std::size_t cached = access == Access::read && outer > 1 ? 2 : 3;
+  return slab_bytes + std::min(tensor, cached * (slab_bytes + runs * page));
 }
 
 }  // namespace cpufold

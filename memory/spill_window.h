@@ -53,9 +53,10 @@ class SpillWindow {
 
   // The most of such a pass resident at once, for the memory plan: `outer` runs of
   // `index_bytes` per index of an axis of length `n`, `step` indices per step (0: all). The
-  // staged slab and the page cache's share (the slab read ahead, the ones being written back).
+  // staged slab and the page cache's share (the slab read ahead, the ones being written back;
+  // a read pass writes none back).
   static std::size_t resident_bytes(std::int64_t outer, std::int64_t n, std::size_t index_bytes,
-                                    std::int64_t step);
+                                    std::int64_t step, Access access = Access::write);
 
  private:
   void load(std::int64_t slab, std::byte* into) const;

@@ -56,6 +56,7 @@ BlockBench::BlockBench(std::unique_ptr<const EvoformerBlock> owned, const Evofor
       msa_spilled_(&msa_tier != &dram_tier()),
       pair_spilled_(&pair_tier != &dram_tier()),
       arena_bytes_(block_arena_bytes(block_, c, shape(0))),
+      msa_tier_(msa_tier),
       msa_("bench-msa", msa_tier, arena_bytes_.msa),
       pair_("bench-pair", pair_tier, arena_bytes_.pair) {
   const std::int64_t c_m = kind == EvoformerBlock::Kind::extra_msa ? c.c_e : c.c_m;
@@ -63,7 +64,6 @@ BlockBench::BlockBench(std::unique_ptr<const EvoformerBlock> owned, const Evofor
   msa_mask_ = msa_.allocate(DType::f32, {s, n});
   z_ = pair_.allocate(DType::f32, {n, n, c.c_z});
   pair_mask_ = pair_.allocate(DType::f32, {n, n});
-  if (msa_spilled_) edges_.emplace("bench-edges", msa_tier, arena_bytes_.edges);
   fill_normal(m_, 1);
   fill_normal(z_, 2);
   fill(msa_mask_, 1.f);
@@ -85,8 +85,10 @@ double BlockBench::run(std::int64_t chunk) {
   // mapping per run would time ~25,000 page faults per block at N=256 that a real run pays once.
   if (!scratch_ || scratch_chunk_ != chunk) {
     scratch_.reset();  // a new chunk gets a new arena, so its high water is its own
-    scratch_.emplace("bench-scratch", dram_tier(),
-                     block_arena_bytes(block_, config_, shape(chunk)).scratch);
+    const BlockArenaBytes bytes = block_arena_bytes(block_, config_, shape(chunk));
+    scratch_.emplace("bench-scratch", dram_tier(), bytes.scratch);
+    edges_.reset();
+    if (msa_spilled_) edges_.emplace("bench-edges", msa_tier_, bytes.edges);
     scratch_chunk_ = chunk;
     // Faulted in before the clock starts even without a warm-up run: at N = 2,500 its 3.2 GiB
     // cost seconds of page faults, which a model run pays once for all its blocks.

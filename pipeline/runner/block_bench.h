@@ -74,9 +74,12 @@ class BlockBench {
   DType precision_;
   std::int64_t n_seq_, n_res_;
   bool msa_spilled_, pair_spilled_;  // before the arenas: shape() reads them
-  BlockArenaBytes arena_bytes_;      // of shape(0): the activations' arenas
+  BlockArenaBytes arena_bytes_;      // of shape(0): the MSA's and pair's arenas
+  Tier& msa_tier_;
   Arena msa_, pair_;
-  std::optional<Arena> edges_;    // on the MSA's tier when it is spilled
+  // On the MSA's tier when it is spilled, what the block puts apart (EvoformerBlock::
+  // apart_bytes), sized for the chunk like the scratch.
+  std::optional<Arena> edges_;
   std::optional<Arena> scratch_;  // kept while runs use the same chunk
   GemmCache gemm_;                // the block's product primitives, kept from run to run
   std::int64_t scratch_chunk_ = 0;

@@ -26,7 +26,7 @@ BlockArenaBytes block_arena_bytes(const EvoformerBlock& block, const ModelConfig
   a.msa = align_up(align_up(static_cast<std::size_t>(s * n * c_m) * dtype_size(m_type)) +
                    f32_bytes(s * n));
   a.pair = align_up(f32_bytes(n * n * c.c_z) + f32_bytes(n * n));
-  a.edges = b.msa_apart ? align_up(block.edge_bytes(n)) : 0;
+  a.edges = b.msa_apart ? align_up(block.apart_bytes(s, n, b.chunk)) : 0;
   a.scratch = align_up(block.scratch_bytes(s, n, b.chunk, m_type, b.msa_apart));
   return a;
 }

@@ -21,7 +21,7 @@ struct BlockShape {
   std::int64_t n_seq = 0;        // MSA rows (extra rows for the extra-MSA block)
   std::int64_t n_res = 0;
   std::int64_t chunk = 0;  // rows per slice of the block's chunked loops; 0: unsliced
-  bool msa_apart = false;  // the MSA on another tier: the triangle edges go there too
+  bool msa_apart = false;  // the MSA on another tier: what the block puts apart goes there too
 };
 
 // The MSA's element type as the trunk stores it: a bf16 extra-MSA stack keeps it in bf16.
@@ -31,7 +31,7 @@ DType block_msa_type(EvoformerBlock::Kind kind, DType precision);
 struct BlockArenaBytes {
   std::size_t msa = 0;      // m [n_seq, n_res, c_m or c_e] and its mask [n_seq, n_res]
   std::size_t pair = 0;     // z [n_res, n_res, c_z] and its mask [n_res, n_res]
-  std::size_t edges = 0;    // the triangle multiplications' right edges (msa_apart only)
+  std::size_t edges = 0;    // EvoformerBlock::apart_bytes: right edges, the OPM's projection
   std::size_t scratch = 0;  // EvoformerBlock::scratch_bytes at the chunk
   std::size_t activations() const { return msa + pair + edges; }
 };

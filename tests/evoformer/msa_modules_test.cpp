@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <functional>
 #include <iostream>
 #include <random>
@@ -706,6 +707,52 @@ TEST_P(MsaModulesExactScratch, ForwardFitsItsScratchBytes) {
         "OuterProductMean over " + std::to_string(rows) + " rows", z, Shape{N, N, cz}, false,
         [&](std::int64_t chunk) { return opm.scratch_bytes(rows, N, chunk); },
         [&](const Tensor& x, const RunContext& ctx) { opm.forward(dv, dm, x, ctx); });
+  }
+}
+
+// With ctx.activations set (a spilled plan) a chunked outer product mean over an MSA too deep to
+// keep its right projection in scratch keeps it there instead: forward() fits arenas of exactly
+// scratch_bytes(apart) and apart_bytes(), takes less scratch, and changes no bit of the update,
+// for a padded MSA and one without padding (bf16: the projection stored straight to bf16).
+TEST_P(MsaModulesExactScratch, OuterProductMeanKeepsItsRightProjectionApartAndChangesNoBit) {
+  const DType precision = std::get<1>(GetParam());
+  if (precision == DType::bf16 && !bf16_support().available) {
+    GTEST_SKIP() << "oneDNN has no bf16 matmul on this CPU";
+  }
+  const std::int64_t cz = cfg_.c_z, rows = 1100;
+  const std::int64_t c_h = extra_ ? cfg_.extra_c_hidden_opm : cfg_.c_hidden_opm;
+  const OuterProductMean opm(scope_.with_precision(precision) / "outer_product_mean", c_m_, cz,
+                             c_h);
+  const std::vector<float> m = random_values(rows * N * static_cast<std::size_t>(c_m_), 41);
+  const std::vector<float> z0 = random_values(N * N * static_cast<std::size_t>(cz), 42);
+  const Tensor mv(const_cast<float*>(m.data()), DType::f32, Shape{rows, N, c_m_});
+  for (const bool padded : {true, false}) {
+    std::vector<float> mask = padded ? random_mask(rows, N, 43)
+                                     : std::vector<float>(static_cast<std::size_t>(rows * N), 1.f);
+    const Tensor mk(mask.data(), DType::f32, Shape{rows, N});
+    for (const std::int64_t chunk : {2, 3}) {
+      SCOPED_TRACE(std::string(padded ? "padded" : "unpadded") + " chunk " + std::to_string(chunk));
+      ASSERT_GT(opm.apart_bytes(rows, N, chunk), 0u) << "the projection would be kept in scratch";
+      EXPECT_LT(opm.scratch_bytes(rows, N, chunk, true), opm.scratch_bytes(rows, N, chunk));
+      const auto run = [&](bool apart) {
+        Arena scratch("exact", dram_tier(),
+                      std::max<std::size_t>(opm.scratch_bytes(rows, N, chunk, apart), 64));
+        Arena activations("exact", dram_tier(),
+                          std::max<std::size_t>(opm.apart_bytes(rows, N, chunk), 64));
+        RunContext ctx;
+        ctx.scratch = &scratch;
+        ctx.activations = apart ? &activations : nullptr;
+        ctx.chunk = chunk;
+        std::vector<float> z = z0;
+        EXPECT_NO_THROW(opm.forward(mv, mk, Tensor(z.data(), DType::f32, Shape{N, N, cz}), ctx));
+        EXPECT_EQ(scratch.used(), 0u);
+        EXPECT_EQ(activations.used(), 0u);
+        if (apart) EXPECT_EQ(activations.high_water(), opm.apart_bytes(rows, N, chunk));
+        return z;
+      };
+      const std::vector<float> in_scratch = run(false), apart = run(true);
+      EXPECT_EQ(std::memcmp(in_scratch.data(), apart.data(), apart.size() * sizeof(float)), 0);
+    }
   }
 }
 

@@ -38,25 +38,29 @@ TEST(TrunkBytes, SpillTrafficCountsEachStagedPassAndTheOuterProductMeansRereads)
   const Trunk trunk(store, c);
   const TrunkDims d{/*n_res=*/256, /*n_seq=*/8, /*n_extra=*/5120, /*n_templ=*/0};
   // With the test weights' extra-MSA width (c_e = 8) the outer product mean keeps the right
-  // projection of 5,120 rows only from 320 residues per slab on: below, it reads all the rows
-  // again for every slab, 4 slabs of 64 residues or 16 of 16.
+  // projection of 5,120 rows in scratch only from 320 residues per slab on: below, a spilled
+  // plan keeps it with the activations, written once and read back for every slab, 4 slabs of
+  // 64 residues or 16 of 16, and m is read twice (the projection's pass and the slabs').
   ASSERT_EQ(c.c_e, 8);
   ASSERT_EQ(c.n_extra_msa_blocks, 1);
-  ChunkSizes keeps = ChunkSizes::all(64), rereads = keeps;
-  rereads.extra_msa = 16;
+  ChunkSizes coarse = ChunkSizes::all(64), fine = coarse;
+  fine.extra_msa = 16;
   const std::size_t extra = f32_bytes({d.n_extra, d.n_res, c.c_e});
-  const std::size_t with_rereads = trunk.spill_traffic_bytes(d, rereads, false, 0);
-  const std::size_t kept = trunk.spill_traffic_bytes(d, keeps, false, 0);
-  EXPECT_EQ(with_rereads - kept, ((1 + 16) - (1 + 4)) * extra);
+  const std::size_t right = f32_bytes({d.n_extra, d.n_res, c.extra_c_hidden_opm});
+  const std::size_t fine_bytes = trunk.spill_traffic_bytes(d, fine, false, 0);
+  const std::size_t coarse_bytes = trunk.spill_traffic_bytes(d, coarse, false, 0);
+  EXPECT_EQ(fine_bytes - coarse_bytes, (16 - 4) * right);
   // The pair spilled too adds its passes and takes nothing away.
-  EXPECT_GT(trunk.spill_traffic_bytes(d, keeps, true, 0), kept);
-  // At least the six read-or-write passes of every block over its MSA.
-  EXPECT_GE(kept, static_cast<std::size_t>(c.n_extra_msa_blocks) * 8 * extra);
-  // Room to cache the extra-MSA representation whole (and the smaller MSA): read and written
-  // once, when the block after it drops it, whatever the chunk.
-  const std::size_t cached = trunk.spill_traffic_bytes(d, rereads, false, extra);
-  EXPECT_GE(with_rereads - cached, (6 + 17 - 2) * extra);
-  EXPECT_EQ(trunk.spill_traffic_bytes(d, keeps, false, extra), cached);
+  EXPECT_GT(trunk.spill_traffic_bytes(d, coarse, true, 0), coarse_bytes);
+  // At least the six read-or-write passes of every block over its MSA and the outer product
+  // mean's two reads.
+  EXPECT_GE(coarse_bytes, static_cast<std::size_t>(c.n_extra_msa_blocks) * 8 * extra);
+  // Room to cache the extra-MSA representation whole (and the smaller MSA and projection): each
+  // read and written once, when the block after it drops it, whatever the chunk.
+  const std::size_t cached = trunk.spill_traffic_bytes(d, fine, false, extra);
+  const std::size_t msa = f32_bytes({d.n_seq, d.n_res, c.c_m}) * c.n_evoformer_blocks;
+  EXPECT_EQ(fine_bytes - cached, (6 + 2 - 2) * (extra + msa) + (1 + 16 - 2) * right);
+  EXPECT_EQ(trunk.spill_traffic_bytes(d, coarse, false, extra), cached);
 }
 
 }  // namespace
