@@ -251,12 +251,12 @@ OuterProductMean::Slabs::Slabs(const OuterProductMean& op, std::int64_t n_seq, s
       sb_max(op.sequence_block(n_seq, ni_max)),
       xb_max(std::min(kSeqBlock, sb_max)),
       rb_max(std::min(right_block(n_seq, n_res), sb_max)),
+      use_bf16(op.bf16_outer()),
+      b_type(use_bf16 ? DType::bf16 : DType::f32),
+      b_row_bytes(static_cast<std::size_t>(n_res * op.c_) * dtype_size(b_type)),
       keep_right(sb_max >= n_seq),
       right_apart(apart && !keep_right &&
-                  static_cast<std::size_t>(sb_max * n_res * op.c_) *
-                          dtype_size(op.bf16_outer() ? DType::bf16 : DType::f32) <=
-                      kApartStepBytes),
-      use_bf16(op.bf16_outer()) {}
+                  static_cast<std::size_t>(sb_max) * b_row_bytes <= kApartStepBytes) {}
 
 BufferList<OuterProductMean::Projections> OuterProductMean::projection_buffers(
     std::int64_t n_seq, std::int64_t n_res) const {
@@ -298,8 +298,8 @@ BufferList<OuterProductMean::Slabs> OuterProductMean::slab_buffers(const Slabs& 
 }
 
 BufferList<OuterProductMean::Kept> OuterProductMean::kept_buffers(const Slabs& w) const {
-  return BufferList<Kept>().add_if(w.right_apart, {&Kept::b, w.use_bf16 ? DType::bf16 : DType::f32,
-                                                   Shape{w.n_seq, w.n_res, c_}});
+  return BufferList<Kept>().add_if(w.right_apart,
+                                   {&Kept::b, w.b_type, Shape{w.n_seq, w.n_res, c_}});
 }
 
 BufferList<OuterProductMean::Update> OuterProductMean::update_buffers(std::int64_t g,
@@ -320,31 +320,24 @@ void OuterProductMean::mask_block(const Slabs& w, const Tensor& msa_mask, std::i
 }
 
 // out[s - first] = mask ⊙ right(LayerNorm(m[s])) for sequences [first, end), rounded to bf16
-// when out is bf16.
-void OuterProductMean::right_rows(const Slabs& w, const Tensor& m, const Tensor& msa_mask,
-                                  std::int64_t first, std::int64_t end, const Tensor& out,
-                                  Arena& arena) const {
+// when out is bf16; the mask rows are w.mb's from 0.
+void OuterProductMean::right_rows(const Slabs& w, const Tensor& m, std::int64_t first,
+                                  std::int64_t end, const Tensor& out, Arena& arena) const {
   const std::int64_t n_res = w.n_res, c = c_;
-  const float* const src_mask = static_cast<const float*>(msa_mask.data());
-  const std::int64_t mask_s0 = msa_mask.stride(0), mask_s1 = msa_mask.stride(1);
-  const auto weight = [&](std::int64_t s, std::int64_t r) {
-    return src_mask[s * mask_s0 + r * mask_s1];
-  };
+  const float* const mk = w.mb.data_as<float>();
   // The windows' steps start at `first`: views of the rows from there. out is written in the
   // same steps (its own whole: the tensor it is part of, when it is a kept projection's rows).
   SpillWindow rows(m.slice(0, first, end), 0, w.rb_max, SpillWindow::Access::read, m.nbytes());
-  SpillWindow dst_rows(
-      out, 0, w.rb_max, SpillWindow::Access::write,
-      w.right_apart ? static_cast<std::size_t>(w.n_seq * n_res * c) * dtype_size(out.dtype()) : 0);
+  SpillWindow dst_rows(out, 0, w.rb_max, SpillWindow::Access::write,
+                       w.right_apart ? static_cast<std::size_t>(w.n_seq) * w.b_row_bytes : 0);
   for (std::int64_t s = first; s < end; s += w.rb_max) {
     const std::int64_t ns = std::min(w.rb_max, end - s), r0 = s - first;
     const Tensor xs = w.x.slice(0, 0, ns);
     norm_.forward(rows.at(r0, r0 + ns), xs);
     const Tensor dst = dst_rows.at(r0, r0 + ns);
-    bool ones = true;
-    for (std::int64_t t = s; t < s + ns && ones; ++t)
-      for (std::int64_t r = 0; r < n_res && ones; ++r) ones = weight(t, r) == 1.f;
-    if (w.use_bf16 && ones) {
+    const float* const block_mask = mk + r0 * n_res;
+    if (w.use_bf16 &&
+        std::all_of(block_mask, block_mask + ns * n_res, [](float v) { return v == 1.f; })) {
       // No row to weigh (an MSA without padding): the projection rounds its fp32 result to bf16
       // as it stores it (one rounding, as mask_rows makes), without fp32 rows and a pass.
       right_.forward(xs, dst, arena);
@@ -353,8 +346,7 @@ void OuterProductMean::right_rows(const Slabs& w, const Tensor& m, const Tensor&
     const Tensor f32_rows = w.use_bf16 ? w.b.slice(0, 0, ns) : dst;
     right_.forward(xs, f32_rows, arena);
     mask_rows(
-        f32_rows.data_as<float>(), ns * n_res, c,
-        [&](std::int64_t t) { return weight(s + t / n_res, t % n_res); },
+        f32_rows.data_as<float>(), ns * n_res, c, [&](std::int64_t r) { return block_mask[r]; },
         w.use_bf16 ? dst.data_as<bf16>() : nullptr);
   }
   dst_rows.finish();
@@ -406,13 +398,14 @@ void OuterProductMean::forward_in_slabs(const Tensor& m, const Tensor& msa_mask,
   };
   if (w.keep_right) {
     mask_block(w, msa_mask, 0, n_seq);
-    right_rows(w, m, msa_mask, 0, n_seq, scratch_rows(n_seq), arena);
+    right_rows(w, m, 0, n_seq, scratch_rows(n_seq), arena);
   }
   if (w.right_apart) {
     // In the recomputing path's blocks, so that every row comes out of the same calls.
     for (std::int64_t s0 = 0; s0 < n_seq; s0 += w.sb_max) {
       const std::int64_t s1 = std::min(n_seq, s0 + w.sb_max);
-      right_rows(w, m, msa_mask, s0, s1, kept.slice(0, s0, s1), arena);
+      mask_block(w, msa_mask, s0, s1);
+      right_rows(w, m, s0, s1, kept.slice(0, s0, s1), arena);
     }
   }
   // The slabs read a few residues of every sequence.
@@ -432,7 +425,7 @@ void OuterProductMean::forward_in_slabs(const Tensor& m, const Tensor& msa_mask,
       const std::int64_t sb = std::min(w.sb_max, n_seq - s0);
       if (!w.keep_right) mask_block(w, msa_mask, s0, s0 + sb);
       const Tensor b = w.right_apart ? kept_rows->at(s0, s0 + sb) : scratch_rows(sb);
-      if (!w.keep_right && !w.right_apart) right_rows(w, m, msa_mask, s0, s0 + sb, b, arena);
+      if (!w.keep_right && !w.right_apart) right_rows(w, m, s0, s0 + sb, b, arena);
       left_rows(w, slab, i0, ni, s0, sb, arena);
       const float* const bp = w.use_bf16 ? nullptr : b.data_as<float>();
       const bf16* const b16 = w.use_bf16 ? b.data_as<bf16>() : nullptr;
@@ -506,12 +499,10 @@ std::size_t OuterProductMean::spill_window_bytes(std::int64_t n_seq, std::int64_
   const std::size_t columns = SpillWindow::resident_bytes(n_seq, n_res, m_index, w.ni_max, read);
   if (w.keep_right) return std::max(m_rows(w.rb_max), columns);
   if (!w.right_apart) return columns + m_rows(w.rb_max);
-  const std::size_t kept_index =
-      static_cast<std::size_t>(n_res * c_) * dtype_size(w.use_bf16 ? DType::bf16 : DType::f32);
   // Written in the recomputing path's blocks (right_rows: a pass per block of sb sequences).
-  const std::size_t written = SpillWindow::resident_bytes(1, w.sb_max, kept_index, w.rb_max);
+  const std::size_t written = SpillWindow::resident_bytes(1, w.sb_max, w.b_row_bytes, w.rb_max);
   return std::max(m_rows(w.rb_max) + written,
-                  columns + SpillWindow::resident_bytes(1, n_seq, kept_index, w.sb_max, read));
+                  columns + SpillWindow::resident_bytes(1, n_seq, w.b_row_bytes, w.sb_max, read));
 }
 
 std::size_t OuterProductMean::scratch_bytes(std::int64_t n_seq, std::int64_t n_res,

@@ -95,10 +95,12 @@ class OuterProductMean {
     std::int64_t sb_max;  // sequences per accumulation step: all of them when b is kept
     std::int64_t xb_max;  // sequences per LayerNorm block of the left projection
     std::int64_t rb_max;  // sequences per LayerNorm block of the right projection
-    bool keep_right;      // the whole right projection held in scratch
-    bool right_apart;     // the whole right projection held in ctx.activations (Kept)
     bool use_bf16;
-    Tensor x;       // LayerNorm(m[s]) for the right projection
+    DType b_type;             // of the right projection the outer products read
+    std::size_t b_row_bytes;  // one sequence of it
+    bool keep_right;          // the whole right projection held in scratch
+    bool right_apart;         // the whole right projection held in ctx.activations (Kept)
+    Tensor x;                 // LayerNorm(m[s]) for the right projection
     Tensor b;       // fp32: the right projection of the step's sequences (not when apart); bf16:
                     // one call's rows
     Tensor xa;      // m[s, slab] for the left projection
@@ -134,11 +136,11 @@ class OuterProductMean {
   // projection, the outer sums and the update.
   void forward_in_slabs(const Tensor& m, const Tensor& msa_mask, const Tensor& z,
                         const RunContext& ctx) const;
-  // out: where the rows [first, end) of the masked right projection go (fp32, or bf16 with
-  // bf16 outer products), any tier.
-  void right_rows(const Slabs& w, const Tensor& m, const Tensor& msa_mask, std::int64_t first,
-                  std::int64_t end, const Tensor& out, Arena& arena) const;
-  // The slabs' mask rows: w.mb = msa_mask[first, end).
+  // out: where the rows [first, end) of the masked right projection go (of w.b_type), any
+  // tier; their mask rows are w.mb's first (mask_block).
+  void right_rows(const Slabs& w, const Tensor& m, std::int64_t first, std::int64_t end,
+                  const Tensor& out, Arena& arena) const;
+  // The step's mask rows: w.mb = msa_mask[first, end).
   void mask_block(const Slabs& w, const Tensor& msa_mask, std::int64_t first,
                   std::int64_t end) const;
   void left_rows(const Slabs& w, const Tensor& slab, std::int64_t i0, std::int64_t ni,
