@@ -74,7 +74,11 @@ std::size_t EvoformerBlock::spill_traffic_bytes(std::int64_t n_seq, std::int64_t
   const std::size_t opm =
       outer_product_mean_.spill_traffic_bytes(n_seq, n_res, chunk, m_type, cache_bytes);
   const std::size_t pair = f32_bytes({n_res, n_res, row_attention_.c_z()});
-  const std::size_t msa_traffic = (msa <= cache_bytes ? 2 * msa : 6 * msa) + opm;
+  const std::size_t column =
+      std::visit([&](const auto& col) { return col.spill_traffic_bytes(n_seq, n_res, m_type); },
+                 column_attention_);
+  // Row attention and transition read and write m once each.
+  const std::size_t msa_traffic = (msa <= cache_bytes ? 2 * msa : 4 * msa + column) + opm;
   const std::size_t pair_traffic = pair <= cache_bytes ? 2 * pair : pair * (1 + 2 + 2 * 6);
   return msa_traffic + 2 * pair_updates_.edge_bytes(n_res) + (pair_spilled ? pair_traffic : 0);
 }
@@ -90,8 +94,9 @@ std::size_t EvoformerBlock::spill_window_bytes(std::int64_t n_seq, std::int64_t 
   const std::size_t index = static_cast<std::size_t>(row_attention_.c_m()) * dtype_size(m_type);
   const std::size_t rows = SpillWindow::resident_bytes(
       1, n_seq, static_cast<std::size_t>(n_res) * index, detail::chunk_rows(n_seq, chunk));
-  const std::size_t columns =
-      SpillWindow::resident_bytes(n_seq, n_res, index, detail::chunk_columns(n_res, n_seq, chunk));
+  const std::size_t columns = std::visit(
+      [&](const auto& col) { return col.spill_window_bytes(n_seq, n_res, chunk, m_type); },
+      column_attention_);
   return std::max(
       {rows, columns, outer_product_mean_.spill_window_bytes(n_seq, n_res, chunk, m_type)});
 }

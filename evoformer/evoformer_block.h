@@ -36,13 +36,15 @@ class EvoformerBlock {
   // triangle multiplication's right edge or the outer product mean's right projection.
   std::size_t apart_bytes(std::int64_t n_seq, std::int64_t n_res, std::int64_t chunk) const;
   // The most the staged passes over a spilled m (memory/spill_window.h) hold at once: a row
-  // pass, a column pass, the outer product mean's.
+  // pass, the column attention's (a column pass; the global one's are row passes), the outer
+  // product mean's.
   std::size_t spill_window_bytes(std::int64_t n_seq, std::int64_t n_res, std::int64_t chunk,
                                  DType m_type) const;
   // Bytes forward() reads and writes from the spill tier when m and ctx.activations are
   // spilled (and z too with pair_spilled): each staged pass over m reads it once and a
-  // changing one writes it once (memory/spill_window.h): row attention, column attention and the
-  // transition read and write m, the outer product mean moves its spill_traffic_bytes; each
+  // changing one writes it once (memory/spill_window.h): row attention and the transition read
+  // and write m, the column attention and the outer product mean move their spill_traffic_bytes
+  // (the global column attention reads m three times); each
   // edge is written and read once. The pair's passes are an estimate: the bias and the outer
   // product mean stream it, the triangle updates and the transition page it (read and written once
   // each, six passes). A tensor of at most cache_bytes is not streamed (FileTier::

@@ -78,4 +78,16 @@ std::size_t MsaColumnAttention::scratch_bytes(std::int64_t n_seq, std::int64_t n
          });
 }
 
+std::size_t MsaColumnAttention::spill_window_bytes(std::int64_t n_seq, std::int64_t n_res,
+                                                   std::int64_t chunk, DType m_type) const {
+  return SpillWindow::resident_bytes(n_seq, n_res,
+                                     static_cast<std::size_t>(c_m_) * dtype_size(m_type),
+                                     detail::chunk_columns(n_res, n_seq, chunk));
+}
+
+std::size_t MsaColumnAttention::spill_traffic_bytes(std::int64_t n_seq, std::int64_t n_res,
+                                                    DType m_type) const {
+  return 2 * static_cast<std::size_t>(n_seq * n_res * c_m_) * dtype_size(m_type);
+}
+
 }  // namespace cpufold

@@ -32,6 +32,11 @@ class MsaColumnAttention {
 
   // Scratch bytes forward() takes from ctx.arena().
   std::size_t scratch_bytes(std::int64_t n_seq, std::int64_t n_res, std::int64_t chunk) const;
+  // The most forward()'s column pass over a spilled m holds at once (memory/spill_window.h).
+  std::size_t spill_window_bytes(std::int64_t n_seq, std::int64_t n_res, std::int64_t chunk,
+                                 DType m_type) const;
+  // Bytes forward() moves from and to a spilled m: a read and a write.
+  std::size_t spill_traffic_bytes(std::int64_t n_seq, std::int64_t n_res, DType m_type) const;
 
  private:
   // forward()'s buffers, each stated once in the list that both allocates and sizes them: the

@@ -4,8 +4,6 @@
 
 #include "evoformer/msa_layout.h"
 #include "memory/spill_window.h"
-#include "memory/strided_access.h"
-#include "memory/tensor_copy.h"
 #include "ops/concat_linear.h"
 #include "ops/global_attention.h"
 #include "ops/row_chunks.h"
@@ -45,85 +43,126 @@ void MsaColumnGlobalAttention::forward(const Tensor& m, const Tensor& msa_mask,
   if (n_seq == 0 || n_res == 0) return;
   Arena& arena = ctx.arena();
   ArenaScope scope(arena);
+  const Columns c = column_buffers(n_res).allocate(arena);
+  const std::int64_t rows = detail::chunk_rows(n_seq, ctx.chunk);
+  mean_pass(m, msa_mask, rows, c, arena);
+  query_.forward(c.mean, c.q, arena);
+  softmax_pass(m, msa_mask, rows, c, arena);
+  update_pass(m, rows, c, arena);
+}
 
-  // Per column: the mask over sequences [n_res, n_seq] and its key bias.
-  const Masks masks = mask_buffers(n_seq, n_res).allocate(arena);
-  copy_tensor(msa_mask.transpose(0, 1), masks.mask);
-  detail::mask_to_bias(masks.mask, kInf, masks.bias);
+// AF2 Alg. 19 lines 1-2 (the query is the masked mean over sequences).
+void MsaColumnGlobalAttention::mean_pass(const Tensor& m, const Tensor& msa_mask, std::int64_t rows,
+                                         const Columns& c, Arena& arena) const {
+  const std::int64_t n_seq = m.dim(0), n_res = m.dim(1);
+  std::fill_n(c.mean.data_as<float>(), c.mean.numel(), 0.f);
+  std::fill_n(c.count.data_as<float>(), c.count.numel(), 0.f);
+  SpillWindow window(m, 0, rows, SpillWindow::Access::read);
+  for (std::int64_t s0 = 0; s0 < n_seq; s0 += rows) {
+    const std::int64_t ns = std::min(rows, n_seq - s0);
+    ArenaScope step(arena);
+    const Rows w = row_buffers(ns, n_res).allocate(arena);
+    query_norm_.forward(window.at(s0, s0 + ns), w.x);
+    masked_sum_fold(w.x.transpose(0, 1), msa_mask.slice(0, s0, s0 + ns).transpose(0, 1), c.mean,
+                    c.count);
+  }
+  window.finish();
+  masked_mean_finish(c.mean, c.count);
+}
 
-  const std::int64_t cols = detail::chunk_columns(n_res, n_seq, ctx.chunk);
-  const StridedAccess column_pass(m);
-  SpillWindow window(m, 1, cols, SpillWindow::Access::write);
-  for (std::int64_t j0 = 0; j0 < n_res; j0 += cols) {
-    const std::int64_t nj = std::min(cols, n_res - j0);
-    const Tensor columns = window.at(j0, j0 + nj);
-    ArenaScope chunk_scope(arena);
-    const Columns w = column_buffers(nj, n_seq).allocate(arena);
-    detail::gather_columns(columns, 0, w.x);
-    attend_columns(w, masks.mask.slice(0, j0, j0 + nj), masks.bias.slice(0, j0, j0 + nj), arena);
-    detail::add_columns(w.x, columns, 0);
+// AF2 Alg. 19 lines 3-5: keys and values of each row block folded into the columns' softmax.
+void MsaColumnGlobalAttention::softmax_pass(const Tensor& m, const Tensor& msa_mask,
+                                            std::int64_t rows, const Columns& c,
+                                            Arena& arena) const {
+  const std::int64_t n_seq = m.dim(0), n_res = m.dim(1);
+  const GlobalAttentionRunning running{c.max, c.sum, c.acc};
+  global_attention_start(running);
+  SpillWindow window(m, 0, rows, SpillWindow::Access::read);
+  for (std::int64_t s0 = 0; s0 < n_seq; s0 += rows) {
+    const std::int64_t ns = std::min(rows, n_seq - s0);
+    ArenaScope step(arena);
+    const Rows w = row_buffers(ns, n_res).allocate(arena);
+    query_norm_.forward(window.at(s0, s0 + ns), w.x);
+    kv_.forward(w.x, w.kv.reshape(Shape{ns, n_res, 2 * dims_.c_hidden}), arena);
+    detail::mask_to_bias(msa_mask.slice(0, s0, s0 + ns).transpose(0, 1), kInf, w.bias);
+    global_attention_fold(c.q, w.kv.select(2, 0).transpose(0, 1), w.kv.select(2, 1).transpose(0, 1),
+                          w.bias, running, arena);
+  }
+  window.finish();
+  global_attention_finish(running);
+}
+
+// AF2 Alg. 19 lines 6-7: g = sigmoid(x·Wg + bg) ⊙ the column's output, projected, added to m.
+void MsaColumnGlobalAttention::update_pass(const Tensor& m, std::int64_t rows, const Columns& c,
+                                           Arena& arena) const {
+  const std::int64_t n_seq = m.dim(0), n_res = m.dim(1), hc = dims_.n_head * dims_.c_hidden;
+  LinearEpilogue sigmoid;
+  sigmoid.activation = Activation::sigmoid;
+  const auto mul = detail::row_kernels().mul;
+  const float* o = c.acc.data_as<float>();
+  SpillWindow window(m, 0, rows, SpillWindow::Access::write);
+  for (std::int64_t s0 = 0; s0 < n_seq; s0 += rows) {
+    const std::int64_t ns = std::min(rows, n_seq - s0);
+    ArenaScope step(arena);
+    const Rows w = row_buffers(ns, n_res).allocate(arena);
+    const Tensor m_rows = window.at(s0, s0 + ns);
+    query_norm_.forward(m_rows, w.x);
+    gating_.forward(w.x, w.g, arena, sigmoid);
+    float* gp = w.g.data_as<float>();
+    const std::int64_t n = ns * n_res;
+#pragma omp parallel for schedule(static) if (n * hc >= (1 << 14))
+    for (std::int64_t r = 0; r < n; ++r) mul(gp + r * hc, o + r % n_res * hc, hc);
+    output_.forward(w.g, w.x, arena);
+    detail::add_rows(w.x, m_rows);
   }
   window.finish();
 }
 
-void MsaColumnGlobalAttention::attend_columns(const Columns& w, const Tensor& mask_t,
-                                              const Tensor& mask_bias, Arena& arena) const {
-  const Tensor& x = w.x;
-  const std::int64_t nj = x.dim(0), n_seq = x.dim(1), hc = dims_.n_head * dims_.c_hidden;
-  query_norm_.forward(x, x);
-
-  // q[j] = query_w · masked mean of x[j] over sequences: [nj, n_head, c].
-  masked_mean(x, mask_t, w.mean);
-  query_.forward(w.mean, w.q, arena);
-  // k, v: [nj, n_seq, c], one head shared by all query heads.
-  kv_.forward(x, w.kv.reshape(Shape{nj, n_seq, 2 * dims_.c_hidden}), arena);
-  global_attention(w.q, w.kv.select(2, 0), w.kv.select(2, 1), mask_bias, w.o, arena);
-
-  // g[j, s] = sigmoid(x[j, s]·Wg + bg) ⊙ o[j], the column's output broadcast over sequences.
-  LinearEpilogue sigmoid;
-  sigmoid.activation = Activation::sigmoid;
-  gating_.forward(x, w.g, arena, sigmoid);
-  const auto mul = detail::row_kernels().mul;
-  float* gp = w.g.data_as<float>();
-  const float* opp = w.o.data_as<float>();
-  const std::int64_t rows = nj * n_seq;
-#pragma omp parallel for schedule(static) if (rows * hc >= (1 << 14))
-  for (std::int64_t r = 0; r < rows; ++r) mul(gp + r * hc, opp + r / n_seq * hc, hc);
-
-  // The update overwrites x.
-  output_.forward(w.g, x, arena);
-}
-
-BufferList<MsaColumnGlobalAttention::Masks> MsaColumnGlobalAttention::mask_buffers(
-    std::int64_t n_seq, std::int64_t n_res) const {
-  return {{&Masks::mask, DType::f32, Shape{n_res, n_seq}},
-          {&Masks::bias, DType::f32, Shape{n_res, n_seq}}};
-}
-
 BufferList<MsaColumnGlobalAttention::Columns> MsaColumnGlobalAttention::column_buffers(
-    std::int64_t nj, std::int64_t n_seq) const {
+    std::int64_t n_res) const {
   const std::int64_t n_head = dims_.n_head, c = dims_.c_hidden;
-  return {{&Columns::x, DType::f32, Shape{nj, n_seq, c_e_}},
-          {&Columns::mean, DType::f32, Shape{nj, c_e_}},
-          {&Columns::q, DType::f32, Shape{nj, n_head, c}},
-          {&Columns::kv, DType::f32, Shape{nj, n_seq, 2, c}},
-          {&Columns::o, DType::f32, Shape{nj, n_head, c}},
-          {&Columns::g, DType::f32, Shape{nj, n_seq, n_head * c}}};
+  return {{&Columns::mean, DType::f32, Shape{n_res, c_e_}},
+          {&Columns::count, DType::f32, Shape{n_res}},
+          {&Columns::q, DType::f32, Shape{n_res, n_head, c}},
+          {&Columns::max, DType::f32, Shape{n_res, n_head}},
+          {&Columns::sum, DType::f32, Shape{n_res, n_head}},
+          {&Columns::acc, DType::f32, Shape{n_res, n_head, c}}};
+}
+
+BufferList<MsaColumnGlobalAttention::Rows> MsaColumnGlobalAttention::row_buffers(
+    std::int64_t ns, std::int64_t n_res) const {
+  const std::int64_t n_head = dims_.n_head, c = dims_.c_hidden;
+  return {{&Rows::x, DType::f32, Shape{ns, n_res, c_e_}},
+          {&Rows::kv, DType::f32, Shape{ns, n_res, 2, c}},
+          {&Rows::bias, DType::f32, Shape{n_res, ns}},
+          {&Rows::g, DType::f32, Shape{ns, n_res, n_head * c}}};
 }
 
 std::size_t MsaColumnGlobalAttention::scratch_bytes(std::int64_t n_seq, std::int64_t n_res,
                                                     std::int64_t chunk) const {
   if (n_seq == 0 || n_res == 0) return 0;
   const EpilogueKind sigmoid{.activation = Activation::sigmoid};
-  const std::int64_t cols = detail::chunk_columns(n_res, n_seq, chunk);
-  return mask_buffers(n_seq, n_res).bytes() + largest_step(n_res, cols, [&](std::int64_t nj) {
-           const std::int64_t rows = nj * n_seq;
-           const std::size_t inner =
-               std::max({query_.scratch_bytes(nj), kv_.scratch_bytes(rows),
-                         global_attention_scratch_bytes(dims_.n_head, n_seq),
-                         gating_.scratch_bytes(rows, sigmoid), output_.scratch_bytes(rows)});
-           return column_buffers(nj, n_seq).bytes() + inner;
-         });
+  const std::int64_t rows = detail::chunk_rows(n_seq, chunk);
+  const std::size_t steps = largest_step(n_seq, rows, [&](std::int64_t ns) {
+    const std::int64_t n = ns * n_res;
+    const std::size_t inner =
+        std::max({kv_.scratch_bytes(n),
+                  global_attention_fold_scratch_bytes(dims_.n_head, ns, dims_.c_hidden),
+                  gating_.scratch_bytes(n, sigmoid), output_.scratch_bytes(n)});
+    return row_buffers(ns, n_res).bytes() + inner;
+  });
+  return column_buffers(n_res).bytes() + std::max(query_.scratch_bytes(n_res), steps);
+}
+
+std::size_t MsaColumnGlobalAttention::spill_window_bytes(std::int64_t n_seq, std::int64_t n_res,
+                                                         std::int64_t chunk, DType m_type) const {
+  const std::size_t row = static_cast<std::size_t>(n_res * c_e_) * dtype_size(m_type);
+  return SpillWindow::resident_bytes(1, n_seq, row, detail::chunk_rows(n_seq, chunk));
+}
+
+std::size_t MsaColumnGlobalAttention::spill_traffic_bytes(std::int64_t n_seq, std::int64_t n_res,
+                                                          DType m_type) const {
+  return 4 * static_cast<std::size_t>(n_seq * n_res * c_e_) * dtype_size(m_type);
 }
 
 }  // namespace cpufold

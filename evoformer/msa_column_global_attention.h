@@ -26,41 +26,50 @@ class MsaColumnGlobalAttention {
   // [n_head, c_hidden], output_w [n_head, c_hidden, c_e] + output_b [c_e].
   MsaColumnGlobalAttention(const ParamScope& scope, std::int64_t c_e, AttentionDims dims);
 
-  // m: [n_seq, n_res, c_e] (unit-stride rows); updated in place: m += GlobalAttention(m).
-  // msa_mask: [n_seq, n_res] f32 (any strides): weights of the query mean and key mask bias.
-  // The query mean divides by (mask count + 1e-10) as AF2's mask_mean does; OpenFold (the
-  // reference) adds its config eps (1e-8) instead. Both round to the same float unless a
-  // column is fully masked.
-  // detail::chunk_columns(n_res, n_seq, ctx.chunk) residue columns at a time (<= 0: all;
-  // about ctx.chunk·n_res rows) are gathered into a contiguous
-  // [columns, n_seq, c_e] buffer, normalised, attended and added back.
+  // m: [n_seq, n_res, c_e] (unit-stride rows), f32 or bf16 (the sum rounded once); updated in
+  // place: m += GlobalAttention(m). msa_mask: [n_seq, n_res] f32 (any strides): weights of the
+  // query mean and key mask bias. The query mean divides by (mask count + 1e-10) as AF2's
+  // mask_mean does; OpenFold (the reference) adds its config eps (1e-8) instead. Both round to
+  // the same float unless a column is fully masked.
+  // Three passes over the rows of m, detail::chunk_rows(n_seq, ctx.chunk) sequences at a time,
+  // so a spilled m streams row slabs as the other MSA passes do instead of gathering columns of
+  // a page per sequence: (1) the masked mean of the normalised rows per column, hence the
+  // queries; (2) keys and values per row block, folded into a running softmax per column and
+  // head; (3) the gate per row times its column's output, projected and added to m.
   void forward(const Tensor& m, const Tensor& msa_mask, const RunContext& ctx) const;
 
   // Scratch bytes forward() takes from ctx.arena().
   std::size_t scratch_bytes(std::int64_t n_seq, std::int64_t n_res, std::int64_t chunk) const;
+  // The most forward()'s passes over a spilled m hold at once (memory/spill_window.h).
+  std::size_t spill_window_bytes(std::int64_t n_seq, std::int64_t n_res, std::int64_t chunk,
+                                 DType m_type) const;
+  // Bytes forward() moves from and to a spilled m: three reads and a write.
+  std::size_t spill_traffic_bytes(std::int64_t n_seq, std::int64_t n_res, DType m_type) const;
 
  private:
   // forward()'s buffers, each stated once in the list that both allocates and sizes them: the
-  // masks held throughout and the buffers of a chunk of nj columns.
-  struct Masks {
-    Tensor mask;  // msa_mask transposed [n_res, n_seq]: the query mean's weights
-    Tensor bias;  // [n_res, n_seq]: the key mask bias
-  };
+  // per-column state held throughout and the buffers of a block of ns sequences.
   struct Columns {
-    Tensor x;     // the gathered columns [nj, n_seq, c_e], normalised; the update overwrites them
-    Tensor mean;  // their masked mean over sequences [nj, c_e]
-    Tensor q;     // its query projection [nj, n_head, c]
-    Tensor kv;    // keys and values, one head shared by all query heads [nj, n_seq, 2, c]
-    Tensor o;     // the attention output [nj, n_head, c]
-    Tensor g;     // the gated output per sequence [nj, n_seq, n_head·c]
+    Tensor mean;   // the masked sum of the normalised rows per column [n_res, c_e], then the mean
+    Tensor count;  // the mask's sum per column [n_res]
+    Tensor q;      // the mean's query projection [n_res, n_head, c]
+    Tensor max, sum, acc;  // the running softmax (GlobalAttentionRunning); acc ends as the output
   };
-  BufferList<Masks> mask_buffers(std::int64_t n_seq, std::int64_t n_res) const;
-  BufferList<Columns> column_buffers(std::int64_t nj, std::int64_t n_seq) const;
+  struct Rows {
+    Tensor x;     // the block's rows normalised [ns, n_res, c_e]; the update overwrites them
+    Tensor kv;    // keys and values, one head shared by all query heads [ns, n_res, 2, c]
+    Tensor bias;  // the key mask bias per column [n_res, ns]
+    Tensor g;     // the gated output per row [ns, n_res, n_head·c]
+  };
+  BufferList<Columns> column_buffers(std::int64_t n_res) const;
+  BufferList<Rows> row_buffers(std::int64_t ns, std::int64_t n_res) const;
 
-  // AF2 Alg. 19 lines 2-7 for the columns gathered in w.x (mask_t [nj, n_seq] and its key
-  // bias): the update overwrites w.x.
-  void attend_columns(const Columns& w, const Tensor& mask_t, const Tensor& mask_bias,
-                      Arena& arena) const;
+  // The passes (see forward), `rows` sequences per step.
+  void mean_pass(const Tensor& m, const Tensor& msa_mask, std::int64_t rows, const Columns& c,
+                 Arena& arena) const;
+  void softmax_pass(const Tensor& m, const Tensor& msa_mask, std::int64_t rows, const Columns& c,
+                    Arena& arena) const;
+  void update_pass(const Tensor& m, std::int64_t rows, const Columns& c, Arena& arena) const;
 
   std::int64_t c_e_;
   AttentionDims dims_;

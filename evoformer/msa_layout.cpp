@@ -5,6 +5,7 @@
 
 #include "ops/bf16_rows.h"
 #include "ops/row_kernels.h"
+#include "ops/row_view.h"
 #include "ops/tensor_checks.h"
 
 namespace cpufold::detail {
@@ -65,6 +66,26 @@ void add_columns(const Tensor& src, const Tensor& dst, std::int64_t j0) {
       add_into_bf16(static_cast<bf16*>(dst.data()) + at, update, c, narrow_kernel);
     } else {
       add(static_cast<float*>(dst.data()) + at, update, c);
+    }
+  }
+}
+
+void add_rows(const Tensor& src, const Tensor& dst) {
+  if (src.dtype() != DType::f32 || !src.is_contiguous() || !(src.shape() == dst.shape())) {
+    throw InternalError("add_rows: " + src.describe() + " (contiguous f32) into " + dst.describe());
+  }
+  const RowShape rows = row_shape(dst, "add_rows destination");
+  const float* sp = static_cast<const float*>(src.data());
+  const auto add = row_kernels().add;
+  const auto narrow_kernel = row_kernels().to_bf16;
+  const bool narrow = dst.dtype() == DType::bf16;
+#pragma omp parallel for schedule(static) if (rows.rows * rows.cols >= (1 << 14))
+  for (std::int64_t r = 0; r < rows.rows; ++r) {
+    const float* update = sp + r * rows.cols;
+    if (narrow) {
+      add_into_bf16(static_cast<bf16*>(dst.data()) + r * rows.ld, update, rows.cols, narrow_kernel);
+    } else {
+      add(static_cast<float*>(dst.data()) + r * rows.ld, update, rows.cols);
     }
   }
 }

@@ -11,20 +11,37 @@
 
 namespace cpufold {
 
-// out[b, :] = Σ_k mask[b, k] · x[b, k, :] / (Σ_k mask[b, k] + 1e-10), AF2's mask_mean that
-// forms the query. x: [n_batch, n_key, c], mask: [n_batch, n_key] -> out: [n_batch, c].
-// Strided views are fine when the last axes of x and out are unit-stride.
-void masked_mean(const Tensor& x, const Tensor& mask, const Tensor& out);
+// Keys arrive in blocks (the rows of an MSA streamed a slab at a time): the masked mean and the
+// softmax are folded into running state block by block, so no batch row's keys are held at once.
 
-// q: [n_batch, n_head, c_hidden] (already projected from the masked mean),
-// k, v: [n_batch, n_key, c_hidden], mask_bias: [n_batch, n_key] or empty
-//   -> o: [n_batch, n_head, c_hidden]
-// o[b, h] = softmax(q[b, h]·k[b]ᵀ/√c_hidden + mask_bias[b])·v[b]. The gate, which broadcasts o
-// over the key axis, is the module's.
-void global_attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask_bias,
-                      const Tensor& o, Arena& scratch);
+// The query's mean, AF2's mask_mean: out[b, :] = Σ_k mask[b, k] · x[b, k, :] / (Σ_k mask[b, k]
+// + 1e-10). Folded: sum[b, :] += Σ_k mask[b, k] · x[b, k, :] and count[b] += Σ_k mask[b, k],
+// one key after the other, so the bits do not depend on the blocks. x: [n_batch, n_key, c]
+// (unit-stride last axis), mask: [n_batch, n_key] (any strides); sum [n_batch, c] and count
+// [n_batch] contiguous f32, zero before the first block.
+void masked_sum_fold(const Tensor& x, const Tensor& mask, const Tensor& sum, const Tensor& count);
+// sum[b, :] /= count[b] + 1e-10: the mean, in place.
+void masked_mean_finish(const Tensor& sum, const Tensor& count);
 
-// Scratch bytes global_attention takes with the current OpenMP thread count.
-std::size_t global_attention_scratch_bytes(std::int64_t n_head, std::int64_t n_key);
+// o[b, h] = softmax(q[b, h]·k[b]ᵀ/√c_hidden + mask_bias[b])·v[b] over all blocks of keys; the
+// gate, which broadcasts o over the key axis, is the module's. The softmax so far, per batch row
+// and head (contiguous f32):
+struct GlobalAttentionRunning {
+  Tensor max;  // [n_batch, n_head]: the largest logit so far (-inf before the first block)
+  Tensor sum;  // [n_batch, n_head]: Σ exp(logit - max)
+  Tensor acc;  // [n_batch, n_head, c_hidden]: Σ exp(logit - max) · v
+};
+void global_attention_start(const GlobalAttentionRunning& r);
+// Folds one block of keys into r. q: [n_batch, n_head, c_hidden] (projected from the masked
+// mean), k, v: [n_batch, n_key, c_hidden], mask_bias: [n_batch, n_key] or empty; unit-stride
+// last axes, the block's n_key keys.
+void global_attention_fold(const Tensor& q, const Tensor& k, const Tensor& v,
+                           const Tensor& mask_bias, const GlobalAttentionRunning& r,
+                           Arena& scratch);
+// r.acc /= r.sum: o, in place.
+void global_attention_finish(const GlobalAttentionRunning& r);
+// Scratch bytes global_attention_fold takes for a block of n_key keys.
+std::size_t global_attention_fold_scratch_bytes(std::int64_t n_head, std::int64_t n_key,
+                                                std::int64_t c_hidden);
 
 }  // namespace cpufold

@@ -682,10 +682,12 @@ TEST_P(MsaModulesExactScratch, ForwardFitsItsScratchBytes) {
   if (extra_) {
     const MsaColumnGlobalAttention column(scope / "msa_column_global_attention", c_m_,
                                           cfg_.extra_msa_global_attention);
-    run_exact(
-        "MsaColumnGlobalAttention", m, msa, false,
-        [&](std::int64_t chunk) { return column.scratch_bytes(S, N, chunk); },
-        [&](const Tensor& x, const RunContext& ctx) { column.forward(x, mv, ctx); });
+    for (const bool narrow : bf16 ? std::vector<bool>{false, true} : std::vector<bool>{false}) {
+      run_exact(
+          "MsaColumnGlobalAttention", m, msa, narrow,
+          [&](std::int64_t chunk) { return column.scratch_bytes(S, N, chunk); },
+          [&](const Tensor& x, const RunContext& ctx) { column.forward(x, mv, ctx); });
+    }
   } else {
     const MsaColumnAttention column(scope / "msa_column_attention", c_m_,
                                     cfg_.msa_column_attention);
@@ -747,7 +749,9 @@ TEST_P(MsaModulesExactScratch, OuterProductMeanKeepsItsRightProjectionApartAndCh
         EXPECT_NO_THROW(opm.forward(mv, mk, Tensor(z.data(), DType::f32, Shape{N, N, cz}), ctx));
         EXPECT_EQ(scratch.used(), 0u);
         EXPECT_EQ(activations.used(), 0u);
-        if (apart) EXPECT_EQ(activations.high_water(), opm.apart_bytes(rows, N, chunk));
+        if (apart) {
+          EXPECT_EQ(activations.high_water(), opm.apart_bytes(rows, N, chunk));
+        }
         return z;
       };
       const std::vector<float> in_scratch = run(false), apart = run(true);
