@@ -256,7 +256,9 @@ OuterProductMean::Slabs::Slabs(const OuterProductMean& op, std::int64_t n_seq, s
       b_row_bytes(static_cast<std::size_t>(n_res * op.c_) * dtype_size(b_type)),
       keep_right(sb_max >= n_seq),
       right_apart(apart && !keep_right &&
-                  static_cast<std::size_t>(sb_max) * b_row_bytes <= kApartStepBytes) {}
+                  static_cast<std::size_t>(sb_max) * b_row_bytes <= kApartStepBytes),
+      left_apart(right_apart),
+      tiles((n_res + ni_max - 1) / std::max<std::int64_t>(ni_max, 1)) {}
 
 BufferList<OuterProductMean::Projections> OuterProductMean::projection_buffers(
     std::int64_t n_seq, std::int64_t n_res) const {
@@ -284,8 +286,6 @@ BufferList<OuterProductMean::Slabs> OuterProductMean::slab_buffers(const Slabs& 
   const std::int64_t c = c_, n_res = w.n_res, ni = w.ni_max, sb = w.sb_max;
   return BufferList<Slabs>{
       {&Slabs::x, norm_type(), Shape{w.rb_max, n_res, c_m_}},
-      {&Slabs::xa, DType::f32, Shape{w.xb_max * ni, c_m_}},
-      {&Slabs::a, DType::f32, Shape{sb, ni, c}},
       {&Slabs::mb, DType::f32, Shape{sb, n_res}},
       {&Slabs::outer, DType::f32, Shape{ni * c, n_res * c}},
       {&Slabs::norm, DType::f32, Shape{ni, n_res}},
@@ -293,13 +293,17 @@ BufferList<OuterProductMean::Slabs> OuterProductMean::slab_buffers(const Slabs& 
       // Apart, fp32 rows go straight to Kept; bf16 ones are staged for rounding.
       .add_if(w.use_bf16 || !w.right_apart,
               {&Slabs::b, DType::f32, Shape{w.use_bf16 ? w.rb_max : sb, n_res, c}})
-      .add_if(w.use_bf16, {&Slabs::a_bf16, DType::bf16, Shape{sb, ni, c}})
+      .add_if(!w.left_apart, {&Slabs::xa, DType::f32, Shape{w.xb_max * ni, c_m_}})
+      .add_if(!w.left_apart, {&Slabs::a, DType::f32, Shape{sb, ni, c}})
+      .add_if(w.left_apart, {&Slabs::a_rows, DType::f32, Shape{w.rb_max, n_res, c}})
+      .add_if(w.use_bf16 && !w.left_apart, {&Slabs::a_bf16, DType::bf16, Shape{sb, ni, c}})
       .add_if(w.use_bf16 && !w.right_apart, {&Slabs::b_bf16, DType::bf16, Shape{sb, n_res, c}});
 }
 
 BufferList<OuterProductMean::Kept> OuterProductMean::kept_buffers(const Slabs& w) const {
-  return BufferList<Kept>().add_if(w.right_apart,
-                                   {&Kept::b, w.b_type, Shape{w.n_seq, w.n_res, c_}});
+  return BufferList<Kept>()
+      .add_if(w.right_apart, {&Kept::b, w.b_type, Shape{w.n_seq, w.n_res, c_}})
+      .add_if(w.left_apart, {&Kept::a, w.b_type, Shape{w.tiles, w.n_seq, w.ni_max, c_}});
 }
 
 BufferList<OuterProductMean::Update> OuterProductMean::update_buffers(std::int64_t g,
@@ -322,7 +326,8 @@ void OuterProductMean::mask_block(const Slabs& w, const Tensor& msa_mask, std::i
 // out[s - first] = mask ⊙ right(LayerNorm(m[s])) for sequences [first, end), rounded to bf16
 // when out is bf16; the mask rows are w.mb's from 0.
 void OuterProductMean::right_rows(const Slabs& w, const Tensor& m, std::int64_t first,
-                                  std::int64_t end, const Tensor& out, Arena& arena) const {
+                                  std::int64_t end, const Tensor& out, Arena& arena,
+                                  const Tensor& left_out) const {
   const std::int64_t n_res = w.n_res, c = c_;
   const float* const mk = w.mb.data_as<float>();
   // The windows' steps start at `first`: views of the rows from there. out is written in the
@@ -330,12 +335,26 @@ void OuterProductMean::right_rows(const Slabs& w, const Tensor& m, std::int64_t 
   SpillWindow rows(m.slice(0, first, end), 0, w.rb_max, SpillWindow::Access::read, m.nbytes());
   SpillWindow dst_rows(out, 0, w.rb_max, SpillWindow::Access::write,
                        w.right_apart ? static_cast<std::size_t>(w.n_seq) * w.b_row_bytes : 0);
+  std::optional<SpillWindow> left_rows;
+  if (!left_out.empty()) {
+    left_rows.emplace(left_out, 1, w.rb_max, SpillWindow::Access::write,
+                      static_cast<std::size_t>(w.tiles * w.n_seq) * left_out.stride(1) *
+                          dtype_size(left_out.dtype()));
+  }
   for (std::int64_t s = first; s < end; s += w.rb_max) {
     const std::int64_t ns = std::min(w.rb_max, end - s), r0 = s - first;
     const Tensor xs = w.x.slice(0, 0, ns);
     norm_.forward(rows.at(r0, r0 + ns), xs);
     const Tensor dst = dst_rows.at(r0, r0 + ns);
     const float* const block_mask = mk + r0 * n_res;
+    if (left_rows) {
+      // The left projection of the same normalised rows, masked as left_rows masks a slab's.
+      float* const ap = w.a_rows.data_as<float>();
+      left_.forward(xs, w.a_rows.slice(0, 0, ns), arena);
+      mask_rows(
+          ap, ns * n_res, c, [&](std::int64_t r) { return block_mask[r]; }, nullptr);
+      tile_left_rows(w, ns, left_rows->at(r0, r0 + ns));
+    }
     if (w.use_bf16 &&
         std::all_of(block_mask, block_mask + ns * n_res, [](float v) { return v == 1.f; })) {
       // No row to weigh (an MSA without padding): the projection rounds its fp32 result to bf16
@@ -350,6 +369,25 @@ void OuterProductMean::right_rows(const Slabs& w, const Tensor& m, std::int64_t 
         w.use_bf16 ? dst.data_as<bf16>() : nullptr);
   }
   dst_rows.finish();
+  if (left_rows) left_rows->finish();
+}
+
+void OuterProductMean::tile_left_rows(const Slabs& w, std::int64_t ns,
+                                      const Tensor& left_out) const {
+  const std::int64_t n_res = w.n_res, ni = w.ni_max, c = c_, runs = w.tiles * ns;
+  const float* const ap = w.a_rows.data_as<float>();
+  const auto to_bf16 = detail::row_kernels().to_bf16;
+#pragma omp parallel for schedule(static) if (runs * ni * c >= (1 << 14))
+  for (std::int64_t r = 0; r < runs; ++r) {
+    const std::int64_t t = r / ns, s = r % ns, i0 = t * ni, n = std::min(ni, n_res - i0) * c;
+    const float* const src = ap + (s * n_res + i0) * c;
+    const std::int64_t at = t * left_out.stride(0) + s * left_out.stride(1);
+    if (w.use_bf16) {
+      to_bf16(src, left_out.data_as<bf16>() + at, n);
+    } else {
+      std::memcpy(left_out.data_as<float>() + at, src, static_cast<std::size_t>(n) * sizeof(float));
+    }
+  }
 }
 
 // a = left(LayerNorm(m[s, i])) for the slab's residues (`slab`: m's [n_seq, ni, c_m] columns
@@ -389,7 +427,7 @@ void OuterProductMean::forward_in_slabs(const Tensor& m, const Tensor& msa_mask,
   ArenaScope apart_scope(apart);
   Slabs w(*this, n_seq, n_res, ctx.chunk, ctx.activations != nullptr);
   slab_buffers(w).allocate_into(arena, w);
-  const Tensor kept = kept_buffers(w).allocate(apart).b;
+  const Kept kept = kept_buffers(w).allocate(apart);
   std::optional<GemmCache> own_gemm;
   GemmCache& gemm = given_or_own(ctx.gemm, own_gemm);
   // The right projection of a block of sequences [s0, s0 + sb) in scratch: rows from 0.
@@ -405,12 +443,17 @@ void OuterProductMean::forward_in_slabs(const Tensor& m, const Tensor& msa_mask,
     for (std::int64_t s0 = 0; s0 < n_seq; s0 += w.sb_max) {
       const std::int64_t s1 = std::min(n_seq, s0 + w.sb_max);
       mask_block(w, msa_mask, s0, s1);
-      right_rows(w, m, s0, s1, kept.slice(0, s0, s1), arena);
+      right_rows(w, m, s0, s1, kept.b.slice(0, s0, s1), arena,
+                 w.left_apart ? kept.a.slice(1, s0, s1) : Tensor());
     }
   }
-  // The slabs read a few residues of every sequence.
-  const StridedAccess column_pass(m);
-  SpillWindow columns(m, 1, w.ni_max, SpillWindow::Access::read);
+  // Unless the left projection is kept, the slabs read a few residues of every sequence.
+  std::optional<StridedAccess> column_pass;
+  std::optional<SpillWindow> columns;
+  if (!w.left_apart) {
+    column_pass.emplace(m);
+    columns.emplace(m, 1, w.ni_max, SpillWindow::Access::read);
+  }
   SpillWindow z_rows(z, 0, w.ni_max, SpillWindow::Access::write);
 
   // For each slab of residues i the sum over sequences is accumulated block by block. Unless the
@@ -418,23 +461,35 @@ void OuterProductMean::forward_in_slabs(const Tensor& m, const Tensor& msa_mask,
   // time, or read back from ctx.activations.
   for (std::int64_t i0 = 0; i0 < n_res; i0 += w.ni_max) {
     const std::int64_t ni = std::min(w.ni_max, n_res - i0);
-    const Tensor slab = columns.at(i0, i0 + ni);
-    std::optional<SpillWindow> kept_rows;
-    if (w.right_apart) kept_rows.emplace(kept, 0, w.sb_max, SpillWindow::Access::read);
+    const Tensor slab = columns ? columns->at(i0, i0 + ni) : Tensor();
+    std::optional<SpillWindow> kept_rows, kept_left;
+    if (w.right_apart) kept_rows.emplace(kept.b, 0, w.sb_max, SpillWindow::Access::read);
+    if (w.left_apart) {
+      kept_left.emplace(kept.a.select(0, i0 / w.ni_max), 0, w.sb_max, SpillWindow::Access::read,
+                        kept.a.nbytes());
+    }
     for (std::int64_t s0 = 0; s0 < n_seq; s0 += w.sb_max) {
       const std::int64_t sb = std::min(w.sb_max, n_seq - s0);
       if (!w.keep_right) mask_block(w, msa_mask, s0, s0 + sb);
       const Tensor b = w.right_apart ? kept_rows->at(s0, s0 + sb) : scratch_rows(sb);
       if (!w.keep_right && !w.right_apart) right_rows(w, m, s0, s0 + sb, b, arena);
-      left_rows(w, slab, i0, ni, s0, sb, arena);
-      const float* const bp = w.use_bf16 ? nullptr : b.data_as<float>();
-      const bf16* const b16 = w.use_bf16 ? b.data_as<bf16>() : nullptr;
+      OuterOperands x{};
+      if (kept_left) {
+        const Tensor a = kept_left->at(s0, s0 + sb);
+        x = {w.use_bf16 ? nullptr : a.data_as<float>(), w.use_bf16 ? a.data_as<bf16>() : nullptr,
+             a.stride(0), nullptr, nullptr};
+      } else {
+        left_rows(w, slab, i0, ni, s0, sb, arena);
+        x = {w.a.data_as<float>(), w.a16(), ni * c, nullptr, nullptr};
+      }
+      x.b = w.use_bf16 ? nullptr : b.data_as<float>();
+      x.b16 = w.use_bf16 ? b.data_as<bf16>() : nullptr;
       // outer[(i, c1), (j, c2)] (+)= Σ_s a[s, i, c1]·b[s, j, c2]; norm likewise over the mask.
-      outer_sums(gemm, {w.a.data_as<float>(), w.a16(), ni * c, bp, b16}, w.mb.data_as<float>(), i0,
-                 ni, sb, n_res, c, s0 == 0 ? 0.f : 1.f, w.outer.data_as<float>(),
-                 w.norm.data_as<float>());
+      outer_sums(gemm, x, w.mb.data_as<float>(), i0, ni, sb, n_res, c, s0 == 0 ? 0.f : 1.f,
+                 w.outer.data_as<float>(), w.norm.data_as<float>());
     }
     if (kept_rows) kept_rows->finish();
+    if (kept_left) kept_left->finish();
     if (n_seq == 0) {
       std::memset(w.outer.data(), 0, static_cast<std::size_t>(ni * c * n_res * c) * sizeof(float));
       std::memset(w.norm.data(), 0, static_cast<std::size_t>(ni * n_res) * sizeof(float));
@@ -444,8 +499,9 @@ void OuterProductMean::forward_in_slabs(const Tensor& m, const Tensor& msa_mask,
                row_view(z_slab, "OuterProductMean z"), 0, ni, n_res, arena);
   }
   z_rows.finish();
-  // A kept projection the page cache held (not streamed) leaves no pages behind.
-  if (w.right_apart) apart.evict(kept.data(), kept.nbytes());
+  // Kept projections the page cache held (not streamed) leave no pages behind.
+  if (w.right_apart) apart.evict(kept.b.data(), kept.b.nbytes());
+  if (w.left_apart) apart.evict(kept.a.data(), kept.a.nbytes());
 }
 
 // Keeping the right projection of the whole MSA (n_seq·n_res·c floats) saves recomputing it for
@@ -480,10 +536,12 @@ std::size_t OuterProductMean::spill_traffic_bytes(std::int64_t n_seq, std::int64
   if (chunk <= 0 || n_res == 0) return m_bytes;
   const Slabs w(*this, n_seq, n_res, chunk, true);
   const auto slabs = static_cast<std::size_t>((n_res + w.ni_max - 1) / w.ni_max);
-  // The right projection's pass over m (once, or once per slab when recomputed), the slabs'.
-  const std::size_t m_reads = w.keep_right || w.right_apart ? 2 : 1 + slabs;
-  const std::size_t kept = kept_buffers(w).bytes();
-  return m_bytes * m_reads + (kept <= cache_bytes ? 2 * kept : kept * (1 + slabs));
+  // The right projection's pass over m (once, or once per slab when recomputed), the slabs'
+  // unless the left projection is kept.
+  const std::size_t m_reads = w.left_apart ? 1 : w.keep_right || w.right_apart ? 2 : 1 + slabs;
+  const BufferList<Kept> kept = kept_buffers(w);
+  const std::size_t right = kept.bytes_of(&Kept::b), left = kept.bytes_of(&Kept::a);
+  return m_bytes * m_reads + (right <= cache_bytes ? 2 * right : right * (1 + slabs)) + 2 * left;
 }
 
 std::size_t OuterProductMean::spill_window_bytes(std::int64_t n_seq, std::int64_t n_res,
@@ -499,10 +557,18 @@ std::size_t OuterProductMean::spill_window_bytes(std::int64_t n_seq, std::int64_
   const std::size_t columns = SpillWindow::resident_bytes(n_seq, n_res, m_index, w.ni_max, read);
   if (w.keep_right) return std::max(m_rows(w.rb_max), columns);
   if (!w.right_apart) return columns + m_rows(w.rb_max);
-  // Written in the recomputing path's blocks (right_rows: a pass per block of sb sequences).
-  const std::size_t written = SpillWindow::resident_bytes(1, w.sb_max, w.b_row_bytes, w.rb_max);
-  return std::max(m_rows(w.rb_max) + written,
-                  columns + SpillWindow::resident_bytes(1, n_seq, w.b_row_bytes, w.sb_max, read));
+  // Written in the recomputing path's blocks (right_rows: a pass per block of sb sequences),
+  // the left projection's tiles beside the right one's rows; then each slab reads them back.
+  const std::size_t tile_row = static_cast<std::size_t>(w.ni_max * c_) * dtype_size(w.b_type);
+  std::size_t written = SpillWindow::resident_bytes(1, w.sb_max, w.b_row_bytes, w.rb_max);
+  std::size_t reads = SpillWindow::resident_bytes(1, n_seq, w.b_row_bytes, w.sb_max, read);
+  if (w.left_apart) {
+    written += SpillWindow::resident_bytes(w.tiles, w.sb_max, tile_row, w.rb_max);
+    reads += SpillWindow::resident_bytes(1, n_seq, tile_row, w.sb_max, read);
+  } else {
+    reads += columns;
+  }
+  return std::max(m_rows(w.rb_max) + written, reads);
 }
 
 std::size_t OuterProductMean::scratch_bytes(std::int64_t n_seq, std::int64_t n_res,
@@ -530,8 +596,10 @@ std::size_t OuterProductMean::slab_projection_bytes(const Slabs& w) const {
     if (s == 0) continue;
     bytes = std::max(bytes, right_.scratch_bytes(s * n_res, normed));
     if (w.use_bf16) bytes = std::max(bytes, right_.scratch_bytes(s * n_res, normed_to_bf16));
+    if (w.left_apart) bytes = std::max(bytes, left_.scratch_bytes(s * n_res, normed));
   }
   for (std::int64_t s : {xb, sb % xb, n_seq % sb % xb}) {
+    if (w.left_apart) break;
     for (std::int64_t i : {ni, n_res % ni}) {
       if (s > 0 && i > 0) bytes = std::max(bytes, left_.scratch_bytes(s * i));
     }

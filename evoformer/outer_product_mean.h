@@ -40,25 +40,29 @@ class OuterProductMean {
   // recomputed for each slab for a deeper one (c_m/(chunk·c_hidden) of the outer products' work),
   // unless ctx.activations is set (a spilled plan) and a step of it is small enough to stage
   // (kApartStepBytes): there it is kept whole, written once and read back once per slab, half of
-  // m's bytes (c_hidden = c_m/2) and none of the recomputation.
+  // m's bytes (c_hidden = c_m/2) and none of the recomputation; the left projection is kept
+  // there too, written in the same pass in tiles of a slab's residues, so that no slab reads
+  // columns of m (a page per sequence for a few residues) and m is read once.
   void forward(const Tensor& m, const Tensor& msa_mask, const Tensor& z,
                const RunContext& ctx) const;
 
   // Scratch bytes forward() takes from ctx.arena(); apart: with ctx.activations set.
   std::size_t scratch_bytes(std::int64_t n_seq, std::int64_t n_res, std::int64_t chunk,
                             bool apart = false) const;
-  // Bytes forward() takes from ctx.activations when it is set: the whole right projection, when
-  // the chunk is too fine to keep it in scratch.
+  // Bytes forward() takes from ctx.activations when it is set: the whole right and left
+  // projections, when the chunk is too fine to keep the right one in scratch.
   std::size_t apart_bytes(std::int64_t n_seq, std::int64_t n_res, std::int64_t chunk) const;
   // Bytes forward() moves in the spill tier with m (of m_type) and ctx.activations spilled: its
   // passes over m unless m is at most cache_bytes (FileTier::set_cache_bytes; the caller counts a
-  // cached m), then the right projection apart, written once and read once per slab of residues
-  // (written and read once when it is at most cache_bytes).
+  // cached m), then the projections apart: the right one written once and read once per slab of
+  // residues (written and read once when it is at most cache_bytes), the left one written and
+  // read once.
   std::size_t spill_traffic_bytes(std::int64_t n_seq, std::int64_t n_res, std::int64_t chunk,
                                   DType m_type, std::size_t cache_bytes) const;
   // The most forward()'s staged passes (memory/spill_window.h) hold at once with m spilled and
   // ctx.activations set: the slabs' column pass over m beside a row pass over m (the right
-  // projection recomputed) or over the kept right projection.
+  // projection recomputed), or, with the projections apart, the pass that writes them beside its
+  // pass over m, then the passes that read them back.
   std::size_t spill_window_bytes(std::int64_t n_seq, std::int64_t n_res, std::int64_t chunk,
                                  DType m_type) const;
 
@@ -100,11 +104,14 @@ class OuterProductMean {
     std::size_t b_row_bytes;  // one sequence of it
     bool keep_right;          // the whole right projection held in scratch
     bool right_apart;         // the whole right projection held in ctx.activations (Kept)
+    bool left_apart;          // and the left one, tiled by slab (with right_apart)
+    std::int64_t tiles;       // slabs of residues
     Tensor x;                 // LayerNorm(m[s]) for the right projection
     Tensor b;       // fp32: the right projection of the step's sequences (not when apart); bf16:
                     // one call's rows
-    Tensor xa;      // m[s, slab] for the left projection
-    Tensor a;       // the left projection [sb_max, ni_max, c]
+    Tensor xa;      // m[s, slab] for the left projection (not apart)
+    Tensor a;       // the left projection [sb_max, ni_max, c] (not apart)
+    Tensor a_rows;  // apart: the left projection of right_rows' block [rb_max, n_res, c]
     Tensor mb;      // the step's mask rows [sb_max, n_res]
     Tensor outer;   // [ni_max·c, n_res·c]
     Tensor norm;    // [ni_max, n_res]
@@ -112,9 +119,11 @@ class OuterProductMean {
     Tensor a_bf16;  // bf16 only: a and b rounded
     Tensor b_bf16;
   };
-  // With right_apart, in ctx.activations: the masked right projection of every sequence.
+  // With right_apart, in ctx.activations: the masked projections of every sequence, bf16 when
+  // the outer products are.
   struct Kept {
-    Tensor b;  // [n_seq, n_res, c], bf16 when the outer products are
+    Tensor b;  // [n_seq, n_res, c]
+    Tensor a;  // [tiles, n_seq, ni_max, c]: tile t holds the residues of slab t (left_apart)
   };
   // add_update's output projection of g residues, where it cannot land in the outer buffer.
   struct Update {
@@ -137,9 +146,13 @@ class OuterProductMean {
   void forward_in_slabs(const Tensor& m, const Tensor& msa_mask, const Tensor& z,
                         const RunContext& ctx) const;
   // out: where the rows [first, end) of the masked right projection go (of w.b_type), any
-  // tier; their mask rows are w.mb's first (mask_block).
+  // tier; their mask rows are w.mb's first (mask_block). left_out (w.left_apart): Kept::a's
+  // rows [first, end), where their masked left projection goes.
   void right_rows(const Slabs& w, const Tensor& m, std::int64_t first, std::int64_t end,
-                  const Tensor& out, Arena& arena) const;
+                  const Tensor& out, Arena& arena, const Tensor& left_out = Tensor()) const;
+  // left_out[t, s, i] = w.a_rows[s, t·ni_max + i] for the block's ns sequences, rounded to
+  // left_out's type.
+  void tile_left_rows(const Slabs& w, std::int64_t ns, const Tensor& left_out) const;
   // The step's mask rows: w.mb = msa_mask[first, end).
   void mask_block(const Slabs& w, const Tensor& msa_mask, std::int64_t first,
                   std::int64_t end) const;

@@ -39,6 +39,15 @@ class BufferList {
     return total;
   }
 
+  // The bytes of `member`'s buffer (0 when the list does not name it).
+  std::size_t bytes_of(Tensor T::*member) const {
+    std::size_t total = 0;
+    for (const Buffer& b : buffers_) {
+      if (b.member == member) total += tensor_bytes(b.dtype, b.shape.numel());
+    }
+    return total;
+  }
+
   // Every listed buffer from `arena`, in list order.
   T allocate(Arena& arena) const {
     T into{};
