@@ -51,22 +51,32 @@ void MsaColumnGlobalAttention::forward(const Tensor& m, const Tensor& msa_mask,
   update_pass(m, rows, c, arena);
 }
 
-// AF2 Alg. 19 lines 1-2 (the query is the masked mean over sequences).
-void MsaColumnGlobalAttention::mean_pass(const Tensor& m, const Tensor& msa_mask, std::int64_t rows,
-                                         const Columns& c, Arena& arena) const {
+template <class F>
+void MsaColumnGlobalAttention::row_pass(const Tensor& m, std::int64_t rows,
+                                        SpillWindow::Access access, Arena& arena, F f) const {
   const std::int64_t n_seq = m.dim(0), n_res = m.dim(1);
-  std::fill_n(c.mean.data_as<float>(), c.mean.numel(), 0.f);
-  std::fill_n(c.count.data_as<float>(), c.count.numel(), 0.f);
-  SpillWindow window(m, 0, rows, SpillWindow::Access::read);
+  SpillWindow window(m, 0, rows, access);
   for (std::int64_t s0 = 0; s0 < n_seq; s0 += rows) {
     const std::int64_t ns = std::min(rows, n_seq - s0);
     ArenaScope step(arena);
     const Rows w = row_buffers(ns, n_res).allocate(arena);
-    query_norm_.forward(window.at(s0, s0 + ns), w.x);
-    masked_sum_fold(w.x.transpose(0, 1), msa_mask.slice(0, s0, s0 + ns).transpose(0, 1), c.mean,
-                    c.count);
+    const Tensor m_rows = window.at(s0, s0 + ns);
+    query_norm_.forward(m_rows, w.x);
+    f(s0, ns, m_rows, w);
   }
   window.finish();
+}
+
+// AF2 Alg. 19 lines 1-2 (the query is the masked mean over sequences).
+void MsaColumnGlobalAttention::mean_pass(const Tensor& m, const Tensor& msa_mask, std::int64_t rows,
+                                         const Columns& c, Arena& arena) const {
+  std::fill_n(c.mean.data_as<float>(), c.mean.numel(), 0.f);
+  std::fill_n(c.count.data_as<float>(), c.count.numel(), 0.f);
+  row_pass(m, rows, SpillWindow::Access::read, arena,
+           [&](std::int64_t s0, std::int64_t ns, const Tensor&, const Rows& w) {
+             masked_sum_fold(w.x.transpose(0, 1), msa_mask.slice(0, s0, s0 + ns).transpose(0, 1),
+                             c.mean, c.count);
+           });
   masked_mean_finish(c.mean, c.count);
 }
 
@@ -74,48 +84,37 @@ void MsaColumnGlobalAttention::mean_pass(const Tensor& m, const Tensor& msa_mask
 void MsaColumnGlobalAttention::softmax_pass(const Tensor& m, const Tensor& msa_mask,
                                             std::int64_t rows, const Columns& c,
                                             Arena& arena) const {
-  const std::int64_t n_seq = m.dim(0), n_res = m.dim(1);
+  const std::int64_t n_res = m.dim(1);
   const GlobalAttentionRunning running{c.max, c.sum, c.acc};
   global_attention_start(running);
-  SpillWindow window(m, 0, rows, SpillWindow::Access::read);
-  for (std::int64_t s0 = 0; s0 < n_seq; s0 += rows) {
-    const std::int64_t ns = std::min(rows, n_seq - s0);
-    ArenaScope step(arena);
-    const Rows w = row_buffers(ns, n_res).allocate(arena);
-    query_norm_.forward(window.at(s0, s0 + ns), w.x);
-    kv_.forward(w.x, w.kv.reshape(Shape{ns, n_res, 2 * dims_.c_hidden}), arena);
-    detail::mask_to_bias(msa_mask.slice(0, s0, s0 + ns).transpose(0, 1), kInf, w.bias);
-    global_attention_fold(c.q, w.kv.select(2, 0).transpose(0, 1), w.kv.select(2, 1).transpose(0, 1),
-                          w.bias, running, arena);
-  }
-  window.finish();
+  row_pass(m, rows, SpillWindow::Access::read, arena,
+           [&](std::int64_t s0, std::int64_t ns, const Tensor&, const Rows& w) {
+             kv_.forward(w.x, w.kv.reshape(Shape{ns, n_res, 2 * dims_.c_hidden}), arena);
+             detail::mask_to_bias(msa_mask.slice(0, s0, s0 + ns).transpose(0, 1), kInf, w.bias);
+             global_attention_fold(c.q, w.kv.select(2, 0).transpose(0, 1),
+                                   w.kv.select(2, 1).transpose(0, 1), w.bias, running, arena);
+           });
   global_attention_finish(running);
 }
 
 // AF2 Alg. 19 lines 6-7: g = sigmoid(x·Wg + bg) ⊙ the column's output, projected, added to m.
 void MsaColumnGlobalAttention::update_pass(const Tensor& m, std::int64_t rows, const Columns& c,
                                            Arena& arena) const {
-  const std::int64_t n_seq = m.dim(0), n_res = m.dim(1), hc = dims_.n_head * dims_.c_hidden;
+  const std::int64_t n_res = m.dim(1), hc = dims_.n_head * dims_.c_hidden;
   LinearEpilogue sigmoid;
   sigmoid.activation = Activation::sigmoid;
   const auto mul = detail::row_kernels().mul;
   const float* o = c.acc.data_as<float>();
-  SpillWindow window(m, 0, rows, SpillWindow::Access::write);
-  for (std::int64_t s0 = 0; s0 < n_seq; s0 += rows) {
-    const std::int64_t ns = std::min(rows, n_seq - s0);
-    ArenaScope step(arena);
-    const Rows w = row_buffers(ns, n_res).allocate(arena);
-    const Tensor m_rows = window.at(s0, s0 + ns);
-    query_norm_.forward(m_rows, w.x);
-    gating_.forward(w.x, w.g, arena, sigmoid);
-    float* gp = w.g.data_as<float>();
-    const std::int64_t n = ns * n_res;
+  row_pass(m, rows, SpillWindow::Access::write, arena,
+           [&](std::int64_t, std::int64_t ns, const Tensor& m_rows, const Rows& w) {
+             gating_.forward(w.x, w.g, arena, sigmoid);
+             float* gp = w.g.data_as<float>();
+             const std::int64_t n = ns * n_res;
 #pragma omp parallel for schedule(static) if (n * hc >= (1 << 14))
-    for (std::int64_t r = 0; r < n; ++r) mul(gp + r * hc, o + r % n_res * hc, hc);
-    output_.forward(w.g, w.x, arena);
-    detail::add_rows(w.x, m_rows);
-  }
-  window.finish();
+             for (std::int64_t r = 0; r < n; ++r) mul(gp + r * hc, o + r % n_res * hc, hc);
+             output_.forward(w.g, w.x, arena);
+             detail::add_rows(w.x, m_rows);
+           });
 }
 
 BufferList<MsaColumnGlobalAttention::Columns> MsaColumnGlobalAttention::column_buffers(

@@ -8,6 +8,7 @@
 
 #include "io/model_config.h"
 #include "memory/buffer_list.h"
+#include "memory/spill_window.h"
 #include "ops/layer_norm.h"
 #include "ops/linear.h"
 #include "ops/param_scope.h"
@@ -64,6 +65,11 @@ class MsaColumnGlobalAttention {
   BufferList<Columns> column_buffers(std::int64_t n_res) const;
   BufferList<Rows> row_buffers(std::int64_t ns, std::int64_t n_res) const;
 
+  // Each block of `rows` sequences of m through a staged pass of `access`: f(s0, ns, m_rows, w)
+  // with w the block's buffers, w.x = LayerNorm(m_rows).
+  template <class F>
+  void row_pass(const Tensor& m, std::int64_t rows, SpillWindow::Access access, Arena& arena,
+                F f) const;
   // The passes (see forward), `rows` sequences per step.
   void mean_pass(const Tensor& m, const Tensor& msa_mask, std::int64_t rows, const Columns& c,
                  Arena& arena) const;

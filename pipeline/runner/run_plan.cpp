@@ -212,7 +212,11 @@ MemoryPlan plan_run(const ModelConfig& config, const TrunkDims& d, const PlanReq
   } else {
     for (const bool apart : {false, true}) {
       if (apart && !r.may_spill) break;
-      const auto bytes = [&](const ChunkSizes& k) { return arenas(k, apart).total(); };
+      // A spilled plan's chunks are weighed by the DRAM they hold, not by what they spill.
+      const auto bytes = [&](const ChunkSizes& k) {
+        const RunArenas a = arenas(k, apart);
+        return apart ? a.spilled_dram() : a.total();
+      };
       for (const ChunkSizes& k : chunk_sets(d, r.time, shares, bytes))
         apart ? add_spilled(k) : add_in_dram(k);
     }

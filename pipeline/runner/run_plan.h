@@ -29,6 +29,10 @@ struct RunArenas {
   std::size_t outputs_window = 0;
 
   std::size_t total() const { return features + outputs + scratch + activations; }
+  // What stays in DRAM with the activations and the outputs spilled.
+  std::size_t spilled_dram() const {
+    return features + scratch + activations_window + outputs_window;
+  }
 };
 
 // How much of a run goes to the spill tier.
