@@ -244,7 +244,7 @@ void OuterProductMean::add_update(float* op, const float* np, const Tensor& p, c
 }
 
 OuterProductMean::Slabs::Slabs(const OuterProductMean& op, std::int64_t n_seq, std::int64_t n_res,
-                               std::int64_t chunk, bool apart)
+                               std::int64_t chunk, bool spilled)
     : n_seq(n_seq),
       n_res(n_res),
       ni_max(detail::chunk_rows(n_res, chunk)),
@@ -255,9 +255,8 @@ OuterProductMean::Slabs::Slabs(const OuterProductMean& op, std::int64_t n_seq, s
       b_type(use_bf16 ? DType::bf16 : DType::f32),
       b_row_bytes(static_cast<std::size_t>(n_res * op.c_) * dtype_size(b_type)),
       keep_right(sb_max >= n_seq),
-      right_apart(apart && !keep_right &&
-                  static_cast<std::size_t>(sb_max) * b_row_bytes <= kApartStepBytes),
-      left_apart(right_apart),
+      apart(spilled && !keep_right &&
+            static_cast<std::size_t>(sb_max) * b_row_bytes <= kApartStepBytes),
       tiles((n_res + ni_max - 1) / std::max<std::int64_t>(ni_max, 1)) {}
 
 BufferList<OuterProductMean::Projections> OuterProductMean::projection_buffers(
@@ -291,19 +290,19 @@ BufferList<OuterProductMean::Slabs> OuterProductMean::slab_buffers(const Slabs& 
       {&Slabs::norm, DType::f32, Shape{ni, n_res}},
       {&Slabs::p, projected_type(), Shape{std::min(ni, kProjectRows), n_res, c * c}}}
       // Apart, fp32 rows go straight to Kept; bf16 ones are staged for rounding.
-      .add_if(w.use_bf16 || !w.right_apart,
+      .add_if(w.use_bf16 || !w.apart,
               {&Slabs::b, DType::f32, Shape{w.use_bf16 ? w.rb_max : sb, n_res, c}})
-      .add_if(!w.left_apart, {&Slabs::xa, DType::f32, Shape{w.xb_max * ni, c_m_}})
-      .add_if(!w.left_apart, {&Slabs::a, DType::f32, Shape{sb, ni, c}})
-      .add_if(w.left_apart, {&Slabs::a_rows, DType::f32, Shape{w.rb_max, n_res, c}})
-      .add_if(w.use_bf16 && !w.left_apart, {&Slabs::a_bf16, DType::bf16, Shape{sb, ni, c}})
-      .add_if(w.use_bf16 && !w.right_apart, {&Slabs::b_bf16, DType::bf16, Shape{sb, n_res, c}});
+      .add_if(!w.apart, {&Slabs::xa, DType::f32, Shape{w.xb_max * ni, c_m_}})
+      .add_if(!w.apart, {&Slabs::a, DType::f32, Shape{sb, ni, c}})
+      .add_if(w.apart, {&Slabs::a_rows, DType::f32, Shape{w.rb_max, n_res, c}})
+      .add_if(w.use_bf16 && !w.apart, {&Slabs::a_bf16, DType::bf16, Shape{sb, ni, c}})
+      .add_if(w.use_bf16 && !w.apart, {&Slabs::b_bf16, DType::bf16, Shape{sb, n_res, c}});
 }
 
 BufferList<OuterProductMean::Kept> OuterProductMean::kept_buffers(const Slabs& w) const {
   return BufferList<Kept>()
-      .add_if(w.right_apart, {&Kept::b, w.b_type, Shape{w.n_seq, w.n_res, c_}})
-      .add_if(w.left_apart, {&Kept::a, w.b_type, Shape{w.tiles, w.n_seq, w.ni_max, c_}});
+      .add_if(w.apart, {&Kept::b, w.b_type, Shape{w.n_seq, w.n_res, c_}})
+      .add_if(w.apart, {&Kept::a, w.b_type, Shape{w.tiles, w.n_seq, w.ni_max, c_}});
 }
 
 BufferList<OuterProductMean::Update> OuterProductMean::update_buffers(std::int64_t g,
@@ -334,12 +333,11 @@ void OuterProductMean::right_rows(const Slabs& w, const Tensor& m, std::int64_t 
   // same steps (its own whole: the tensor it is part of, when it is a kept projection's rows).
   SpillWindow rows(m.slice(0, first, end), 0, w.rb_max, SpillWindow::Access::read, m.nbytes());
   SpillWindow dst_rows(out, 0, w.rb_max, SpillWindow::Access::write,
-                       w.right_apart ? static_cast<std::size_t>(w.n_seq) * w.b_row_bytes : 0);
+                       w.apart ? static_cast<std::size_t>(w.n_seq) * w.b_row_bytes : 0);
   std::optional<SpillWindow> left_rows;
   if (!left_out.empty()) {
     left_rows.emplace(left_out, 1, w.rb_max, SpillWindow::Access::write,
-                      static_cast<std::size_t>(w.tiles * w.n_seq) * left_out.stride(1) *
-                          dtype_size(left_out.dtype()));
+                      kept_buffers(w).bytes_of(&Kept::a));
   }
   for (std::int64_t s = first; s < end; s += w.rb_max) {
     const std::int64_t ns = std::min(w.rb_max, end - s), r0 = s - first;
@@ -438,19 +436,18 @@ void OuterProductMean::forward_in_slabs(const Tensor& m, const Tensor& msa_mask,
     mask_block(w, msa_mask, 0, n_seq);
     right_rows(w, m, 0, n_seq, scratch_rows(n_seq), arena);
   }
-  if (w.right_apart) {
+  if (w.apart) {
     // In the recomputing path's blocks, so that every row comes out of the same calls.
     for (std::int64_t s0 = 0; s0 < n_seq; s0 += w.sb_max) {
       const std::int64_t s1 = std::min(n_seq, s0 + w.sb_max);
       mask_block(w, msa_mask, s0, s1);
-      right_rows(w, m, s0, s1, kept.b.slice(0, s0, s1), arena,
-                 w.left_apart ? kept.a.slice(1, s0, s1) : Tensor());
+      right_rows(w, m, s0, s1, kept.b.slice(0, s0, s1), arena, kept.a.slice(1, s0, s1));
     }
   }
   // Unless the left projection is kept, the slabs read a few residues of every sequence.
   std::optional<StridedAccess> column_pass;
   std::optional<SpillWindow> columns;
-  if (!w.left_apart) {
+  if (!w.apart) {
     column_pass.emplace(m);
     columns.emplace(m, 1, w.ni_max, SpillWindow::Access::read);
   }
@@ -463,16 +460,16 @@ void OuterProductMean::forward_in_slabs(const Tensor& m, const Tensor& msa_mask,
     const std::int64_t ni = std::min(w.ni_max, n_res - i0);
     const Tensor slab = columns ? columns->at(i0, i0 + ni) : Tensor();
     std::optional<SpillWindow> kept_rows, kept_left;
-    if (w.right_apart) kept_rows.emplace(kept.b, 0, w.sb_max, SpillWindow::Access::read);
-    if (w.left_apart) {
+    if (w.apart) {
+      kept_rows.emplace(kept.b, 0, w.sb_max, SpillWindow::Access::read);
       kept_left.emplace(kept.a.select(0, i0 / w.ni_max), 0, w.sb_max, SpillWindow::Access::read,
                         kept.a.nbytes());
     }
     for (std::int64_t s0 = 0; s0 < n_seq; s0 += w.sb_max) {
       const std::int64_t sb = std::min(w.sb_max, n_seq - s0);
       if (!w.keep_right) mask_block(w, msa_mask, s0, s0 + sb);
-      const Tensor b = w.right_apart ? kept_rows->at(s0, s0 + sb) : scratch_rows(sb);
-      if (!w.keep_right && !w.right_apart) right_rows(w, m, s0, s0 + sb, b, arena);
+      const Tensor b = w.apart ? kept_rows->at(s0, s0 + sb) : scratch_rows(sb);
+      if (!w.keep_right && !w.apart) right_rows(w, m, s0, s0 + sb, b, arena);
       OuterOperands x{};
       if (kept_left) {
         const Tensor a = kept_left->at(s0, s0 + sb);
@@ -500,8 +497,10 @@ void OuterProductMean::forward_in_slabs(const Tensor& m, const Tensor& msa_mask,
   }
   z_rows.finish();
   // Kept projections the page cache held (not streamed) leave no pages behind.
-  if (w.right_apart) apart.evict(kept.b.data(), kept.b.nbytes());
-  if (w.left_apart) apart.evict(kept.a.data(), kept.a.nbytes());
+  if (w.apart) {
+    apart.evict(kept.b.data(), kept.b.nbytes());
+    apart.evict(kept.a.data(), kept.a.nbytes());
+  }
 }
 
 // Keeping the right projection of the whole MSA (n_seq·n_res·c floats) saves recomputing it for
@@ -535,13 +534,16 @@ std::size_t OuterProductMean::spill_traffic_bytes(std::int64_t n_seq, std::int64
   const std::size_t m_bytes = msa <= cache_bytes ? 0 : msa;
   if (chunk <= 0 || n_res == 0) return m_bytes;
   const Slabs w(*this, n_seq, n_res, chunk, true);
-  const auto slabs = static_cast<std::size_t>((n_res + w.ni_max - 1) / w.ni_max);
-  // The right projection's pass over m (once, or once per slab when recomputed), the slabs'
-  // unless the left projection is kept.
-  const std::size_t m_reads = w.left_apart ? 1 : w.keep_right || w.right_apart ? 2 : 1 + slabs;
+  const auto slabs = static_cast<std::size_t>(w.tiles);
+  if (!w.apart) {
+    // The right projection's pass over m (once, or once per slab when recomputed), the slabs'.
+    return m_bytes * (w.keep_right ? 2 : 1 + slabs);
+  }
+  // One pass over m writes both projections; the right one is read back per slab (once when
+  // cached), the left one's tiles once.
   const BufferList<Kept> kept = kept_buffers(w);
   const std::size_t right = kept.bytes_of(&Kept::b), left = kept.bytes_of(&Kept::a);
-  return m_bytes * m_reads + (right <= cache_bytes ? 2 * right : right * (1 + slabs)) + 2 * left;
+  return m_bytes + (right <= cache_bytes ? 2 * right : right * (1 + slabs)) + 2 * left;
 }
 
 std::size_t OuterProductMean::spill_window_bytes(std::int64_t n_seq, std::int64_t n_res,
@@ -556,18 +558,14 @@ std::size_t OuterProductMean::spill_window_bytes(std::int64_t n_seq, std::int64_
   };
   const std::size_t columns = SpillWindow::resident_bytes(n_seq, n_res, m_index, w.ni_max, read);
   if (w.keep_right) return std::max(m_rows(w.rb_max), columns);
-  if (!w.right_apart) return columns + m_rows(w.rb_max);
+  if (!w.apart) return columns + m_rows(w.rb_max);
   // Written in the recomputing path's blocks (right_rows: a pass per block of sb sequences),
   // the left projection's tiles beside the right one's rows; then each slab reads them back.
   const std::size_t tile_row = static_cast<std::size_t>(w.ni_max * c_) * dtype_size(w.b_type);
-  std::size_t written = SpillWindow::resident_bytes(1, w.sb_max, w.b_row_bytes, w.rb_max);
-  std::size_t reads = SpillWindow::resident_bytes(1, n_seq, w.b_row_bytes, w.sb_max, read);
-  if (w.left_apart) {
-    written += SpillWindow::resident_bytes(w.tiles, w.sb_max, tile_row, w.rb_max);
-    reads += SpillWindow::resident_bytes(1, n_seq, tile_row, w.sb_max, read);
-  } else {
-    reads += columns;
-  }
+  const std::size_t written = SpillWindow::resident_bytes(1, w.sb_max, w.b_row_bytes, w.rb_max) +
+                              SpillWindow::resident_bytes(w.tiles, w.sb_max, tile_row, w.rb_max);
+  const std::size_t reads = SpillWindow::resident_bytes(1, n_seq, w.b_row_bytes, w.sb_max, read) +
+                            SpillWindow::resident_bytes(1, n_seq, tile_row, w.sb_max, read);
   return std::max(m_rows(w.rb_max) + written, reads);
 }
 
@@ -596,10 +594,10 @@ std::size_t OuterProductMean::slab_projection_bytes(const Slabs& w) const {
     if (s == 0) continue;
     bytes = std::max(bytes, right_.scratch_bytes(s * n_res, normed));
     if (w.use_bf16) bytes = std::max(bytes, right_.scratch_bytes(s * n_res, normed_to_bf16));
-    if (w.left_apart) bytes = std::max(bytes, left_.scratch_bytes(s * n_res, normed));
+    if (w.apart) bytes = std::max(bytes, left_.scratch_bytes(s * n_res, normed));
   }
   for (std::int64_t s : {xb, sb % xb, n_seq % sb % xb}) {
-    if (w.left_apart) break;
+    if (w.apart) break;  // the left projection is made with the right one's blocks, above
     for (std::int64_t i : {ni, n_res % ni}) {
       if (s > 0 && i > 0) bytes = std::max(bytes, left_.scratch_bytes(s * i));
     }

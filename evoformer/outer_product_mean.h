@@ -88,9 +88,9 @@ class OuterProductMean {
   // Chunked: the sizes and buffers of forward_in_slabs(), allocated once for every slab.
   struct Slabs {
     // The sizes for `op` over an MSA of n_seq x n_res with `chunk`; no buffers yet.
-    // apart: ctx.activations is set, where a right projection not kept in scratch is kept.
+    // spilled: ctx.activations is set, where projections not kept in scratch are kept.
     Slabs(const OuterProductMean& op, std::int64_t n_seq, std::int64_t n_res, std::int64_t chunk,
-          bool apart);
+          bool spilled);
     // bf16: a rounded (null in fp32).
     bf16* a16() const { return use_bf16 ? a_bf16.data_as<bf16>() : nullptr; }
 
@@ -103,10 +103,9 @@ class OuterProductMean {
     DType b_type;             // of the right projection the outer products read
     std::size_t b_row_bytes;  // one sequence of it
     bool keep_right;          // the whole right projection held in scratch
-    bool right_apart;         // the whole right projection held in ctx.activations (Kept)
-    bool left_apart;          // and the left one, tiled by slab (with right_apart)
-    std::int64_t tiles;       // slabs of residues
-    Tensor x;                 // LayerNorm(m[s]) for the right projection
+    bool apart;  // both projections held whole in ctx.activations (Kept), the left one tiled
+    std::int64_t tiles;  // slabs of residues
+    Tensor x;            // LayerNorm(m[s]) for the right projection
     Tensor b;       // fp32: the right projection of the step's sequences (not when apart); bf16:
                     // one call's rows
     Tensor xa;      // m[s, slab] for the left projection (not apart)
@@ -119,11 +118,11 @@ class OuterProductMean {
     Tensor a_bf16;  // bf16 only: a and b rounded
     Tensor b_bf16;
   };
-  // With right_apart, in ctx.activations: the masked projections of every sequence, bf16 when
+  // With apart, in ctx.activations: the masked projections of every sequence, bf16 when
   // the outer products are.
   struct Kept {
     Tensor b;  // [n_seq, n_res, c]
-    Tensor a;  // [tiles, n_seq, ni_max, c]: tile t holds the residues of slab t (left_apart)
+    Tensor a;  // [tiles, n_seq, ni_max, c]: tile t holds the residues of slab t (apart)
   };
   // add_update's output projection of g residues, where it cannot land in the outer buffer.
   struct Update {
@@ -146,7 +145,7 @@ class OuterProductMean {
   void forward_in_slabs(const Tensor& m, const Tensor& msa_mask, const Tensor& z,
                         const RunContext& ctx) const;
   // out: where the rows [first, end) of the masked right projection go (of w.b_type), any
-  // tier; their mask rows are w.mb's first (mask_block). left_out (w.left_apart): Kept::a's
+  // tier; their mask rows are w.mb's first (mask_block). left_out (w.apart): Kept::a's
   // rows [first, end), where their masked left projection goes.
   void right_rows(const Slabs& w, const Tensor& m, std::int64_t first, std::int64_t end,
                   const Tensor& out, Arena& arena, const Tensor& left_out = Tensor()) const;
