@@ -5,7 +5,9 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
+#include <string>
 
 #include "memory/byte_size.h"
 #include "memory/error.h"
@@ -33,6 +35,7 @@ std::size_t page_size() {
 struct SpillMapped {
   std::size_t bytes;
   int fd;
+  int direct_fd;
   const std::atomic<std::size_t>* cache_bytes;  // the FileTier's
 };
 struct SpillRegistry {
@@ -61,6 +64,15 @@ int write_back(int fd, std::size_t begin, std::size_t bytes, bool wait) {
              : errno;
 }
 
+// The file behind `fd` opened again with O_DIRECT (a descriptor of its own: the flag is per open
+// file), for the streamed passes' reads and writes; none where the file system refuses it (tmpfs
+// before Linux 6.6) or CPUFOLD_SPILL_BUFFERED is set (to compare both ways).
+UniqueFd open_direct(int fd) {
+  if (std::getenv("CPUFOLD_SPILL_BUFFERED") != nullptr) return {};
+  const std::string path = "/proc/self/fd/" + std::to_string(fd);
+  return UniqueFd(::open(path.c_str(), O_RDWR | O_DIRECT | O_CLOEXEC));
+}
+
 InputError write_back_failed(int err) {
   return InputError(std::string("cannot write to the spill directory: ") + std::strerror(err) +
                     "; pass --spill-dir a working device");
@@ -76,7 +88,7 @@ SpillMapping spill_mapping_at(const void* p) {
   if (it == r.mappings.begin()) return {};
   --it;
   if (b >= it->first + it->second.bytes) return {};
-  return {it->second.fd, it->first, it->second.cache_bytes->load()};
+  return {it->second.fd, it->first, it->second.direct_fd, it->second.cache_bytes->load()};
 }
 
 void spill_prefetch(const SpillMapping& m, std::size_t offset, std::size_t bytes) {
@@ -134,14 +146,15 @@ std::byte* FileTier::map(std::size_t bytes) {
                         dir_.string() + "' (" + std::strerror(errno) + ")");
   }
   if (std::getenv("CPUFOLD_SPILL_RANDOM") != nullptr) ::madvise(p, bytes, MADV_RANDOM);
+  UniqueFd direct = open_direct(fd.get());
   register_mapped_region(p, bytes, "a spill file in " + dir_.string());
   {
     SpillRegistry& r = spill_registry();
     const std::lock_guard lock(r.mutex);
-    r.mappings[static_cast<const std::byte*>(p)] = {bytes, fd.get(), &cache_bytes_};
+    r.mappings[static_cast<const std::byte*>(p)] = {bytes, fd.get(), direct.get(), &cache_bytes_};
   }
   const std::lock_guard lock(mutex_);
-  files_.emplace(static_cast<const std::byte*>(p), std::move(fd));
+  files_.emplace(static_cast<const std::byte*>(p), File{std::move(fd), std::move(direct)});
   return static_cast<std::byte*>(p);
 }
 
@@ -165,7 +178,7 @@ void FileTier::evict(std::byte* base, std::size_t offset, std::size_t bytes) {
     const std::lock_guard lock(mutex_);
     const auto it = files_.find(base);
     if (it == files_.end()) throw InternalError("evicting a region this file tier did not map");
-    fd = it->second.get();
+    fd = it->second.fd.get();
   }
   // Write back and wait: MADV_PAGEOUT does not write dirty file pages outside kswapd, and
   // msync(MS_ASYNC) starts nothing on Linux.

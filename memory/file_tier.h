@@ -20,6 +20,8 @@ namespace cpufold {
 struct SpillMapping {
   int fd = -1;
   const std::byte* base = nullptr;
+  // The same file opened O_DIRECT (memory/spill_io.h); -1 where the file system refuses it.
+  int direct_fd = -1;
   // A spilled tensor up to this size is left to the page cache between the passes of a block
   // rather than streamed (FileTier::set_cache_bytes).
   std::size_t cache_bytes = 0;
@@ -66,7 +68,10 @@ class FileTier final : public Tier {
   std::filesystem::path dir_;
   std::string name_;
   std::mutex mutex_;
-  std::map<const std::byte*, UniqueFd> files_;  // by mapping address
+  struct File {
+    UniqueFd fd, direct;  // direct: O_DIRECT, or none
+  };
+  std::map<const std::byte*, File> files_;  // by mapping address
   std::atomic<std::size_t> cache_bytes_{0};
 };
 

@@ -6,7 +6,9 @@
 #include <cerrno>
 #include <cstring>
 #include <exception>
+#include <mutex>
 #include <string>
+#include <vector>
 
 #include "memory/error.h"
 #include "memory/file_tier.h"
@@ -35,6 +37,65 @@ std::int64_t slab_indices(std::int64_t outer, std::int64_t n, std::size_t index_
   }
   const std::int64_t steps = std::max<std::int64_t>(1, (aim + step - 1) / step);
   return std::min(n, steps * step);
+}
+
+// Staging buffers outlive their pass, for the next pass to take: a fresh one faults in each of
+// its pages on first touch, which in a virtual machine was a large part of a streamed pass's own
+// time. The pool keeps no more than the passes ever staged at once (free + staged <= that high
+// mark), so it never holds memory the plan's spill window did not.
+class StagingPool {
+ public:
+  Region take(std::size_t bytes) {
+    const std::lock_guard lock(mutex_);
+    auto best = free_.end();
+    for (auto it = free_.begin(); it != free_.end(); ++it) {
+      if (it->size() >= bytes && it->size() <= 2 * bytes &&
+          (best == free_.end() || it->size() < best->size())) {
+        best = it;
+      }
+    }
+    Region r;
+    if (best != free_.end()) {
+      r = std::move(*best);
+      free_.erase(best);
+      free_bytes_ -= r.size();
+    } else {
+      r = dram_tier().allocate(bytes);
+      r.populate();  // one call instead of a fault per page
+    }
+    staged_ += r.size();
+    high_ = std::max(high_, staged_);
+    trim();
+    return r;
+  }
+  void give(Region r) {
+    if (r.data() == nullptr) return;
+    const std::lock_guard lock(mutex_);
+    staged_ -= r.size();
+    free_bytes_ += r.size();
+    free_.push_back(std::move(r));
+    trim();
+  }
+
+ private:
+  // The oldest free buffers go while the pool holds more than kKept or the high mark allows.
+  void trim() {
+    while (!free_.empty() && (free_.size() > kKept || staged_ + free_bytes_ > high_)) {
+      free_bytes_ -= free_.front().size();
+      free_.erase(free_.begin());
+    }
+  }
+
+  static constexpr std::size_t kKept = 8;  // two passes at once (the outer product mean's)
+  std::mutex mutex_;
+  std::vector<Region> free_;
+  std::size_t free_bytes_ = 0, staged_ = 0, high_ = 0;
+};
+
+StagingPool& staging_pool() {
+  dram_tier();  // constructed before the pool, so destroyed after the buffers it holds
+  static StagingPool pool;
+  return pool;
 }
 
 void transfer(bool write, int fd, std::byte* buffer, std::size_t bytes, std::size_t offset) {
@@ -91,8 +152,60 @@ SpillWindow::SpillWindow(const Tensor& t, int axis, std::int64_t step, Access ac
   // staged) would stay resident while mapped: unmapped once here, they leave with the slabs.
   const std::size_t from = file_offset(0, 0);
   spill_unmap(m, from, file_offset(outer_ - 1, n_) - from);
-  staging_ = dram_tier().allocate(static_cast<std::size_t>(outer_) *
-                                  static_cast<std::size_t>(slab_) * index_bytes_);
+  const std::size_t slab_bytes =
+      static_cast<std::size_t>(outer_) * static_cast<std::size_t>(slab_) * index_bytes_;
+  staging_[0] = staging_pool().take(slab_bytes);
+  if (m.direct_fd < 0 || !runs_aligned()) return;
+  // A read and a write of a slab in flight, each one request per run.
+  auto queue = std::make_unique<SpillQueue>(2 * static_cast<std::size_t>(outer_));
+  if (!queue->available()) return;
+  for (std::size_t b = 1; b < staging_.size(); ++b) staging_[b] = staging_pool().take(slab_bytes);
+  for (const Region& r : staging_) {
+    if (reinterpret_cast<std::uintptr_t>(r.data()) % kDirectAlignment != 0) {
+      for (std::size_t b = 1; b < staging_.size(); ++b) staging_pool().give(std::move(staging_[b]));
+      return;
+    }
+  }
+  direct_fd_ = m.direct_fd;
+  queue_ = std::move(queue);
+  // Clean pages of the tensor left by writes through the mapping go now; dirty ones are
+  // written back by the kernel before a direct read of their range.
+  spill_drop_cached(m, from, file_offset(outer_ - 1, n_) - from);
+}
+
+bool SpillWindow::runs_aligned() const {
+  const auto aligned = [](std::size_t bytes) { return bytes % kDirectAlignment == 0; };
+  const std::size_t last = static_cast<std::size_t>(slab_length(slabs_ - 1)) * index_bytes_;
+  return aligned(file_offset(0, 0)) && (outer_ == 1 || aligned(outer_stride_)) &&
+         aligned(static_cast<std::size_t>(slab_) * index_bytes_) && aligned(last);
+}
+
+void SpillWindow::queue_transfer(std::int64_t slab, bool write) {
+  const std::size_t run = static_cast<std::size_t>(slab_length(slab)) * index_bytes_;
+  std::byte* const into = buffer(slab);
+  const int tag = static_cast<int>(slab % SpillQueue::kTags);
+  for (std::int64_t o = 0; o < outer_; ++o) {
+    std::byte* const b = into + static_cast<std::size_t>(o) * run;
+    const std::size_t offset = file_offset(o, slab_begin(slab));
+    if (write) {
+      queue_->write(direct_fd_, fd_, b, run, offset, tag);
+    } else {
+      queue_->read(direct_fd_, fd_, b, run, offset, tag);
+    }
+  }
+}
+
+void SpillWindow::advance_direct(std::int64_t slab) {
+  if (current_ >= 0 && access_ == Access::write) queue_transfer(current_, true);
+  if (current_ < 0) queue_transfer(slab, false);  // the first: nothing read it ahead
+  queue_->wait(static_cast<int>(slab % SpillQueue::kTags));
+  current_ = slab;
+  if (slab + 1 < slabs_) {
+    // Its buffer last held the slab before the last, whose write has had a slab's compute.
+    queue_->wait(static_cast<int>((slab + 1) % SpillQueue::kTags));
+    queue_transfer(slab + 1, false);
+    queue_->submit();
+  }
 }
 
 SpillWindow::~SpillWindow() noexcept(false) {
@@ -168,9 +281,10 @@ Tensor SpillWindow::at(std::int64_t begin, std::int64_t end) {
       (current_ >= 0 && slab > current_ + 1)) {  // each slab is stored and released in turn
     throw InternalError("a spilled pass stepped across its slabs, back, or over one");
   }
+  if (slab != current_ && direct()) advance_direct(slab);
   if (slab != current_) {
-    if (current_ >= 0 && access_ == Access::write) store(current_, staging_.data());
-    load(slab, staging_.data());  // read ahead while the slab before it computed
+    if (current_ >= 0 && access_ == Access::write) store(current_, buffer(current_));
+    load(slab, buffer(slab));  // read ahead while the slab before it computed
     if (outer_ == 1) {
       // Rows: the staged slab's pages go now (in a column pass they go with a span below).
       spill_drop_cached({fd_, base_}, file_offset(0, slab_begin(slab)),
@@ -199,21 +313,27 @@ Tensor SpillWindow::at(std::int64_t begin, std::int64_t end) {
     strides[axis_ - 1] = length * t_.stride(axis_);
     for (int a = axis_ - 2; a >= 0; --a) strides[a] = strides[a + 1] * t_.dim(a + 1);
   }
-  std::byte* p =
-      staging_.data() + static_cast<std::size_t>(begin - slab_begin(slab)) * index_bytes_;
+  std::byte* p = buffer(slab) + static_cast<std::size_t>(begin - slab_begin(slab)) * index_bytes_;
   return Tensor(p, t_.dtype(), shape, strides);
 }
 
 void SpillWindow::finish() {
   if (!staged() || finished_) return;
   finished_ = true;
+  if (direct()) {
+    if (current_ >= 0 && access_ == Access::write) queue_transfer(current_, true);
+    for (int tag = 0; tag < SpillQueue::kTags; ++tag) queue_->wait(tag);
+    queue_.reset();
+    for (Region& r : staging_) staging_pool().give(std::move(r));
+    return;
+  }
   if (current_ >= 0) {
-    if (access_ == Access::write) store(current_, staging_.data());
+    if (access_ == Access::write) store(current_, buffer(current_));
     if (stored_ >= 0) release(stored_);
     release(current_);
     if (current_ + 1 < slabs_) release(current_ + 1);  // read ahead
   }
-  staging_.reset();
+  staging_pool().give(std::move(staging_[0]));
 }
 
 std::size_t SpillWindow::resident_bytes(std::int64_t outer, std::int64_t n, std::size_t index_bytes,

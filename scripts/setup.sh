@@ -6,7 +6,7 @@ set -euo pipefail
 packages=(
   build-essential cmake pkg-config clang-format
   libdnnl-dev ocl-icd-opencl-dev libhdf5-dev libeigen3-dev libcli11-dev libgtest-dev
-  libzip-dev libxxhash-dev zlib1g-dev libnuma-dev libhwloc-dev nlohmann-json3-dev gemmi-dev tao-pegtl-dev libcairo2-dev fonts-dejavu-core
+  libzip-dev libxxhash-dev zlib1g-dev libnuma-dev liburing-dev libhwloc-dev nlohmann-json3-dev gemmi-dev tao-pegtl-dev libcairo2-dev fonts-dejavu-core
   python3 python3-h5py python3-numpy python3-gemmi
   slurmctld slurmd slurm-client munge snakemake
   hmmer hhsuite mmseqs2 kalign

@@ -4,6 +4,7 @@
 
 #include <array>
 #include <cstdint>
+#include <cstdlib>
 #include <vector>
 
 #include "memory/arena.h"
@@ -63,6 +64,40 @@ TEST(SpillWindow, RowAndColumnPassesOverASpilledTensorChangeWhatTheSameArithmeti
     add_along(d, axis, step);
   }
   EXPECT_EQ(values(s), values(d));
+}
+
+// Passes with step 1 and 4 along both axes of a [256, 64, 64] tensor (rows of 64 KiB, columns of
+// 256 bytes, so that a column slab's runs are whole pages), spilled with `buffered` or not, give
+// the bits the same passes give in DRAM; the spilled passes are direct unless `buffered`
+// (where the machine has an io_uring and the file system O_DIRECT).
+void expect_passes_match_dram(bool buffered) {
+  const ScratchDir dir;
+  if (buffered) ::setenv("CPUFOLD_SPILL_BUFFERED", "1", 1);
+  FileTier tier(dir.path());
+  Arena spilled("spilled", tier, f32_bytes({256, 64, 64}));
+  ::unsetenv("CPUFOLD_SPILL_BUFFERED");
+  Arena dram("dram", dram_tier(), f32_bytes({256, 64, 64}));
+  const Tensor s = patterned(spilled, 256, 64, 64), d = patterned(dram, 256, 64, 64);
+  const bool can_direct = SpillQueue(1).available() && spill_mapping_at(s.data()).direct_fd >= 0;
+  for (const auto& [axis, step] : {std::pair{0, 1}, {1, 4}, {0, 4}, {1, 1}}) {
+    EXPECT_EQ(SpillWindow(s, axis, step, SpillWindow::Access::read).direct(),
+              can_direct && !buffered)
+        << "axis " << axis;
+    add_along(s, axis, step);
+    add_along(d, axis, step);
+  }
+  EXPECT_EQ(values(s), values(d));
+  if (!buffered && !can_direct) {
+    GTEST_SKIP() << "no io_uring or O_DIRECT here: passes buffered";
+  }
+}
+
+TEST(SpillWindow, DirectPassesChangeWhatTheSameArithmeticInDramDoes) {
+  expect_passes_match_dram(false);
+}
+
+TEST(SpillWindow, BufferedPassesChangeWhatTheSameArithmeticInDramDoes) {
+  expect_passes_match_dram(true);
 }
 
 TEST(SpillWindow, TensorsInDramArePassedThroughAsSlicesOfThemselves) {
