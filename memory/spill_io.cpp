@@ -73,7 +73,7 @@ void SpillQueue::queue(const Request& r, int direct_fd) {
   if (!available()) throw InternalError("SpillQueue used without an io_uring");
   while (free_.empty()) {
     submit();
-    reap();
+    reap(1);
   }
   io_uring_sqe* sqe = io_uring_get_sqe(&ring_->ring);
   if (sqe == nullptr) {  // the submission queue is full: hand it over and take another entry
@@ -100,7 +100,7 @@ void SpillQueue::submit() {
   if (unsubmitted_ == 0) return;
   int got = 0;
   while ((got = io_uring_submit(&ring_->ring)) == -EINTR || got == -EAGAIN) {
-    if (got == -EAGAIN) reap();  // the kernel is short of room: let requests finish
+    if (got == -EAGAIN) reap(1);  // the kernel is short of room: let requests finish
   }
   if (got < 0) {
     throw InputError(std::string("cannot queue I/O on a spill file: ") + std::strerror(-got) +
@@ -109,18 +109,22 @@ void SpillQueue::submit() {
   unsubmitted_ -= std::min(unsubmitted_, static_cast<std::size_t>(got));
 }
 
-void SpillQueue::reap() {
+void SpillQueue::reap(std::size_t want) {
+  // One wake-up for `want` completions, not one per request: a column slab is hundreds.
   io_uring_cqe* cqe = nullptr;
   int err = 0;
-  while ((err = io_uring_wait_cqe(&ring_->ring, &cqe)) == -EINTR) {
+  const auto n = static_cast<unsigned>(std::clamp<std::size_t>(want, 1, slots_.size()));
+  while ((err = io_uring_wait_cqe_nr(&ring_->ring, &cqe, n)) == -EINTR) {
   }
   if (err != 0 || cqe == nullptr) {
     throw InputError(std::string("cannot wait for I/O on a spill file: ") + std::strerror(-err));
   }
-  const auto slot = static_cast<std::size_t>(io_uring_cqe_get_data64(cqe));
-  const int result = cqe->res;
-  io_uring_cqe_seen(&ring_->ring, cqe);
-  complete(slot, result);
+  while (io_uring_peek_cqe(&ring_->ring, &cqe) == 0 && cqe != nullptr) {
+    const auto slot = static_cast<std::size_t>(io_uring_cqe_get_data64(cqe));
+    const int result = cqe->res;
+    io_uring_cqe_seen(&ring_->ring, cqe);
+    complete(slot, result);
+  }
 }
 
 void SpillQueue::complete(std::size_t slot, int result) {
@@ -139,7 +143,8 @@ void SpillQueue::complete(std::size_t slot, int result) {
 void SpillQueue::wait(int tag) {
   if (!available()) return;
   submit();
-  while (in_flight_[static_cast<std::size_t>(tag)] > 0) reap();
+  while (in_flight_[static_cast<std::size_t>(tag)] > 0)
+    reap(in_flight_[static_cast<std::size_t>(tag)]);
   if (error_ != 0) {
     throw InputError(std::string("cannot read or write a spill file: ") + std::strerror(error_) +
                      "; pass --spill-dir a working device");
@@ -151,7 +156,8 @@ void SpillQueue::drain() noexcept {
   try {
     submit();
     for (int tag = 0; tag < kTags; ++tag) {
-      while (in_flight_[static_cast<std::size_t>(tag)] > 0) reap();
+      while (in_flight_[static_cast<std::size_t>(tag)] > 0)
+        reap(in_flight_[static_cast<std::size_t>(tag)]);
     }
   } catch (...) {  // NOLINT(bugprone-empty-catch): unwinding already; the pass's result is lost
   }

@@ -55,8 +55,8 @@ class SpillQueue {
   };
   struct Ring;
   void queue(const Request& r, int direct_fd);
-  // Waits for one completion and settles it.
-  void reap();
+  // Waits until `want` completions (at least one) are ready, then settles every ready one.
+  void reap(std::size_t want);
   void complete(std::size_t slot, int result);
 
   std::unique_ptr<Ring> ring_;
