@@ -1,6 +1,7 @@
 #include "evoformer/evoformer_block.h"
 
 #include <algorithm>
+#include <type_traits>
 
 #include "memory/spill_window.h"
 #include "ops/row_chunks.h"
@@ -56,10 +57,11 @@ void EvoformerBlock::forward(const Tensor& m, const Tensor& z, const Tensor& msa
   ctx.module(std::holds_alternative<MsaColumnAttention>(column_attention_)
                  ? "msa_column_attention"
                  : "msa_column_global_attention");
-  std::visit([&](const auto& column) { column.forward(m, msa_mask, ctx); }, column_attention_);
-  // The reference runs with _mask_trans off: the transition sees no mask (see Transition).
-  ctx.module("msa_transition");
-  msa_transition_.forward(m, Tensor(), ctx);
+  // The MSA transition runs inside the column attention's pass, on each slab it updated (one
+  // pass over a spilled m instead of two); the reference runs with _mask_trans off: the
+  // transition sees no mask (see Transition).
+  std::visit([&](const auto& column) { column.forward(m, msa_mask, ctx, &msa_transition_); },
+             column_attention_);
   ctx.module("outer_product_mean");
   outer_product_mean_.forward(m, msa_mask, z, ctx);
   pair_updates_.forward(z, pair_mask, ctx);
@@ -77,8 +79,8 @@ std::size_t EvoformerBlock::spill_traffic_bytes(std::int64_t n_seq, std::int64_t
   const std::size_t column =
       std::visit([&](const auto& col) { return col.spill_traffic_bytes(n_seq, n_res, m_type); },
                  column_attention_);
-  // Row attention and transition read and write m once each.
-  const std::size_t msa_traffic = (msa <= cache_bytes ? 2 * msa : 4 * msa + column) + opm;
+  // Row attention reads and writes m once; the transition runs in the column attention's pass.
+  const std::size_t msa_traffic = (msa <= cache_bytes ? 2 * msa : 2 * msa + column) + opm;
   const std::size_t pair_traffic = pair <= cache_bytes ? 2 * pair : pair * (1 + 2 + 2 * 6);
   return msa_traffic + 2 * pair_updates_.edge_bytes(n_res) + (pair_spilled ? pair_traffic : 0);
 }
@@ -104,9 +106,15 @@ std::size_t EvoformerBlock::spill_window_bytes(std::int64_t n_seq, std::int64_t 
 std::size_t EvoformerBlock::scratch_bytes(std::int64_t n_seq, std::int64_t n_res,
                                           std::int64_t chunk, DType m_type, bool apart) const {
   const std::size_t column = std::visit(
-      [&](const auto& col) { return col.scratch_bytes(n_seq, n_res, chunk); }, column_attention_);
+      [&](const auto& col) {
+        if constexpr (std::is_same_v<std::decay_t<decltype(col)>, MsaColumnGlobalAttention>) {
+          return col.scratch_bytes(n_seq, n_res, chunk, &msa_transition_, m_type);
+        } else {
+          return col.scratch_bytes(n_seq, n_res, chunk, &msa_transition_);
+        }
+      },
+      column_attention_);
   return std::max({row_attention_.scratch_bytes(n_seq, n_res, chunk, m_type), column,
-                   msa_transition_.scratch_bytes(n_seq, n_res, chunk, false, m_type),
                    outer_product_mean_.scratch_bytes(n_seq, n_res, chunk, apart),
                    pair_updates_.scratch_bytes(n_res, chunk, apart)});
 }

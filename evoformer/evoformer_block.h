@@ -42,9 +42,9 @@ class EvoformerBlock {
                                  DType m_type) const;
   // Bytes forward() reads and writes from the spill tier when m and ctx.activations are
   // spilled (and z too with pair_spilled): each staged pass over m reads it once and a
-  // changing one writes it once (memory/spill_window.h): row attention and the transition read
-  // and write m, the column attention and the outer product mean move their spill_traffic_bytes
-  // (the global column attention reads m three times); each
+  // changing one writes it once (memory/spill_window.h): row attention reads and writes m, the
+  // column attention (with the transition in its pass) and the outer product mean move their
+  // spill_traffic_bytes (the global column attention reads m three times); each
   // edge is written and read once. The pair's passes are an estimate: the bias and the outer
   // product mean stream it, the triangle updates and the transition page it (read and written once
   // each, six passes). A tensor of at most cache_bytes is not streamed (FileTier::

@@ -16,8 +16,8 @@ MsaColumnAttention::MsaColumnAttention(const ParamScope& scope, std::int64_t c_m
       query_norm_((scope / "query_norm").layer_norm(c_m)),
       attention_(scope / "attention", c_m, dims, c_m) {}
 
-void MsaColumnAttention::forward(const Tensor& m, const Tensor& msa_mask,
-                                 const RunContext& ctx) const {
+void MsaColumnAttention::forward(const Tensor& m, const Tensor& msa_mask, const RunContext& ctx,
+                                 const Transition* then) const {
   if (m.rank() != 3) {
     throw InternalError("MsaColumnAttention needs m [n_seq, n_res, c_m], got " + m.describe());
   }
@@ -36,6 +36,9 @@ void MsaColumnAttention::forward(const Tensor& m, const Tensor& msa_mask,
   detail::mask_to_bias(msa_mask.transpose(0, 1), kInf, mask_bias);
 
   const std::int64_t cols = detail::chunk_columns(n_res, n_seq, ctx.chunk);
+  // The columns' rows (about ctx.chunk·n_res, as a transition step over rows) in one step.
+  RunContext whole = ctx;
+  whole.chunk = 0;
   const StridedAccess column_pass(m);
   SpillWindow window(m, 1, cols, SpillWindow::Access::write);
   for (std::int64_t j0 = 0; j0 < n_res; j0 += cols) {
@@ -51,7 +54,17 @@ void MsaColumnAttention::forward(const Tensor& m, const Tensor& msa_mask,
     query_norm_.forward(x, xn);
     attention_.forward(xn, AttentionBias{Tensor(), mask_bias.slice(0, j0, j0 + nj)}, x,
                        /*accumulate=*/false, arena, ctx.gemm);
-    detail::add_columns(x, columns, 0);
+    if (then == nullptr) {
+      detail::add_columns(x, columns, 0);
+      continue;
+    }
+    // x becomes the updated columns (the same sums as add_columns makes), goes through the
+    // transition and replaces them.
+    detail::gather_add_columns(columns, 0, x);
+    ctx.module("msa_transition");  // timed apart (bench block)
+    then->forward(x, Tensor(), whole);
+    ctx.module("msa_column_attention");
+    detail::set_columns(x, columns, 0);
   }
   window.finish();
 }
@@ -69,12 +82,13 @@ BufferList<MsaColumnAttention::ColumnChunk> MsaColumnAttention::column_chunk_buf
 }
 
 std::size_t MsaColumnAttention::scratch_bytes(std::int64_t n_seq, std::int64_t n_res,
-                                              std::int64_t chunk) const {
+                                              std::int64_t chunk, const Transition* then) const {
   if (n_seq == 0 || n_res == 0) return 0;
   const std::int64_t cols = detail::chunk_columns(n_res, n_seq, chunk);
   return mask_bias_buffers(n_seq, n_res).bytes() + largest_step(n_res, cols, [&](std::int64_t nj) {
            return column_chunk_buffers(nj, n_seq).bytes() +
-                  attention_.scratch_bytes(nj, n_seq, /*accumulate=*/false);
+                  std::max(attention_.scratch_bytes(nj, n_seq, /*accumulate=*/false),
+                           then != nullptr ? then->scratch_bytes(nj, n_seq, 0, false) : 0);
          });
 }
 

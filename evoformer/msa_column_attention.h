@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "evoformer/gated_attention.h"
+#include "evoformer/transition.h"
 #include "io/model_config.h"
 #include "memory/buffer_list.h"
 #include "ops/layer_norm.h"
@@ -27,11 +28,16 @@ class MsaColumnAttention {
   // msa_mask: [n_seq, n_res] f32 (any strides); masked sequences get logit bias -1e9 as keys.
   // detail::chunk_columns(n_res, n_seq, ctx.chunk) residue columns at a time (<= 0: all;
   // about ctx.chunk·n_res rows) are gathered into a contiguous
-  // [columns, n_seq, c_m] buffer, normalised, attended and added back.
-  void forward(const Tensor& m, const Tensor& msa_mask, const RunContext& ctx) const;
+  // [columns, n_seq, c_m] buffer, normalised, attended and added back. With `then` (the block's
+  // MSA transition, Alg. 9, which works on each MSA entry alone) the updated columns are gathered
+  // again and go through it before they are written back: a spilled m is read and written once
+  // for both modules instead of twice.
+  void forward(const Tensor& m, const Tensor& msa_mask, const RunContext& ctx,
+               const Transition* then = nullptr) const;
 
-  // Scratch bytes forward() takes from ctx.arena().
-  std::size_t scratch_bytes(std::int64_t n_seq, std::int64_t n_res, std::int64_t chunk) const;
+  // Scratch bytes forward() takes from ctx.arena() (with `then` as forward's).
+  std::size_t scratch_bytes(std::int64_t n_seq, std::int64_t n_res, std::int64_t chunk,
+                            const Transition* then = nullptr) const;
   // The most forward()'s column pass over a spilled m holds at once (memory/spill_window.h).
   std::size_t spill_window_bytes(std::int64_t n_seq, std::int64_t n_res, std::int64_t chunk,
                                  DType m_type) const;

@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "evoformer/transition.h"
 #include "io/model_config.h"
 #include "memory/buffer_list.h"
 #include "memory/spill_window.h"
@@ -36,11 +37,15 @@ class MsaColumnGlobalAttention {
   // so a spilled m streams row slabs as the other MSA passes do instead of gathering columns of
   // a page per sequence: (1) the masked mean of the normalised rows per column, hence the
   // queries; (2) keys and values per row block, folded into a running softmax per column and
-  // head; (3) the gate per row times its column's output, projected and added to m.
-  void forward(const Tensor& m, const Tensor& msa_mask, const RunContext& ctx) const;
+  // head; (3) the gate per row times its column's output, projected and added to m, then, with
+  // `then` (the block's MSA transition, Alg. 9, which works on each MSA entry alone), the
+  // updated rows through it: a spilled m is read and written once for both modules.
+  void forward(const Tensor& m, const Tensor& msa_mask, const RunContext& ctx,
+               const Transition* then = nullptr) const;
 
-  // Scratch bytes forward() takes from ctx.arena().
-  std::size_t scratch_bytes(std::int64_t n_seq, std::int64_t n_res, std::int64_t chunk) const;
+  // Scratch bytes forward() takes from ctx.arena() (with `then` as forward's, m of m_type).
+  std::size_t scratch_bytes(std::int64_t n_seq, std::int64_t n_res, std::int64_t chunk,
+                            const Transition* then = nullptr, DType m_type = DType::f32) const;
   // The most forward()'s passes over a spilled m hold at once (memory/spill_window.h).
   std::size_t spill_window_bytes(std::int64_t n_seq, std::int64_t n_res, std::int64_t chunk,
                                  DType m_type) const;
@@ -66,16 +71,18 @@ class MsaColumnGlobalAttention {
   BufferList<Rows> row_buffers(std::int64_t ns, std::int64_t n_res) const;
 
   // Each block of `rows` sequences of m through a staged pass of `access`: f(s0, ns, m_rows, w)
-  // with w the block's buffers, w.x = LayerNorm(m_rows).
-  template <class F>
-  void row_pass(const Tensor& m, std::int64_t rows, SpillWindow::Access access, Arena& arena,
-                F f) const;
+  // with w the block's buffers, w.x = LayerNorm(m_rows); then after(m_rows), those buffers
+  // released.
+  template <class F, class After>
+  void row_pass(const Tensor& m, std::int64_t rows, SpillWindow::Access access, Arena& arena, F f,
+                After after) const;
   // The passes (see forward), `rows` sequences per step.
   void mean_pass(const Tensor& m, const Tensor& msa_mask, std::int64_t rows, const Columns& c,
                  Arena& arena) const;
   void softmax_pass(const Tensor& m, const Tensor& msa_mask, std::int64_t rows, const Columns& c,
                     Arena& arena) const;
-  void update_pass(const Tensor& m, std::int64_t rows, const Columns& c, Arena& arena) const;
+  void update_pass(const Tensor& m, std::int64_t rows, const Columns& c, const RunContext& ctx,
+                   const Transition* then) const;
 
   std::int64_t c_e_;
   AttentionDims dims_;

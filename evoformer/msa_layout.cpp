@@ -10,7 +10,10 @@
 
 namespace cpufold::detail {
 
-void gather_columns(const Tensor& src, std::int64_t j0, const Tensor& dst) {
+namespace {
+
+// gather_columns (accumulate: gather_add_columns).
+void gather(const Tensor& src, std::int64_t j0, const Tensor& dst, bool accumulate) {
   if (src.rank() != 3 || dst.rank() != 3) {
     throw InternalError("gather_columns needs rank-3 tensors, got " + src.describe() + " -> " +
                         dst.describe());
@@ -27,10 +30,19 @@ void gather_columns(const Tensor& src, std::int64_t j0, const Tensor& dst) {
   const std::int64_t ss0 = src.stride(0), ss1 = src.stride(1);
   const std::int64_t total = n_j * n_row;
   const bool wide = src.dtype() == DType::bf16;
+  const auto add = row_kernels().add;
 #pragma omp parallel for schedule(static) if (total * c >= (1 << 14))
   for (std::int64_t t = 0; t < total; ++t) {
     const std::int64_t j = t / n_row, s = t % n_row, at = s * ss0 + (j0 + j) * ss1;
-    if (wide) {
+    if (accumulate) {
+      float* const d = dp + t * c;
+      if (wide) {
+        const bf16* const w = static_cast<const bf16*>(src.data()) + at;
+        for (std::int64_t k = 0; k < c; ++k) d[k] += static_cast<float>(w[k]);
+      } else {
+        add(d, static_cast<const float*>(src.data()) + at, c);
+      }
+    } else if (wide) {
       bf16_to_f32(static_cast<const bf16*>(src.data()) + at, dp + t * c, c);
     } else {
       std::memcpy(dp + t * c, static_cast<const float*>(src.data()) + at,
@@ -39,17 +51,30 @@ void gather_columns(const Tensor& src, std::int64_t j0, const Tensor& dst) {
   }
 }
 
-void add_columns(const Tensor& src, const Tensor& dst, std::int64_t j0) {
+}  // namespace
+
+void gather_columns(const Tensor& src, std::int64_t j0, const Tensor& dst) {
+  gather(src, j0, dst, false);
+}
+
+void gather_add_columns(const Tensor& src, std::int64_t j0, const Tensor& dst) {
+  gather(src, j0, dst, true);
+}
+
+namespace {
+
+// add_columns (accumulate) and set_columns.
+void scatter_columns(const Tensor& src, const Tensor& dst, std::int64_t j0, bool accumulate,
+                     const std::string& name) {
   if (src.rank() != 3 || !src.is_contiguous() || src.dtype() != DType::f32) {
-    throw InternalError("add_columns source must be contiguous f32 [j, row, c], got " +
-                        src.describe());
+    throw InternalError(name + " source must be contiguous f32 [j, row, c], got " + src.describe());
   }
   const std::int64_t n_j = src.dim(0), n_row = src.dim(1), c = src.dim(2);
-  check_activation(dst, dst.shape(), "add_columns destination");
+  check_activation(dst, dst.shape(), (name + " destination").c_str());
   if (dst.rank() != 3 || dst.dim(0) != n_row || dst.dim(2) != c || j0 < 0 ||
       j0 + n_j > dst.dim(1)) {
-    throw InternalError("add_columns: " + src.describe() + " into columns from " +
-                        std::to_string(j0) + " of " + dst.describe());
+    throw InternalError(name + ": " + src.describe() + " into columns from " + std::to_string(j0) +
+                        " of " + dst.describe());
   }
   const float* sp = static_cast<const float*>(src.data());
   const std::int64_t ds0 = dst.stride(0), ds1 = dst.stride(1);
@@ -62,12 +87,27 @@ void add_columns(const Tensor& src, const Tensor& dst, std::int64_t j0) {
   for (std::int64_t t = 0; t < total; ++t) {
     const std::int64_t s = t / n_j, j = t % n_j, at = s * ds0 + (j0 + j) * ds1;
     const float* update = sp + (j * n_row + s) * c;
-    if (narrow) {
+    if (narrow && accumulate) {
       add_into_bf16(static_cast<bf16*>(dst.data()) + at, update, c, narrow_kernel);
-    } else {
+    } else if (narrow) {
+      narrow_kernel(update, static_cast<bf16*>(dst.data()) + at, c);
+    } else if (accumulate) {
       add(static_cast<float*>(dst.data()) + at, update, c);
+    } else {
+      std::memcpy(static_cast<float*>(dst.data()) + at, update,
+                  static_cast<std::size_t>(c) * sizeof(float));
     }
   }
+}
+
+}  // namespace
+
+void add_columns(const Tensor& src, const Tensor& dst, std::int64_t j0) {
+  scatter_columns(src, dst, j0, true, "add_columns");
+}
+
+void set_columns(const Tensor& src, const Tensor& dst, std::int64_t j0) {
+  scatter_columns(src, dst, j0, false, "set_columns");
 }
 
 void add_rows(const Tensor& src, const Tensor& dst) {

@@ -13,10 +13,15 @@ namespace cpufold::detail {
 // src: [n_row, n_col, c] f32 or bf16 (widened), unit-stride last axis; dst: [n_j, n_row, c]
 // f32 contiguous.
 void gather_columns(const Tensor& src, std::int64_t j0, const Tensor& dst);
+// dst[j, s, :] += src[s, j0 + j, :]: gather_columns adding to dst (src f32 or bf16).
+void gather_add_columns(const Tensor& src, std::int64_t j0, const Tensor& dst);
 
 // dst[s, j0 + j, :] += src[j, s, :]. src: [n_j, n_row, c] f32 contiguous; dst: [n_row, n_col, c]
 // f32 or bf16 (the sum rounded once), with a unit-stride last axis.
 void add_columns(const Tensor& src, const Tensor& dst, std::int64_t j0);
+
+// dst[s, j0 + j, :] = src[j, s, :] (rounded once to a bf16 dst); shapes as add_columns.
+void set_columns(const Tensor& src, const Tensor& dst, std::int64_t j0);
 
 // dst += src. src: f32 contiguous; dst: the same shape, f32 or bf16 (the sum rounded once), its
 // leading axes collapsing into one row stride (a slice of rows of an MSA).

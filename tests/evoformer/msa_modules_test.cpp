@@ -411,6 +411,51 @@ TEST_F(ExtraMsaModules, MsaColumnGlobalAttention) {
       [&](const Tensor& x, const RunContext& ctx) { module.forward(x, ov, ctx); });
 }
 
+// The column update, then the transition of the updated MSA (Alg. 6 lines 2-3), as updates of m.
+Vec column_then_transition(const Vec& m, const Vec& column, const ParamScope& transition,
+                           std::int64_t c, std::int64_t factor) {
+  Vec after = m;
+  for (std::size_t i = 0; i < after.size(); ++i) after[i] += column[i];
+  const Vec t = naive_transition(transition, c, factor, after, nullptr);
+  Vec both = column;
+  for (std::size_t i = 0; i < both.size(); ++i) both[i] += t[i];
+  return both;
+}
+
+TEST_F(EvoformerMsaModules, MsaColumnAttentionRunsTheTransitionInItsPass) {
+  const MsaColumnAttention module(scope_ / "msa_column_attention", c_m_, cfg_.msa_column_attention);
+  const ParamScope ts = scope_ / "msa_transition";
+  const Transition transition(ts, c_m_, cfg_.msa_transition_factor);
+  const std::vector<float> m = random_values(S * N * static_cast<std::size_t>(c_m_), 14);
+  std::vector<float> mask = random_mask(S, N, 15);
+  const Vec column =
+      naive_column_attention(scope_ / "msa_column_attention", c_m_, cfg_.msa_column_attention,
+                             to_double(m), to_double(mask), S, N);
+  const Tensor mv(mask.data(), DType::f32, Shape{S, N});
+  check(
+      "MsaColumnAttention then MsaTransition", m, Shape{S, N, c_m_},
+      column_then_transition(to_double(m), column, ts, c_m_, cfg_.msa_transition_factor),
+      [&](std::int64_t chunk) { return module.scratch_bytes(S, N, chunk, &transition); },
+      [&](const Tensor& x, const RunContext& ctx) { module.forward(x, mv, ctx, &transition); });
+}
+
+TEST_F(ExtraMsaModules, MsaColumnGlobalAttentionRunsTheTransitionInItsUpdatePass) {
+  const ParamScope s = scope_ / "msa_column_global_attention";
+  const AttentionDims d = cfg_.extra_msa_global_attention;
+  const MsaColumnGlobalAttention module(s, c_m_, d);
+  const ParamScope ts = scope_ / "msa_transition";
+  const Transition transition(ts, c_m_, cfg_.extra_msa_transition_factor);
+  const std::vector<float> m = random_values(S * N * static_cast<std::size_t>(c_m_), 16);
+  std::vector<float> mask = random_mask(S, N, 17);
+  const Vec column = naive_global_attention(s, c_m_, d, to_double(m), to_double(mask), S, N);
+  const Tensor mv(mask.data(), DType::f32, Shape{S, N});
+  check(
+      "MsaColumnGlobalAttention then MsaTransition", m, Shape{S, N, c_m_},
+      column_then_transition(to_double(m), column, ts, c_m_, cfg_.extra_msa_transition_factor),
+      [&](std::int64_t chunk) { return module.scratch_bytes(S, N, chunk, &transition); },
+      [&](const Tensor& x, const RunContext& ctx) { module.forward(x, mv, ctx, &transition); });
+}
+
 TEST_P(MsaModules, MsaTransition) {
   const std::int64_t factor =
       extra_ ? cfg_.extra_msa_transition_factor : cfg_.msa_transition_factor;
