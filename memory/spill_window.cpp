@@ -183,8 +183,10 @@ SpillWindow::SpillWindow(const Tensor& t, int axis, std::int64_t step, Access ac
 bool SpillWindow::runs_aligned() const {
   const auto aligned = [](std::size_t bytes) { return bytes % kDirectAlignment == 0; };
   const std::size_t last = static_cast<std::size_t>(slab_length(slabs_ - 1)) * index_bytes_;
-  return aligned(file_offset(0, 0)) && (outer_ == 1 || aligned(outer_stride_)) &&
-         aligned(static_cast<std::size_t>(slab_) * index_bytes_) && aligned(last);
+  // A request's result is an int: runs stay far below 2 GiB (slabs are a few MiB).
+  const std::size_t run = static_cast<std::size_t>(slab_) * index_bytes_;
+  return aligned(file_offset(0, 0)) && (outer_ == 1 || aligned(outer_stride_)) && aligned(run) &&
+         aligned(last) && run <= (std::size_t{1} << 30);
 }
 
 void SpillWindow::queue_transfer(std::int64_t slab, bool write) {
