@@ -223,9 +223,20 @@ SpillWindow::~SpillWindow() noexcept(false) {
       finish();
     } catch (...) {  // NOLINT(bugprone-empty-catch): the pass failed already; its error goes on
     }
+    return_staging();
     return;
   }
-  finish();
+  try {
+    finish();
+  } catch (...) {
+    return_staging();
+    throw;
+  }
+}
+
+void SpillWindow::return_staging() {
+  queue_.reset();  // waits for the requests in flight, which write into the buffers
+  for (Region& r : staging_) staging_pool().give(std::move(r));
 }
 
 std::int64_t SpillWindow::slab_length(std::int64_t slab) const {
@@ -332,8 +343,7 @@ void SpillWindow::finish() {
   if (direct()) {
     if (current_ >= 0 && access_ == Access::write) queue_transfer(current_, true);
     for (int tag = 0; tag < SpillQueue::kTags; ++tag) queue_->wait(tag);
-    queue_.reset();
-    for (Region& r : staging_) staging_pool().give(std::move(r));
+    return_staging();
     return;
   }
   if (current_ >= 0) {
@@ -342,7 +352,7 @@ void SpillWindow::finish() {
     release(current_);
     if (current_ + 1 < slabs_) release(current_ + 1);  // read ahead
   }
-  staging_pool().give(std::move(staging_[0]));
+  return_staging();
 }
 
 std::size_t SpillWindow::resident_bytes(std::int64_t outer, std::int64_t n, std::size_t index_bytes,

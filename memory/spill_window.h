@@ -81,6 +81,9 @@ class SpillWindow {
   void prefetch(std::int64_t slab) const;
   // Whether every run of every slab is aligned for O_DIRECT, in the file and in the staging.
   bool runs_aligned() const;
+  // Hands the staging buffers back to the pool once no request is in flight (also when a
+  // pass fails, so the pool's count of what is staged stays true).
+  void return_staging();
   // The direct pass moving to `slab`: the current slab's write queued, `slab` waited for, the
   // one after it queued for reading.
   void advance_direct(std::int64_t slab);
