@@ -4,6 +4,7 @@
 // measurements on this machine.
 #include <omp.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <map>
@@ -12,6 +13,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "io/atomic_file.h"
 #include "memory/error.h"
@@ -59,8 +61,60 @@ class StageClock {
   std::chrono::steady_clock::time_point started_;
 };
 
+// Wall time per (stage, module) of the trunk's blocks, in the order first seen; a module runs
+// until the next one begins, its block ends ("") or the stage changes. A stage's blocks are
+// the begins of its first module (msa_row_attention, or the template stack's first triangle
+// update): a module may begin more than once per block (the extra-MSA stack's transition runs
+// inside the global attention's row slabs).
+class ModuleClock {
+ public:
+  struct Entry {
+    std::string stage, module;
+    double seconds = 0;
+    std::int64_t begins = 0;
+  };
+  void stage(std::string_view name) {
+    end();
+    stage_ = std::string(name);
+  }
+  void begin(std::string_view module) {
+    end();
+    if (module.empty()) return;
+    current_ = &entry(std::string(module));
+    ++current_->begins;
+    started_ = std::chrono::steady_clock::now();
+  }
+  void end() {
+    if (current_ == nullptr) return;
+    current_->seconds +=
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
+    current_ = nullptr;
+  }
+  const std::vector<Entry>& entries() const { return entries_; }
+  std::int64_t blocks(const std::string& stage) const {
+    for (const Entry& e : entries_) {
+      if (e.stage == stage) return e.begins;
+    }
+    return 0;
+  }
+
+ private:
+  Entry& entry(const std::string& module) {
+    for (Entry& e : entries_) {
+      if (e.stage == stage_ && e.module == module) return e;
+    }
+    entries_.push_back({stage_, module});
+    return entries_.back();
+  }
+  std::vector<Entry> entries_;  // current_ is ended before an entry is added
+  std::string stage_;
+  Entry* current_ = nullptr;
+  std::chrono::steady_clock::time_point started_;
+};
+
 struct BenchModelArgs {
   std::string json;
+  bool modules = false;
   std::int64_t n_res = 0;
   RandomRunSizes sizes;
   std::int64_t peak_size = 1024;
@@ -83,6 +137,7 @@ struct ModelMeasurement {
   ModelSizes sizes;
   std::int64_t recycles = 0, iterations = 0;
   StageClock clock;
+  ModuleClock modules;
   MatmulPeak peak;  // the higher of before and after
   double peak_before = 0, peak_after = 0;
   std::size_t peak_rss = 0, predicted_peak = 0;
@@ -108,13 +163,18 @@ ModelMeasurement measure_model(const BenchModelArgs& a, const LoadedModel& model
   options.recycles = m.recycles;
   options.progress = [](const std::string& line) { std::fprintf(stderr, "%s\n", line.c_str()); };
   options.on_stage = [&m](std::string_view stage) {
+    m.modules.stage(stage);
     if (stage == "done") {
       m.clock.end();
     } else if (stage != "trunk") {  // the trunk's own phases follow at once
       m.clock.begin(stage);
     }
   };
-  options.on_trunk_phase = [&m](std::string_view phase) { m.clock.begin(phase); };
+  options.on_trunk_phase = [&m](std::string_view phase) {
+    m.modules.stage(phase);
+    m.clock.begin(phase);
+  };
+  if (a.modules) options.on_module = [&m](std::string_view module) { m.modules.begin(module); };
   const DiskIo io_before = os_disk_io();
   const Prediction prediction = model.runner->run(source, options);
   const DiskIo io_after = os_disk_io();
@@ -149,10 +209,37 @@ nlohmann::json print_stages(const ModelMeasurement& m, const StageFlops& flops,
   return stages;
 }
 
+// The --modules table: each stage's modules with their share of the stage's time; what the
+// stage spent outside its blocks' modules (embedding, the spilled state's write-backs between
+// blocks) is the rest.
+nlohmann::json print_modules(const ModelMeasurement& m) {
+  nlohmann::json out = nlohmann::json::array();
+  std::printf("  %-10s %-34s %9s %7s %11s %7s\n", "stage", "module", "seconds", "blocks",
+              "s per block", "share");
+  std::map<std::string, double> inside;
+  for (const ModuleClock::Entry& e : m.modules.entries()) {
+    const double stage_s = m.clock.seconds(e.stage);
+    const std::int64_t blocks = m.modules.blocks(e.stage);
+    inside[e.stage] += e.seconds;
+    std::printf("  %-10s %-34s %9.3f %7lld %11.4f %6.1f%%\n", e.stage.c_str(), e.module.c_str(),
+                e.seconds, static_cast<long long>(blocks),
+                e.seconds / static_cast<double>(std::max<std::int64_t>(blocks, 1)),
+                stage_s > 0 ? 100 * e.seconds / stage_s : 0.0);
+    out.push_back(
+        {{"stage", e.stage}, {"module", e.module}, {"seconds", e.seconds}, {"blocks", blocks}});
+  }
+  for (const auto& [stage, secs] : inside) {
+    const double stage_s = m.clock.seconds(stage);
+    std::printf("  %-10s %-34s %9.3f %7s %11s %6.1f%%\n", stage.c_str(), "(outside the modules)",
+                stage_s - secs, "", "", stage_s > 0 ? 100 * (stage_s - secs) / stage_s : 0.0);
+  }
+  return out;
+}
+
 void write_bench_json(const BenchModelArgs& a, const ModelMeasurement& m, nlohmann::json stages,
-                      double forward_seconds, double model_gflop) {
+                      nlohmann::json modules, double forward_seconds, double model_gflop) {
   const double rate = forward_seconds > 0 ? model_gflop / forward_seconds : 0;
-  const nlohmann::json out = {
+  nlohmann::json out = {
       {"seconds", forward_seconds},
       {"features_seconds", m.clock.seconds("features")},
       {"model_gflop", model_gflop},
@@ -182,6 +269,7 @@ void write_bench_json(const BenchModelArgs& a, const ModelMeasurement& m, nlohma
        "2 x multiply-adds of every Linear and of the attention, outer-product and "
        "triangle products; elementwise work not counted"},
       {"stages", std::move(stages)}};
+  if (a.modules) out["modules"] = std::move(modules);
   write_file_atomically(a.json, out.dump(2) + "\n");
 }
 
@@ -210,6 +298,7 @@ void run_bench_model(BenchModelArgs& a) {
       forward_seconds, model_gflop, rate, 100 * rate / m.peak.gflops_per_s, precision_label,
       static_cast<long long>(m.peak.size), m.peak.gflops_per_s, m.peak.impl.c_str(),
       static_cast<double>(m.peak_rss) / (1 << 20), describe_chunk_sizes(m.chunks).c_str());
+  nlohmann::json modules = a.modules ? print_modules(m) : nlohmann::json();
   if (m.spill_bytes > 0) {
     std::printf("  spilled %.1f MiB; the run read %.1f MiB and wrote %.1f MiB of storage\n",
                 static_cast<double>(m.spill_bytes) / (1 << 20),
@@ -222,7 +311,8 @@ void run_bench_model(BenchModelArgs& a) {
         "another job slowed both peak measurements; rerun on a quiet machine\n",
         m.peak_before, m.peak_after);
   }
-  if (!a.json.empty()) write_bench_json(a, m, std::move(stages), forward_seconds, model_gflop);
+  if (!a.json.empty())
+    write_bench_json(a, m, std::move(stages), std::move(modules), forward_seconds, model_gflop);
 }
 
 }  // namespace
@@ -243,6 +333,9 @@ void add_bench_model_command(CLI::App& bench) {
                   "m = n = k of the matmul whose rate is the peak (default 1024)")
       ->transform(integer_in(64, 8192));
   cmd->add_option("--json", args->json, "also write the results to this JSON file");
+  cmd->add_flag("--modules", args->modules,
+                "also time each module of the trunk's blocks (summed over the blocks of each "
+                "stage), e.g. to see where a spilled run loses time against a run in DRAM");
   add_common_options(*cmd, args->common, Command::bench_model);
   cmd->callback([args] { run_bench_model(*args); });
 }

@@ -55,6 +55,9 @@ struct RunOptions : SharedRunOptions {
   std::function<void(std::string_view stage)> on_stage;
   // Called as each phase of the trunk begins (RunContext::on_phase), within "trunk".
   std::function<void(std::string_view phase)> on_trunk_phase;
+  // Called as each module of a trunk block begins and with "" as the block ends
+  // (RunContext::on_module), so that `cpufold bench model --modules` can time them.
+  std::function<void(std::string_view module)> on_module;
 };
 
 struct StageTime {

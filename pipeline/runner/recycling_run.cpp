@@ -54,7 +54,7 @@ class RecyclingRun {
     allocate_outputs();
     for (std::int64_t k = resume(); k <= o_.recycles; ++k) {
       const RunContext ctx{p_.scratch.get(),     chunks_.structure,  o_.tracer, static_cast<int>(k),
-                           p_.activations.get(), &o_.on_trunk_phase, &gemm_};
+                           p_.activations.get(), &o_.on_trunk_phase, &gemm_,    &o_.on_module};
       const double trunk_s = trunk_pass(k, ctx);
       const double structure_s = structure_pass(ctx);
       p_.iterations = k + 1;

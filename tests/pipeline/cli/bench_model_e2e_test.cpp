@@ -2,9 +2,11 @@
 // are sane and consistent (no time is asserted), and the sizes it refuses.
 #include <gtest/gtest.h>
 
+#include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string>
+#include <utility>
 
 #include "ops/compute_precision.h"
 #include "tests/pipeline/batch/predict_test_helpers.h"
@@ -87,6 +89,45 @@ TEST(BenchModelE2eTest, JsonReportsEveryStageAndTheMatmulPeakOfTheSameRun) {
                                           "evoformer", "structure", "heads"}));
   EXPECT_NEAR(gflop, j["model_gflop"].get<double>(), 1e-9 * gflop);
   EXPECT_NEAR(seconds, j["seconds"].get<double>(), 1e-9 * seconds);
+}
+
+// --modules: the modules of the Evoformer and extra-MSA blocks are timed over every block of
+// every iteration, and the modules of a stage take no more than the stage.
+TEST(BenchModelE2eTest, ModulesAreTimedPerBlockWithinTheirStage) {
+  testing::ScratchDir dir;
+  const auto r = run_cpufold("bench model " + params("params_model_1_ptm.npz") + kSmall +
+                             " --templates 2 --modules --json " + shell_word(dir / "bench.json"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(contains(r.output, "(outside the modules)")) << r.output;
+  const nlohmann::json j = nlohmann::json::parse(testing::read_file(dir / "bench.json"));
+  ASSERT_TRUE(j.contains("modules"));
+  std::map<std::string, double> stage_seconds, module_seconds;
+  for (const auto& s : j["stages"]) stage_seconds[s["name"]] = s["seconds"];
+  std::map<std::pair<std::string, std::string>, std::int64_t> blocks;
+  for (const auto& m : j["modules"]) {
+    blocks[{m["stage"], m["module"]}] = m["blocks"];
+    module_seconds[m["stage"]] += m["seconds"].get<double>();
+    EXPECT_GE(m["seconds"].get<double>(), 0);
+  }
+  for (const auto& [stage, secs] : module_seconds) {
+    ASSERT_TRUE(stage_seconds.count(stage)) << stage;
+    EXPECT_LE(secs, stage_seconds[stage] + 1e-6) << stage;
+  }
+  // The tiny weights' depths, times two iterations (--recycles 1).
+  const nlohmann::json config = nlohmann::json::parse(
+      run_cpufold("info " +
+                  shell_word(testing::test_data_dir() / "params" / "params_model_1_ptm.npz") +
+                  " --json")
+          .output);
+  const std::int64_t iterations = 2;
+  EXPECT_EQ((blocks[{"evoformer", "msa_row_attention"}]),
+            iterations * config["evoformer_blocks"].get<std::int64_t>());
+  EXPECT_EQ((blocks[{"evoformer", "outer_product_mean"}]),
+            iterations * config["evoformer_blocks"].get<std::int64_t>());
+  EXPECT_EQ((blocks[{"extra_msa", "msa_column_global_attention"}]),
+            iterations * config["extra_msa_blocks"].get<std::int64_t>());
+  EXPECT_EQ((blocks[{"extra_msa", "pair_transition"}]),
+            iterations * config["extra_msa_blocks"].get<std::int64_t>());
 }
 
 TEST(BenchModelE2eTest, TemplatesForAModelWithoutThemAreRefused) {
