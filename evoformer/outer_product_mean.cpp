@@ -257,6 +257,7 @@ OuterProductMean::Slabs::Slabs(const OuterProductMean& op, std::int64_t n_seq, s
       keep_right(sb_max >= n_seq),
       apart(spilled && !keep_right &&
             static_cast<std::size_t>(sb_max) * b_row_bytes <= kApartStepBytes),
+      left_apart(apart || (spilled && keep_right)),
       tiles((n_res + ni_max - 1) / std::max<std::int64_t>(ni_max, 1)) {}
 
 BufferList<OuterProductMean::Projections> OuterProductMean::projection_buffers(
@@ -292,17 +293,17 @@ BufferList<OuterProductMean::Slabs> OuterProductMean::slab_buffers(const Slabs& 
       // Apart, fp32 rows go straight to Kept; bf16 ones are staged for rounding.
       .add_if(w.use_bf16 || !w.apart,
               {&Slabs::b, DType::f32, Shape{w.use_bf16 ? w.rb_max : sb, n_res, c}})
-      .add_if(!w.apart, {&Slabs::xa, DType::f32, Shape{w.xb_max * ni, c_m_}})
-      .add_if(!w.apart, {&Slabs::a, DType::f32, Shape{sb, ni, c}})
-      .add_if(w.apart, {&Slabs::a_rows, DType::f32, Shape{w.rb_max, n_res, c}})
-      .add_if(w.use_bf16 && !w.apart, {&Slabs::a_bf16, DType::bf16, Shape{sb, ni, c}})
+      .add_if(!w.left_apart, {&Slabs::xa, DType::f32, Shape{w.xb_max * ni, c_m_}})
+      .add_if(!w.left_apart, {&Slabs::a, DType::f32, Shape{sb, ni, c}})
+      .add_if(w.left_apart, {&Slabs::a_rows, DType::f32, Shape{w.rb_max, n_res, c}})
+      .add_if(w.use_bf16 && !w.left_apart, {&Slabs::a_bf16, DType::bf16, Shape{sb, ni, c}})
       .add_if(w.use_bf16 && !w.apart, {&Slabs::b_bf16, DType::bf16, Shape{sb, n_res, c}});
 }
 
 BufferList<OuterProductMean::Kept> OuterProductMean::kept_buffers(const Slabs& w) const {
   return BufferList<Kept>()
       .add_if(w.apart, {&Kept::b, w.b_type, Shape{w.n_seq, w.n_res, c_}})
-      .add_if(w.apart, {&Kept::a, w.b_type, Shape{w.tiles, w.n_seq, w.ni_max, c_}});
+      .add_if(w.left_apart, {&Kept::a, w.b_type, Shape{w.tiles, w.n_seq, w.ni_max, c_}});
 }
 
 BufferList<OuterProductMean::Update> OuterProductMean::update_buffers(std::int64_t g,
@@ -414,6 +415,22 @@ void OuterProductMean::left_rows(const Slabs& w, const Tensor& slab, std::int64_
   const float* const mk = w.mb.data_as<float>();
   mask_rows(
       ap, sb * ni, c, [&](std::int64_t t) { return mk[t / ni * n_res + i0 + t % ni]; }, w.a16());
+  // A short last slab's rows spread to the full slab's stride, the stride of a kept tile: oneDNN
+  // may sum a product in another order for another leading dimension, and a spilled plan's
+  // outer products must be the same bits as this one's.
+  if (ni < w.ni_max) {
+    const auto spread = [&](auto* rows) {
+      for (std::int64_t s = sb - 1; s > 0; --s) {
+        std::memmove(rows + s * w.ni_max * c, rows + s * ni * c,
+                     static_cast<std::size_t>(ni * c) * sizeof(*rows));
+      }
+    };
+    if (w.use_bf16) {
+      spread(w.a16());
+    } else {
+      spread(ap);
+    }
+  }
 }
 
 void OuterProductMean::forward_in_slabs(const Tensor& m, const Tensor& msa_mask, const Tensor& z,
@@ -434,7 +451,7 @@ void OuterProductMean::forward_in_slabs(const Tensor& m, const Tensor& msa_mask,
   };
   if (w.keep_right) {
     mask_block(w, msa_mask, 0, n_seq);
-    right_rows(w, m, 0, n_seq, scratch_rows(n_seq), arena);
+    right_rows(w, m, 0, n_seq, scratch_rows(n_seq), arena, w.left_apart ? kept.a : Tensor());
   }
   if (w.apart) {
     // In the recomputing path's blocks, so that every row comes out of the same calls.
@@ -447,7 +464,7 @@ void OuterProductMean::forward_in_slabs(const Tensor& m, const Tensor& msa_mask,
   // Unless the left projection is kept, the slabs read a few residues of every sequence.
   std::optional<StridedAccess> column_pass;
   std::optional<SpillWindow> columns;
-  if (!w.apart) {
+  if (!w.left_apart) {
     column_pass.emplace(m);
     columns.emplace(m, 1, w.ni_max, SpillWindow::Access::read);
   }
@@ -460,8 +477,8 @@ void OuterProductMean::forward_in_slabs(const Tensor& m, const Tensor& msa_mask,
     const std::int64_t ni = std::min(w.ni_max, n_res - i0);
     const Tensor slab = columns ? columns->at(i0, i0 + ni) : Tensor();
     std::optional<SpillWindow> kept_rows, kept_left;
-    if (w.apart) {
-      kept_rows.emplace(kept.b, 0, w.sb_max, SpillWindow::Access::read);
+    if (w.apart) kept_rows.emplace(kept.b, 0, w.sb_max, SpillWindow::Access::read);
+    if (w.left_apart) {
       kept_left.emplace(kept.a.select(0, i0 / w.ni_max), 0, w.sb_max, SpillWindow::Access::read,
                         kept.a.nbytes());
     }
@@ -477,7 +494,7 @@ void OuterProductMean::forward_in_slabs(const Tensor& m, const Tensor& msa_mask,
              a.stride(0), nullptr, nullptr};
       } else {
         left_rows(w, slab, i0, ni, s0, sb, arena);
-        x = {w.a.data_as<float>(), w.a16(), ni * c, nullptr, nullptr};
+        x = {w.a.data_as<float>(), w.a16(), w.ni_max * c, nullptr, nullptr};
       }
       x.b = w.use_bf16 ? nullptr : b.data_as<float>();
       x.b16 = w.use_bf16 ? b.data_as<bf16>() : nullptr;
@@ -497,10 +514,8 @@ void OuterProductMean::forward_in_slabs(const Tensor& m, const Tensor& msa_mask,
   }
   z_rows.finish();
   // Kept projections the page cache held (not streamed) leave no pages behind.
-  if (w.apart) {
-    apart.evict(kept.b.data(), kept.b.nbytes());
-    apart.evict(kept.a.data(), kept.a.nbytes());
-  }
+  if (w.apart) apart.evict(kept.b.data(), kept.b.nbytes());
+  if (w.left_apart) apart.evict(kept.a.data(), kept.a.nbytes());
 }
 
 // Keeping the right projection of the whole MSA (n_seq·n_res·c floats) saves recomputing it for
@@ -535,14 +550,15 @@ std::size_t OuterProductMean::spill_traffic_bytes(std::int64_t n_seq, std::int64
   if (chunk <= 0 || n_res == 0) return m_bytes;
   const Slabs w(*this, n_seq, n_res, chunk, true);
   const auto slabs = static_cast<std::size_t>(w.tiles);
-  if (!w.apart) {
-    // The right projection's pass over m (once, or once per slab when recomputed), the slabs'.
-    return m_bytes * (w.keep_right ? 2 : 1 + slabs);
-  }
-  // One pass over m writes both projections; the right one is read back per slab (once when
-  // cached), the left one's tiles once.
   const BufferList<Kept> kept = kept_buffers(w);
   const std::size_t right = kept.bytes_of(&Kept::b), left = kept.bytes_of(&Kept::a);
+  // Kept right: one pass over m makes it, and the left projection's tiles written beside it are
+  // read back once.
+  if (w.keep_right) return m_bytes + 2 * left;
+  // Recomputed: a pass over m per slab, and the slabs' column pass.
+  if (!w.apart) return m_bytes * (1 + slabs);
+  // One pass over m writes both projections; the right one is read back per slab (once when
+  // cached), the left one's tiles once.
   return m_bytes + (right <= cache_bytes ? 2 * right : right * (1 + slabs)) + 2 * left;
 }
 
@@ -557,11 +573,17 @@ std::size_t OuterProductMean::spill_window_bytes(std::int64_t n_seq, std::int64_
                                        read);
   };
   const std::size_t columns = SpillWindow::resident_bytes(n_seq, n_res, m_index, w.ni_max, read);
-  if (w.keep_right) return std::max(m_rows(w.rb_max), columns);
-  if (!w.apart) return columns + m_rows(w.rb_max);
+  if (!w.left_apart) return columns + m_rows(w.rb_max);
+  const std::size_t tile_row = static_cast<std::size_t>(w.ni_max * c_) * dtype_size(w.b_type);
+  if (w.keep_right) {
+    // One pass over m, the left projection's tiles written beside it; then each slab reads its
+    // tile back.
+    return std::max(
+        m_rows(w.rb_max) + SpillWindow::resident_bytes(w.tiles, n_seq, tile_row, w.rb_max),
+        SpillWindow::resident_bytes(1, n_seq, tile_row, w.sb_max, read));
+  }
   // Written in the recomputing path's blocks (right_rows: a pass per block of sb sequences),
   // the left projection's tiles beside the right one's rows; then each slab reads them back.
-  const std::size_t tile_row = static_cast<std::size_t>(w.ni_max * c_) * dtype_size(w.b_type);
   const std::size_t written = SpillWindow::resident_bytes(1, w.sb_max, w.b_row_bytes, w.rb_max) +
                               SpillWindow::resident_bytes(w.tiles, w.sb_max, tile_row, w.rb_max);
   const std::size_t reads = SpillWindow::resident_bytes(1, n_seq, w.b_row_bytes, w.sb_max, read) +
@@ -594,10 +616,10 @@ std::size_t OuterProductMean::slab_projection_bytes(const Slabs& w) const {
     if (s == 0) continue;
     bytes = std::max(bytes, right_.scratch_bytes(s * n_res, normed));
     if (w.use_bf16) bytes = std::max(bytes, right_.scratch_bytes(s * n_res, normed_to_bf16));
-    if (w.apart) bytes = std::max(bytes, left_.scratch_bytes(s * n_res, normed));
+    if (w.left_apart) bytes = std::max(bytes, left_.scratch_bytes(s * n_res, normed));
   }
   for (std::int64_t s : {xb, sb % xb, n_seq % sb % xb}) {
-    if (w.apart) break;  // the left projection is made with the right one's blocks, above
+    if (w.left_apart) break;  // the left projection is made with the right one's blocks, above
     for (std::int64_t i : {ni, n_res % ni}) {
       if (s > 0 && i > 0) bytes = std::max(bytes, left_.scratch_bytes(s * i));
     }

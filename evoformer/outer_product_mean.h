@@ -40,29 +40,32 @@ class OuterProductMean {
   // recomputed for each slab for a deeper one (c_m/(chunk·c_hidden) of the outer products' work),
   // unless ctx.activations is set (a spilled plan) and a step of it is small enough to stage
   // (kApartStepBytes): there it is kept whole, written once and read back once per slab, half of
-  // m's bytes (c_hidden = c_m/2) and none of the recomputation; the left projection is kept
-  // there too, written in the same pass in tiles of a slab's residues, so that no slab reads
-  // columns of m (a page per sequence for a few residues) and m is read once.
+  // m's bytes (c_hidden = c_m/2) and none of the recomputation. With ctx.activations set, the
+  // left projection is kept there whenever the right one is made once (kept whole in scratch or
+  // there), written in the same pass in tiles of a slab's residues, so that no slab reads
+  // columns of m (a run of a few KiB per sequence, the slowest reads of a spill file) and m is
+  // read once. Where both paths exist, every bit of z is the same.
   void forward(const Tensor& m, const Tensor& msa_mask, const Tensor& z,
                const RunContext& ctx) const;
 
   // Scratch bytes forward() takes from ctx.arena(); apart: with ctx.activations set.
   std::size_t scratch_bytes(std::int64_t n_seq, std::int64_t n_res, std::int64_t chunk,
                             bool apart = false) const;
-  // Bytes forward() takes from ctx.activations when it is set: the whole right and left
-  // projections, when the chunk is too fine to keep the right one in scratch.
+  // Bytes forward() takes from ctx.activations when it is set: the left projection, tiled, with
+  // the whole right projection when the chunk is too fine to keep that one in scratch.
   std::size_t apart_bytes(std::int64_t n_seq, std::int64_t n_res, std::int64_t chunk) const;
   // Bytes forward() moves in the spill tier with m (of m_type) and ctx.activations spilled: its
   // passes over m unless m is at most cache_bytes (FileTier::set_cache_bytes; the caller counts a
-  // cached m), then the projections apart: the right one written once and read once per slab of
-  // residues (written and read once when it is at most cache_bytes), the left one written and
-  // read once.
+  // cached m), then the projections apart: the right one (if apart) written once and read once
+  // per slab of residues (written and read once when it is at most cache_bytes), the left one
+  // written and read once.
   std::size_t spill_traffic_bytes(std::int64_t n_seq, std::int64_t n_res, std::int64_t chunk,
                                   DType m_type, std::size_t cache_bytes) const;
   // The most forward()'s staged passes (memory/spill_window.h) hold at once with m spilled and
   // ctx.activations set: the slabs' column pass over m beside a row pass over m (the right
   // projection recomputed), or, with the projections apart, the pass that writes them beside its
-  // pass over m, then the passes that read them back.
+  // pass over m, then the passes that read them back (the left one's alone when the right one is
+  // kept in scratch).
   std::size_t spill_window_bytes(std::int64_t n_seq, std::int64_t n_res, std::int64_t chunk,
                                  DType m_type) const;
 
@@ -104,13 +107,16 @@ class OuterProductMean {
     std::size_t b_row_bytes;  // one sequence of it
     bool keep_right;          // the whole right projection held in scratch
     bool apart;  // both projections held whole in ctx.activations (Kept), the left one tiled
+    // The left projection held there, tiled: with apart, and beside a kept right projection in
+    // a spilled plan, so that no slab reads columns of m (a run of a few residues per sequence).
+    bool left_apart;
     std::int64_t tiles;  // slabs of residues
     Tensor x;            // LayerNorm(m[s]) for the right projection
     Tensor b;       // fp32: the right projection of the step's sequences (not when apart); bf16:
                     // one call's rows
-    Tensor xa;      // m[s, slab] for the left projection (not apart)
-    Tensor a;       // the left projection [sb_max, ni_max, c] (not apart)
-    Tensor a_rows;  // apart: the left projection of right_rows' block [rb_max, n_res, c]
+    Tensor xa;      // m[s, slab] for the left projection (not left_apart)
+    Tensor a;       // the left projection [sb_max, ni_max, c] (not left_apart)
+    Tensor a_rows;  // left_apart: the left projection of right_rows' block [rb_max, n_res, c]
     Tensor mb;      // the step's mask rows [sb_max, n_res]
     Tensor outer;   // [ni_max·c, n_res·c]
     Tensor norm;    // [ni_max, n_res]
@@ -118,11 +124,11 @@ class OuterProductMean {
     Tensor a_bf16;  // bf16 only: a and b rounded
     Tensor b_bf16;
   };
-  // With apart, in ctx.activations: the masked projections of every sequence, bf16 when
-  // the outer products are.
+  // With apart / left_apart, in ctx.activations: the masked projections of every sequence, bf16
+  // when the outer products are.
   struct Kept {
-    Tensor b;  // [n_seq, n_res, c]
-    Tensor a;  // [tiles, n_seq, ni_max, c]: tile t holds the residues of slab t (apart)
+    Tensor b;  // [n_seq, n_res, c] (apart)
+    Tensor a;  // [tiles, n_seq, ni_max, c]: tile t holds the residues of slab t (left_apart)
   };
   // add_update's output projection of g residues, where it cannot land in the outer buffer.
   struct Update {
@@ -145,7 +151,7 @@ class OuterProductMean {
   void forward_in_slabs(const Tensor& m, const Tensor& msa_mask, const Tensor& z,
                         const RunContext& ctx) const;
   // out: where the rows [first, end) of the masked right projection go (of w.b_type), any
-  // tier; their mask rows are w.mb's first (mask_block). left_out (w.apart): Kept::a's
+  // tier; their mask rows are w.mb's first (mask_block). left_out (w.left_apart): Kept::a's
   // rows [first, end), where their masked left projection goes.
   void right_rows(const Slabs& w, const Tensor& m, std::int64_t first, std::int64_t end,
                   const Tensor& out, Arena& arena, const Tensor& left_out = Tensor()) const;
