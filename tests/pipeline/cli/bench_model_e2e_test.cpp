@@ -44,13 +44,27 @@ TEST(BenchModelE2eTest, Bf16RunReportsBf16AndTheBf16MatmulPeakWhereOneDnnHasIt) 
   EXPECT_GT(j["matmul_peak_gflops_per_s"].get<double>(), 0);
 }
 
+// `bench model` of model_1_ptm at the small sizes with two templates and `options`: its output,
+// and its JSON report (null when the run failed).
+struct SmallRun {
+  std::string output;
+  nlohmann::json report;
+};
+SmallRun small_run(const testing::ScratchDir& dir, const std::string& options) {
+  const auto r =
+      run_cpufold("bench model " + params("params_model_1_ptm.npz") + kSmall + " --templates 2" +
+                  options + " --json " + shell_word(dir / "bench.json"));
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  if (r.exit_code != 0) return {r.output, nullptr};
+  return {r.output, nlohmann::json::parse(testing::read_file(dir / "bench.json"))};
+}
+
 TEST(BenchModelE2eTest, JsonReportsEveryStageAndTheMatmulPeakOfTheSameRun) {
   testing::ScratchDir dir;
-  const auto r = run_cpufold("bench model " + params("params_model_1_ptm.npz") + kSmall +
-                             " --templates 2 --json " + shell_word(dir / "bench.json"));
-  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const SmallRun r = small_run(dir, "");
+  ASSERT_FALSE(r.report.is_null());
   EXPECT_TRUE(contains(r.output, "of the fp32 matmul peak")) << r.output;
-  const nlohmann::json j = nlohmann::json::parse(testing::read_file(dir / "bench.json"));
+  const nlohmann::json& j = r.report;
   for (const char* key : {"seconds", "model_gflop", "model_gflops_per_s",
                           "matmul_peak_gflops_per_s", "peak_rss_bytes", "percent_of_peak"}) {
     ASSERT_TRUE(j.contains(key)) << key;
@@ -95,11 +109,10 @@ TEST(BenchModelE2eTest, JsonReportsEveryStageAndTheMatmulPeakOfTheSameRun) {
 // every iteration, and the modules of a stage take no more than the stage.
 TEST(BenchModelE2eTest, ModulesAreTimedPerBlockWithinTheirStage) {
   testing::ScratchDir dir;
-  const auto r = run_cpufold("bench model " + params("params_model_1_ptm.npz") + kSmall +
-                             " --templates 2 --modules --json " + shell_word(dir / "bench.json"));
-  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const SmallRun r = small_run(dir, " --modules");
+  ASSERT_FALSE(r.report.is_null());
   EXPECT_TRUE(contains(r.output, "(outside the modules)")) << r.output;
-  const nlohmann::json j = nlohmann::json::parse(testing::read_file(dir / "bench.json"));
+  const nlohmann::json& j = r.report;
   ASSERT_TRUE(j.contains("modules"));
   std::map<std::string, double> stage_seconds, module_seconds;
   for (const auto& s : j["stages"]) stage_seconds[s["name"]] = s["seconds"];
