@@ -1,7 +1,6 @@
 #include "evoformer/evoformer_block.h"
 
 #include <algorithm>
-#include <type_traits>
 
 #include "memory/spill_window.h"
 #include "ops/row_chunks.h"
@@ -107,11 +106,7 @@ std::size_t EvoformerBlock::scratch_bytes(std::int64_t n_seq, std::int64_t n_res
                                           std::int64_t chunk, DType m_type, bool apart) const {
   const std::size_t column = std::visit(
       [&](const auto& col) {
-        if constexpr (std::is_same_v<std::decay_t<decltype(col)>, MsaColumnGlobalAttention>) {
-          return col.scratch_bytes(n_seq, n_res, chunk, &msa_transition_, m_type);
-        } else {
-          return col.scratch_bytes(n_seq, n_res, chunk, &msa_transition_);
-        }
+        return col.scratch_bytes(n_seq, n_res, chunk, &msa_transition_, m_type);
       },
       column_attention_);
   return std::max({row_attention_.scratch_bytes(n_seq, n_res, chunk, m_type), column,

@@ -82,7 +82,8 @@ BufferList<MsaColumnAttention::ColumnChunk> MsaColumnAttention::column_chunk_buf
 }
 
 std::size_t MsaColumnAttention::scratch_bytes(std::int64_t n_seq, std::int64_t n_res,
-                                              std::int64_t chunk, const Transition* then) const {
+                                              std::int64_t chunk, const Transition* then,
+                                              DType /*m_type*/) const {
   if (n_seq == 0 || n_res == 0) return 0;
   const std::int64_t cols = detail::chunk_columns(n_res, n_seq, chunk);
   return mask_bias_buffers(n_seq, n_res).bytes() + largest_step(n_res, cols, [&](std::int64_t nj) {

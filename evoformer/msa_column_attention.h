@@ -35,9 +35,10 @@ class MsaColumnAttention {
   void forward(const Tensor& m, const Tensor& msa_mask, const RunContext& ctx,
                const Transition* then = nullptr) const;
 
-  // Scratch bytes forward() takes from ctx.arena() (with `then` as forward's).
+  // Scratch bytes forward() takes from ctx.arena() (with `then` as forward's). m_type, as
+  // MsaColumnGlobalAttention's, changes nothing: the transition runs on the gathered f32 columns.
   std::size_t scratch_bytes(std::int64_t n_seq, std::int64_t n_res, std::int64_t chunk,
-                            const Transition* then = nullptr) const;
+                            const Transition* then = nullptr, DType m_type = DType::f32) const;
   // The most forward()'s column pass over a spilled m holds at once (memory/spill_window.h).
   std::size_t spill_window_bytes(std::int64_t n_seq, std::int64_t n_res, std::int64_t chunk,
                                  DType m_type) const;

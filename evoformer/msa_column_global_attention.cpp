@@ -76,13 +76,11 @@ void MsaColumnGlobalAttention::mean_pass(const Tensor& m, const Tensor& msa_mask
                                          const Columns& c, Arena& arena) const {
   std::fill_n(c.mean.data_as<float>(), c.mean.numel(), 0.f);
   std::fill_n(c.count.data_as<float>(), c.count.numel(), 0.f);
-  row_pass(
-      m, rows, SpillWindow::Access::read, arena,
-      [&](std::int64_t s0, std::int64_t ns, const Tensor&, const Rows& w) {
-        masked_sum_fold(w.x.transpose(0, 1), msa_mask.slice(0, s0, s0 + ns).transpose(0, 1), c.mean,
-                        c.count);
-      },
-      [](const Tensor&) {});
+  row_pass(m, rows, SpillWindow::Access::read, arena,
+           [&](std::int64_t s0, std::int64_t ns, const Tensor&, const Rows& w) {
+             masked_sum_fold(w.x.transpose(0, 1), msa_mask.slice(0, s0, s0 + ns).transpose(0, 1),
+                             c.mean, c.count);
+           });
   masked_mean_finish(c.mean, c.count);
 }
 
@@ -93,15 +91,13 @@ void MsaColumnGlobalAttention::softmax_pass(const Tensor& m, const Tensor& msa_m
   const std::int64_t n_res = m.dim(1);
   const GlobalAttentionRunning running{c.max, c.sum, c.acc};
   global_attention_start(running);
-  row_pass(
-      m, rows, SpillWindow::Access::read, arena,
-      [&](std::int64_t s0, std::int64_t ns, const Tensor&, const Rows& w) {
-        kv_.forward(w.x, w.kv.reshape(Shape{ns, n_res, 2 * dims_.c_hidden}), arena);
-        detail::mask_to_bias(msa_mask.slice(0, s0, s0 + ns).transpose(0, 1), kInf, w.bias);
-        global_attention_fold(c.q, w.kv.select(2, 0).transpose(0, 1),
-                              w.kv.select(2, 1).transpose(0, 1), w.bias, running, arena);
-      },
-      [](const Tensor&) {});
+  row_pass(m, rows, SpillWindow::Access::read, arena,
+           [&](std::int64_t s0, std::int64_t ns, const Tensor&, const Rows& w) {
+             kv_.forward(w.x, w.kv.reshape(Shape{ns, n_res, 2 * dims_.c_hidden}), arena);
+             detail::mask_to_bias(msa_mask.slice(0, s0, s0 + ns).transpose(0, 1), kInf, w.bias);
+             global_attention_fold(c.q, w.kv.select(2, 0).transpose(0, 1),
+                                   w.kv.select(2, 1).transpose(0, 1), w.bias, running, arena);
+           });
   global_attention_finish(running);
 }
 

@@ -73,9 +73,12 @@ class MsaColumnGlobalAttention {
   // Each block of `rows` sequences of m through a staged pass of `access`: f(s0, ns, m_rows, w)
   // with w the block's buffers, w.x = LayerNorm(m_rows); then after(m_rows), those buffers
   // released.
-  template <class F, class After>
+  struct NothingAfter {
+    void operator()(const Tensor&) const {}
+  };
+  template <class F, class After = NothingAfter>
   void row_pass(const Tensor& m, std::int64_t rows, SpillWindow::Access access, Arena& arena, F f,
-                After after) const;
+                After after = {}) const;
   // The passes (see forward), `rows` sequences per step.
   void mean_pass(const Tensor& m, const Tensor& msa_mask, std::int64_t rows, const Columns& c,
                  Arena& arena) const;

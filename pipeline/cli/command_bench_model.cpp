@@ -26,6 +26,7 @@
 #include "pipeline/cli/option_checks.h"
 #include "pipeline/runner/model_flops.h"
 #include "pipeline/runner/model_loader.h"
+#include "pipeline/runner/module_clock.h"
 #include "pipeline/runner/run_plan.h"
 #include "pipeline/runner/synthetic_features.h"
 
@@ -58,57 +59,6 @@ class StageClock {
  private:
   std::map<std::string, double> seconds_;
   std::string current_;
-  std::chrono::steady_clock::time_point started_;
-};
-
-// Wall time per (stage, module) of the trunk's blocks, in the order first seen; a module runs
-// until the next one begins, its block ends ("") or the stage changes. A stage's blocks are
-// the begins of its first module (msa_row_attention, or the template stack's first triangle
-// update): a module may begin more than once per block (the extra-MSA stack's transition runs
-// inside the global attention's row slabs).
-class ModuleClock {
- public:
-  struct Entry {
-    std::string stage, module;
-    double seconds = 0;
-    std::int64_t begins = 0;
-  };
-  void stage(std::string_view name) {
-    end();
-    stage_ = std::string(name);
-  }
-  void begin(std::string_view module) {
-    end();
-    if (module.empty()) return;
-    current_ = &entry(std::string(module));
-    ++current_->begins;
-    started_ = std::chrono::steady_clock::now();
-  }
-  void end() {
-    if (current_ == nullptr) return;
-    current_->seconds +=
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
-    current_ = nullptr;
-  }
-  const std::vector<Entry>& entries() const { return entries_; }
-  std::int64_t blocks(const std::string& stage) const {
-    for (const Entry& e : entries_) {
-      if (e.stage == stage) return e.begins;
-    }
-    return 0;
-  }
-
- private:
-  Entry& entry(const std::string& module) {
-    for (Entry& e : entries_) {
-      if (e.stage == stage_ && e.module == module) return e;
-    }
-    entries_.push_back({stage_, module});
-    return entries_.back();
-  }
-  std::vector<Entry> entries_;  // current_ is ended before an entry is added
-  std::string stage_;
-  Entry* current_ = nullptr;
   std::chrono::steady_clock::time_point started_;
 };
 

@@ -1,6 +1,5 @@
 #include "pipeline/runner/block_bench.h"
 
-#include <chrono>
 #include <functional>
 #include <random>
 
@@ -96,38 +95,20 @@ double BlockBench::run(std::int64_t chunk) {
   }
   Arena& scratch = *scratch_;
   scratch.release_to(0);
-  using Clock = std::chrono::steady_clock;
-  // The module running and since when; the spilled write-back after the block counts as one.
-  std::string current;
-  Clock::time_point since;
   const std::function<void(std::string_view)> on_module = [&](std::string_view next) {
-    const Clock::time_point now = Clock::now();
-    if (!current.empty()) add_module_time(current, now - since);
-    current = next;
-    since = now;
+    modules_.begin(next);
   };
   const RunContext ctx{&scratch, chunk,  nullptr,   0, edges_ ? &*edges_ : nullptr,
                        nullptr,  &gemm_, &on_module};
-  const auto t0 = Clock::now();
+  const WallClock::time_point t0 = WallClock::now();
   block_.forward(m_, z_, msa_mask_, pair_mask_, ctx);
   if (msa_spilled_ || pair_spilled_) on_module("spill write-back");
   write_back();
   on_module("");
-  const double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const double seconds = seconds_since(t0);
   scratch_capacity_ = scratch.capacity();
   scratch_high_water_ = scratch.high_water();
   return seconds;
-}
-
-void BlockBench::add_module_time(const std::string& module, std::chrono::duration<double> t) {
-  for (ModuleTime& m : module_seconds_) {
-    if (m.module == module) {
-      m.seconds += t.count();
-      return;
-    }
-  }
-  module_seconds_.push_back({module, t.count()});
 }
 
 }  // namespace cpufold

@@ -4,7 +4,6 @@
 // as a spilled run does.
 #pragma once
 
-#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -15,6 +14,7 @@
 #include "memory/arena.h"
 #include "ops/gemm.h"
 #include "pipeline/runner/block_peak.h"
+#include "pipeline/runner/module_clock.h"
 
 namespace cpufold {
 
@@ -52,20 +52,17 @@ class BlockBench {
   std::size_t last_scratch_bytes() const { return scratch_capacity_; }
   std::size_t last_scratch_high_water() const { return scratch_high_water_; }
   // Wall time of each module of the block (RunContext::module), summed over every run so far
-  // (warm-ups included), in the order they ran.
-  struct ModuleTime {
-    std::string module;
-    double seconds = 0;
-  };
-  const std::vector<ModuleTime>& module_seconds() const { return module_seconds_; }
-  void reset_module_seconds() { module_seconds_.clear(); }
+  // (warm-ups included), in the order they ran; the spilled write-back after the block counts
+  // as one ("spill write-back").
+  using ModuleTime = ModuleClock::Entry;
+  const std::vector<ModuleTime>& module_seconds() const { return modules_.entries(); }
+  void reset_module_seconds() { modules_ = ModuleClock(); }
 
  private:
   // Runs `borrowed`, or when null `owned`.
   BlockBench(std::unique_ptr<const EvoformerBlock> owned, const EvoformerBlock* borrowed,
              const ModelConfig& config, EvoformerBlock::Kind kind, DType precision,
              std::int64_t n_seq, std::int64_t n_res, Tier& msa_tier, Tier& pair_tier);
-  void add_module_time(const std::string& module, std::chrono::duration<double> t);
 
   std::unique_ptr<const EvoformerBlock> owned_;  // null when the block is borrowed
   const EvoformerBlock& block_;
@@ -85,7 +82,7 @@ class BlockBench {
   std::int64_t scratch_chunk_ = 0;
   Tensor m_, z_, msa_mask_, pair_mask_;
   std::size_t scratch_capacity_ = 0, scratch_high_water_ = 0;
-  std::vector<ModuleTime> module_seconds_;
+  ModuleClock modules_;
 };
 
 }  // namespace cpufold
