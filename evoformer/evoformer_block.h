@@ -33,13 +33,16 @@ class EvoformerBlock {
   std::size_t scratch_bytes(std::int64_t n_seq, std::int64_t n_res, std::int64_t chunk,
                             DType m_type = DType::f32, bool apart = false) const;
   // The most forward() takes from ctx.activations when it is set, one module's at a time: a
-  // triangle multiplication's right edge or the outer product mean's right projection.
+  // triangle multiplication's right edge or the outer product mean's kept projections.
   std::size_t apart_bytes(std::int64_t n_seq, std::int64_t n_res, std::int64_t chunk) const;
   // The most the staged passes over a spilled m (memory/spill_window.h) hold at once: a row
   // pass, the column attention's (a column pass; the global one's are row passes), the outer
   // product mean's.
   std::size_t spill_window_bytes(std::int64_t n_seq, std::int64_t n_res, std::int64_t chunk,
                                  DType m_type) const;
+  // Rows of z per step of forward()'s row passes over z: the chunk's, or the outer product
+  // mean's tiles when they are more.
+  std::int64_t pair_step_rows(std::int64_t n_seq, std::int64_t n_res, std::int64_t chunk) const;
   // Bytes forward() reads and writes from the spill tier when m and ctx.activations are
   // spilled (and z too with pair_spilled): each staged pass over m reads it once and a
   // changing one writes it once (memory/spill_window.h): row attention reads and writes m, the

@@ -28,14 +28,16 @@ constexpr std::int64_t kProjectRows = 8;
 // 40,960 LayerNorm and Linear calls of 256 rows per block at N = 256, a third of its outer
 // product mean's time; 4,096 rows are 1 MiB of LayerNorm output at c_m = 64.
 constexpr std::int64_t kRightRows = 4096;
-// Sequences summed per step when the right projection is recomputed for every slab: deep
-// enough for an efficient GEMM, small beside the slab's outer products.
+// Sequences summed per step of a tile pair: deep enough for an efficient GEMM, small beside the
+// tile's outer products. bf16 sums four times as many per step, in the same bytes as fp32's
+// twice: each GEMM call reads and rewrites the fp32 sums, and [1024 x 8192] sums (a slab of 32
+// residues at N = 256) ran at 540-556 GFLOP/s with K = 512 and at 570-580 with K = 1,024
+// (oneDNN's 1024³ peak 691-709 in the same runs; 256 was 10% slower than 512).
 constexpr std::int64_t kSumBlock = 256;
-// The most bytes of a step's right projection that a spilled plan reads back from a kept copy
-// instead of recomputing: the pass over it holds a step staged and up to three in the page
-// cache (memory/spill_window.h), which beyond about two spill slabs raised the smallest budget
-// of a spilled plan (bf16 at N = 1,024, 1,024-sequence steps of 2 MiB per 32 residues: 545 to
-// 723 MiB; fp32 at 2,500: 1.01 to 1.27 GiB).
+// The most bytes of a step of one tile's kept projection: a pass reading it back holds a step
+// staged and up to three in the page cache (memory/spill_window.h), which beyond about two
+// spill slabs raised the smallest budget of a spilled plan (measured on the slabs of an earlier
+// layout: bf16 at N = 1,024 from 545 to 723 MiB, fp32 at 2,500 from 1.01 to 1.27 GiB).
 constexpr std::size_t kApartStepBytes = 2 * kSpillSlabBytes;
 
 // Sequences per right-projection call: kRightRows rows, at least one sequence.
@@ -44,29 +46,62 @@ std::int64_t right_block(std::int64_t n_seq, std::int64_t n_res) {
                                   std::max<std::int64_t>(n_seq, 1));
 }
 
+// Residues per side of a tile pair whose outer products take as much room as a slab of ni
+// residues against all n_res: n_res cut into the fewest k tiles with k²·ni >= n_res.
+std::int64_t tile_residues(std::int64_t n_res, std::int64_t ni) {
+  std::int64_t k = 1;
+  while (k * k * ni < n_res) ++k;
+  return (n_res + k - 1) / k;
+}
+
+// dst[t, s, i] = src[s, t·tile + i] for ns sequences of n_res residues of c channels, tiles of
+// `tile` residues (dst: [tiles, ns, tile, c] with any strides for its first two axes), rounded
+// to dst's type.
+void tile_rows(const float* src, std::int64_t ns, std::int64_t n_res, std::int64_t tile,
+               std::int64_t c, const Tensor& dst) {
+  const std::int64_t tiles = dst.dim(0), runs = tiles * ns;
+  const auto to_bf16 = detail::row_kernels().to_bf16;
+  const bool rounded = dst.dtype() == DType::bf16;
+#pragma omp parallel for schedule(static) if (runs * tile * c >= (1 << 14))
+  for (std::int64_t r = 0; r < runs; ++r) {
+    const std::int64_t t = r / ns, s = r % ns, i0 = t * tile, n = std::min(tile, n_res - i0) * c;
+    const float* const from = src + (s * n_res + i0) * c;
+    const std::int64_t at = t * dst.stride(0) + s * dst.stride(1);
+    if (rounded) {
+      to_bf16(from, dst.data_as<bf16>() + at, n);
+    } else {
+      std::memcpy(dst.data_as<float>() + at, from, static_cast<std::size_t>(n) * sizeof(float));
+    }
+  }
+}
+
 // outer[(i, c1), (j, c2)] (+)= Σ_s a[s, i, c1]·b[s, j, c2] and norm[i, j] (+)= Σ_s
-// mask[s, i0 + i]·mask[s, j] over `n_seq` sequences, for `ni` residues i from `a` (row stride
-// lda) against all n_res residues j of `b` (row stride n_res·c); beta 0 overwrites, 1 adds.
-// With a16 and b16 (a and b rounded to bf16, same layout) the outer products take oneDNN's bf16
-// matmul with fp32 accumulation; the mask counts stay fp32.
+// mask[s, i0 + i]·mask[s, j0 + j] over `n_seq` sequences, for `ni` residues i from `a` (row
+// stride lda) against `nj` residues j from `b` (row stride ldb), the mask's rows n_res long;
+// beta 0 overwrites, 1 adds. With a16 and b16 (a and b rounded to bf16, same layout) the outer
+// products take oneDNN's bf16 matmul with fp32 accumulation; the mask counts stay fp32.
 struct OuterOperands {
   const float* a;
   const bf16* a16;
   std::int64_t lda;
   const float* b;
   const bf16* b16;
+  std::int64_t ldb;
+};
+struct OuterBlockShape {
+  std::int64_t i0, ni, j0, nj, n_res;
 };
 
-void outer_sums(GemmCache& gemm, const OuterOperands& x, const float* mask, std::int64_t i0,
-                std::int64_t ni, std::int64_t n_seq, std::int64_t n_res, std::int64_t c, float beta,
-                float* outer, float* norm) {
-  const std::int64_t m = ni * c, n = n_res * c;
+void outer_sums(GemmCache& gemm, const OuterOperands& x, const float* mask,
+                const OuterBlockShape& r, std::int64_t n_seq, std::int64_t c, float beta,
+                float* outer, std::int64_t ldc, float* norm, std::int64_t ld_norm) {
+  const std::int64_t m = r.ni * c, n = r.nj * c;
   bool ok = x.a16 != nullptr ? detail::gemm_bf16(gemm, true, false, m, n, n_seq, 1.f, x.a16, x.lda,
-                                                 x.b16, n, beta, outer, n)
+                                                 x.b16, x.ldb, beta, outer, ldc)
                              : detail::gemm_f32(gemm, true, false, m, n, n_seq, 1.f, x.a, x.lda,
-                                                x.b, n, beta, outer, n);
-  ok = ok && detail::sgemm(true, false, ni, n_res, n_seq, 1.f, mask + i0, n_res, mask, n_res, beta,
-                           norm, n_res);
+                                                x.b, x.ldb, beta, outer, ldc);
+  ok = ok && detail::sgemm(true, false, r.ni, r.nj, n_seq, 1.f, mask + r.i0, r.n_res, mask + r.j0,
+                           r.n_res, beta, norm, ld_norm);
   if (!ok) {
     gemm.throw_if_out_of_memory();
     throw InternalError("OuterProductMean: oneDNN rejected [" + std::to_string(m) + " x " +
@@ -137,7 +172,11 @@ void OuterProductMean::forward(const Tensor& m, const Tensor& msa_mask, const Te
   }
   if (n_res == 0) return;
   if (ctx.chunk > 0) {
-    forward_in_slabs(m, msa_mask, z, ctx);
+    if (keeps_right(n_seq, detail::chunk_rows(n_res, ctx.chunk))) {
+      forward_in_slabs(m, msa_mask, z, ctx);
+    } else {
+      forward_in_tiles(m, msa_mask, z, ctx);
+    }
     return;
   }
   Arena& arena = ctx.arena();
@@ -162,12 +201,16 @@ void OuterProductMean::forward(const Tensor& m, const Tensor& msa_mask, const Te
     ArenaScope chunk_scope(arena);
     const Products slab = product_buffers(ni, n_res).allocate(arena);
     // a and b as [n_seq, n_res·c] matrices.
-    const OuterOperands x{w.a.data_as<float>() + i0 * c, a16 ? a16 + i0 * c : nullptr, n_res * c,
-                          w.b.data_as<float>(), b16};
-    outer_sums(gemm, x, w.mask.data_as<float>(), i0, ni, n_seq, n_res, c, 0.f,
-               slab.outer.data_as<float>(), slab.norm.data_as<float>());
-    add_update(slab.outer.data_as<float>(), slab.norm.data_as<float>(), slab.p, vz, i0, ni, n_res,
-               arena);
+    const OuterOperands x{w.a.data_as<float>() + i0 * c,
+                          a16 ? a16 + i0 * c : nullptr,
+                          n_res * c,
+                          w.b.data_as<float>(),
+                          b16,
+                          n_res * c};
+    outer_sums(gemm, x, w.mask.data_as<float>(), {i0, ni, 0, n_res, n_res}, n_seq, c, 0.f,
+               slab.outer.data_as<float>(), n_res * c, slab.norm.data_as<float>(), n_res);
+    add_update({slab.outer.data_as<float>(), n_res * c, slab.norm.data_as<float>(), n_res}, slab.p,
+               vz, i0, ni, 0, n_res, n_res, arena);
   }
 }
 
@@ -201,24 +244,24 @@ void OuterProductMean::project_masked(const Tensor& m, const Tensor& msa_mask, c
   }
 }
 
-void OuterProductMean::add_update(float* op, const float* np, const Tensor& p, const RowView& vz,
-                                  std::int64_t i0, std::int64_t ni, std::int64_t n_res,
-                                  Arena& arena) const {
-  // z[i0 + i, j] += (Linear_out(outer[i, j]) / (norm[i, j] + eps), Alg. 10 lines 3-4, for p's
-  // rows of residues i at a time.
+void OuterProductMean::add_update(const OuterBlock& x, const Tensor& p, const RowView& vz,
+                                  std::int64_t i0, std::int64_t ni, std::int64_t j0,
+                                  std::int64_t nj, std::int64_t n_res, Arena& arena) const {
+  // z[i0 + i, j0 + j] += (Linear_out(outer[i, j]) / (norm[i, j] + eps), Alg. 10 lines 3-4, for
+  // p's rows of residues i at a time.
   const std::int64_t c = c_, cz = c_z_, group = std::min(ni, p.dim(0));
   const auto& kernels = detail::row_kernels();
   bf16* const p16 = p.dtype() == DType::bf16 ? p.data_as<bf16>() : nullptr;
   float* const p32 = p16 == nullptr ? p.data_as<float>() : nullptr;
   for (std::int64_t g0 = 0; g0 < ni; g0 += group) {
-    const std::int64_t ng = std::min(group, ni - g0), pairs = ng * n_res;
+    const std::int64_t ng = std::min(group, ni - g0), pairs = ng * nj;
     // Reorder to [i, j, c1, c2] rows for the output projection; for a bf16 projection rounded
     // to bf16 on the way, as the Linear would round them (a pass over the rows fewer).
 #pragma omp parallel for schedule(static) if (pairs * c * c >= (1 << 14))
     for (std::int64_t t = 0; t < pairs; ++t) {
-      const std::int64_t i = g0 + t / n_res, j = t % n_res;
+      const std::int64_t i = g0 + t / nj, j = t % nj;
       for (std::int64_t c1 = 0; c1 < c; ++c1) {
-        const float* src = op + (i * c + c1) * (n_res * c) + j * c;
+        const float* src = x.outer + (i * c + c1) * x.ld + j * c;
         if (p16 != nullptr) {
           kernels.to_bf16(src, p16 + (t * c + c1) * c, c);
         } else {
@@ -228,15 +271,15 @@ void OuterProductMean::add_update(float* op, const float* np, const Tensor& p, c
     }
     // The projection lands in the outer buffer once all of it is reordered (it is dead then).
     ArenaScope scope(arena);
-    const Update own = update_buffers(ng, ni, n_res).allocate(arena);
-    const Tensor u = own.u.empty() ? Tensor(op, DType::f32, Shape{ng, n_res, cz}) : own.u;
-    output_.forward(p.slice(0, 0, ng), u, arena);
+    const Update own = update_buffers(ng, ni, nj).allocate(arena);
+    const Tensor u = own.u.empty() ? Tensor(x.outer, DType::f32, Shape{ng, nj, cz}) : own.u;
+    output_.forward(Tensor(p.data(), p.dtype(), Shape{ng, nj, c * c}), u, arena);
     const float* up = static_cast<const float*>(u.data());
-    const float* ng_norm = np + g0 * n_res;
 #pragma omp parallel for schedule(static) if (pairs * cz >= (1 << 14))
     for (std::int64_t t = 0; t < pairs; ++t) {
-      const float d = ng_norm[t] + kEpsilon;
-      float* dst = vz.row((i0 + g0) * n_res + t);
+      const std::int64_t i = g0 + t / nj, j = t % nj;
+      const float d = x.norm[i * x.ld_norm + j] + kEpsilon;
+      float* dst = vz.row((i0 + i) * n_res + j0 + j);
       const float* src = up + t * cz;
       for (std::int64_t k = 0; k < cz; ++k) dst[k] += src[k] / d;
     }
@@ -248,17 +291,33 @@ OuterProductMean::Slabs::Slabs(const OuterProductMean& op, std::int64_t n_seq, s
     : n_seq(n_seq),
       n_res(n_res),
       ni_max(detail::chunk_rows(n_res, chunk)),
-      sb_max(op.sequence_block(n_seq, ni_max)),
-      xb_max(std::min(kSeqBlock, sb_max)),
-      rb_max(std::min(right_block(n_seq, n_res), sb_max)),
+      xb_max(std::min(kSeqBlock, std::max<std::int64_t>(n_seq, 1))),
+      rb_max(right_block(n_seq, n_res)),
       use_bf16(op.bf16_outer()),
       b_type(use_bf16 ? DType::bf16 : DType::f32),
-      b_row_bytes(static_cast<std::size_t>(n_res * op.c_) * dtype_size(b_type)),
-      keep_right(sb_max >= n_seq),
-      apart(spilled && !keep_right &&
-            static_cast<std::size_t>(sb_max) * b_row_bytes <= kApartStepBytes),
-      left_apart(apart || (spilled && keep_right)),
+      left_apart(spilled),
       tiles((n_res + ni_max - 1) / std::max<std::int64_t>(ni_max, 1)) {}
+
+OuterProductMean::Tiles::Tiles(const OuterProductMean& op, std::int64_t n_seq, std::int64_t n_res,
+                               std::int64_t chunk, bool spilled)
+    : n_seq(n_seq),
+      n_res(n_res),
+      tile(tile_residues(n_res, detail::chunk_rows(n_res, chunk))),
+      tiles((n_res + tile - 1) / std::max<std::int64_t>(tile, 1)),
+      use_bf16(op.bf16_outer()),
+      b_type(use_bf16 ? DType::bf16 : DType::f32),
+      apart(spilled) {
+  const std::size_t tile_row = static_cast<std::size_t>(tile * op.c_) * dtype_size(b_type);
+  const std::int64_t block = use_bf16 ? 4 * kSumBlock : kSumBlock;
+  const auto step_cap =
+      static_cast<std::int64_t>(kApartStepBytes / std::max<std::size_t>(tile_row, 1));
+  sb_max = std::clamp<std::int64_t>(std::min(block, step_cap), 1, std::max<std::int64_t>(n_seq, 1));
+  xb_max = std::min(kSeqBlock, sb_max);
+  // keep_tiles' blocks of rows hold no more residues than a LayerNorm block of project_columns,
+  // so that keeping the projections apart takes less scratch than making them per tile pair.
+  rb_max = std::clamp<std::int64_t>(xb_max * tile / std::max<std::int64_t>(n_res, 1), 1,
+                                    std::min(right_block(n_seq, n_res), sb_max));
+}
 
 BufferList<OuterProductMean::Projections> OuterProductMean::projection_buffers(
     std::int64_t n_seq, std::int64_t n_res) const {
@@ -283,76 +342,91 @@ BufferList<OuterProductMean::Products> OuterProductMean::product_buffers(std::in
 }
 
 BufferList<OuterProductMean::Slabs> OuterProductMean::slab_buffers(const Slabs& w) const {
-  const std::int64_t c = c_, n_res = w.n_res, ni = w.ni_max, sb = w.sb_max;
+  const std::int64_t c = c_, n_seq = w.n_seq, n_res = w.n_res, ni = w.ni_max;
   return BufferList<Slabs>{
       {&Slabs::x, norm_type(), Shape{w.rb_max, n_res, c_m_}},
-      {&Slabs::mb, DType::f32, Shape{sb, n_res}},
+      {&Slabs::mb, DType::f32, Shape{n_seq, n_res}},
       {&Slabs::outer, DType::f32, Shape{ni * c, n_res * c}},
       {&Slabs::norm, DType::f32, Shape{ni, n_res}},
-      {&Slabs::p, projected_type(), Shape{std::min(ni, kProjectRows), n_res, c * c}}}
-      // Apart, fp32 rows go straight to Kept; bf16 ones are staged for rounding.
-      .add_if(w.use_bf16 || !w.apart,
-              {&Slabs::b, DType::f32, Shape{w.use_bf16 ? w.rb_max : sb, n_res, c}})
+      {&Slabs::p, projected_type(), Shape{std::min(ni, kProjectRows), n_res, c * c}},
+      // fp32 rows are the kept projection; bf16 ones are staged for rounding.
+      {&Slabs::b, DType::f32, Shape{w.use_bf16 ? w.rb_max : n_seq, n_res, c}}}
       .add_if(!w.left_apart, {&Slabs::xa, DType::f32, Shape{w.xb_max * ni, c_m_}})
-      .add_if(!w.left_apart, {&Slabs::a, DType::f32, Shape{sb, ni, c}})
+      .add_if(!w.left_apart, {&Slabs::a, DType::f32, Shape{n_seq, ni, c}})
       .add_if(w.left_apart, {&Slabs::a_rows, DType::f32, Shape{w.rb_max, n_res, c}})
-      .add_if(w.use_bf16 && !w.left_apart, {&Slabs::a_bf16, DType::bf16, Shape{sb, ni, c}})
-      .add_if(w.use_bf16 && !w.apart, {&Slabs::b_bf16, DType::bf16, Shape{sb, n_res, c}});
+      .add_if(w.use_bf16 && !w.left_apart, {&Slabs::a_bf16, DType::bf16, Shape{n_seq, ni, c}})
+      .add_if(w.use_bf16, {&Slabs::b_bf16, DType::bf16, Shape{n_seq, n_res, c}});
 }
 
-BufferList<OuterProductMean::Kept> OuterProductMean::kept_buffers(const Slabs& w) const {
-  return BufferList<Kept>()
-      .add_if(w.apart, {&Kept::b, w.b_type, Shape{w.n_seq, w.n_res, c_}})
-      .add_if(w.left_apart, {&Kept::a, w.b_type, Shape{w.tiles, w.n_seq, w.ni_max, c_}});
+BufferList<OuterProductMean::KeptLeft> OuterProductMean::kept_left_buffers(const Slabs& w) const {
+  return BufferList<KeptLeft>().add_if(
+      w.left_apart, {&KeptLeft::a, w.b_type, Shape{w.tiles, w.n_seq, w.ni_max, c_}});
+}
+
+BufferList<OuterProductMean::Tiles> OuterProductMean::tile_buffers(const Tiles& w) const {
+  const std::int64_t c = c_, n_res = w.n_res, t = w.tile, sb = w.sb_max;
+  const Shape step{sb, t, c};
+  return BufferList<Tiles>{
+      {&Tiles::mb, DType::f32, Shape{sb, n_res}},
+      {&Tiles::outer, DType::f32, Shape{t * c, t * c}},
+      {&Tiles::norm, DType::f32, Shape{t, t}},
+      {&Tiles::p, projected_type(), Shape{std::min(t, kProjectRows), t, c * c}}}
+      .add_if(w.apart, {&Tiles::x, norm_type(), Shape{w.rb_max, n_res, c_m_}})
+      .add_if(w.apart, {&Tiles::rows, DType::f32, Shape{w.rb_max, n_res, c}})
+      .add_if(!w.apart, {&Tiles::xa, DType::f32, Shape{w.xb_max * t, c_m_}})
+      .add_if(!w.apart, {&Tiles::a, DType::f32, step})
+      .add_if(!w.apart, {&Tiles::b, DType::f32, step})
+      .add_if(!w.apart && w.use_bf16, {&Tiles::a_bf16, DType::bf16, step})
+      .add_if(!w.apart && w.use_bf16, {&Tiles::b_bf16, DType::bf16, step});
+}
+
+BufferList<OuterProductMean::KeptTiles> OuterProductMean::kept_tile_buffers(const Tiles& w) const {
+  const Shape tiled{w.tiles, w.n_seq, w.tile, c_};
+  return BufferList<KeptTiles>()
+      .add_if(w.apart, {&KeptTiles::a, w.b_type, tiled})
+      .add_if(w.apart, {&KeptTiles::b, w.b_type, tiled});
 }
 
 BufferList<OuterProductMean::Update> OuterProductMean::update_buffers(std::int64_t g,
                                                                       std::int64_t ni,
-                                                                      std::int64_t n_res) const {
+                                                                      std::int64_t n_j) const {
   return BufferList<Update>().add_if(g < ni || c_z_ > c_ * c_,
-                                     {&Update::u, DType::f32, Shape{g, n_res, c_z_}});
+                                     {&Update::u, DType::f32, Shape{g, n_j, c_z_}});
 }
 
-void OuterProductMean::mask_block(const Slabs& w, const Tensor& msa_mask, std::int64_t first,
-                                  std::int64_t end) const {
+void OuterProductMean::mask_block(const Tensor& mb, const Tensor& msa_mask, std::int64_t first,
+                                  std::int64_t end) {
   const float* const src = static_cast<const float*>(msa_mask.data());
-  const std::int64_t s0 = msa_mask.stride(0), s1 = msa_mask.stride(1), n_res = w.n_res;
-  float* const mk = w.mb.data_as<float>();
+  const std::int64_t s0 = msa_mask.stride(0), s1 = msa_mask.stride(1), n_res = msa_mask.dim(1);
+  float* const mk = mb.data_as<float>();
   for (std::int64_t s = first; s < end; ++s) {
     for (std::int64_t r = 0; r < n_res; ++r) mk[(s - first) * n_res + r] = src[s * s0 + r * s1];
   }
 }
 
-// out[s - first] = mask ⊙ right(LayerNorm(m[s])) for sequences [first, end), rounded to bf16
-// when out is bf16; the mask rows are w.mb's from 0.
-void OuterProductMean::right_rows(const Slabs& w, const Tensor& m, std::int64_t first,
-                                  std::int64_t end, const Tensor& out, Arena& arena,
+// out = mask ⊙ right(LayerNorm(m)) for every sequence, rounded to bf16 when out is bf16, with
+// the left projection's tiles beside it when left_out is given.
+void OuterProductMean::right_rows(const Slabs& w, const Tensor& m, const Tensor& out, Arena& arena,
                                   const Tensor& left_out) const {
   const std::int64_t n_res = w.n_res, c = c_;
   const float* const mk = w.mb.data_as<float>();
-  // The windows' steps start at `first`: views of the rows from there. out is written in the
-  // same steps (its own whole: the tensor it is part of, when it is a kept projection's rows).
-  SpillWindow rows(m.slice(0, first, end), 0, w.rb_max, SpillWindow::Access::read, m.nbytes());
-  SpillWindow dst_rows(out, 0, w.rb_max, SpillWindow::Access::write,
-                       w.apart ? static_cast<std::size_t>(w.n_seq) * w.b_row_bytes : 0);
+  SpillWindow rows(m, 0, w.rb_max, SpillWindow::Access::read);
   std::optional<SpillWindow> left_rows;
-  if (!left_out.empty()) {
-    left_rows.emplace(left_out, 1, w.rb_max, SpillWindow::Access::write,
-                      kept_buffers(w).bytes_of(&Kept::a));
-  }
-  for (std::int64_t s = first; s < end; s += w.rb_max) {
-    const std::int64_t ns = std::min(w.rb_max, end - s), r0 = s - first;
+  if (!left_out.empty()) left_rows.emplace(left_out, 1, w.rb_max, SpillWindow::Access::write);
+  for (std::int64_t s = 0; s < w.n_seq; s += w.rb_max) {
+    const std::int64_t ns = std::min(w.rb_max, w.n_seq - s);
     const Tensor xs = w.x.slice(0, 0, ns);
-    norm_.forward(rows.at(r0, r0 + ns), xs);
-    const Tensor dst = dst_rows.at(r0, r0 + ns);
-    const float* const block_mask = mk + r0 * n_res;
+    norm_.forward(rows.at(s, s + ns), xs);
+    const Tensor dst = out.slice(0, s, s + ns);
+    const float* const block_mask = mk + s * n_res;
+    const auto weight = [&](std::int64_t r) { return block_mask[r]; };
     if (left_rows) {
-      // The left projection of the same normalised rows, masked as left_rows masks a slab's.
+      // The left projection of the same normalised rows, masked as project_columns masks a
+      // slab's.
       float* const ap = w.a_rows.data_as<float>();
       left_.forward(xs, w.a_rows.slice(0, 0, ns), arena);
-      mask_rows(
-          ap, ns * n_res, c, [&](std::int64_t r) { return block_mask[r]; }, nullptr);
-      tile_left_rows(w, ns, left_rows->at(r0, r0 + ns));
+      mask_rows(ap, ns * n_res, c, weight, nullptr);
+      tile_rows(ap, ns, n_res, w.ni_max, c, left_rows->at(s, s + ns));
     }
     if (w.use_bf16 &&
         std::all_of(block_mask, block_mask + ns * n_res, [](float v) { return v == 1.f; })) {
@@ -363,72 +437,76 @@ void OuterProductMean::right_rows(const Slabs& w, const Tensor& m, std::int64_t 
     }
     const Tensor f32_rows = w.use_bf16 ? w.b.slice(0, 0, ns) : dst;
     right_.forward(xs, f32_rows, arena);
-    mask_rows(
-        f32_rows.data_as<float>(), ns * n_res, c, [&](std::int64_t r) { return block_mask[r]; },
-        w.use_bf16 ? dst.data_as<bf16>() : nullptr);
+    mask_rows(f32_rows.data_as<float>(), ns * n_res, c, weight,
+              w.use_bf16 ? dst.data_as<bf16>() : nullptr);
   }
-  dst_rows.finish();
   if (left_rows) left_rows->finish();
 }
 
-void OuterProductMean::tile_left_rows(const Slabs& w, std::int64_t ns,
-                                      const Tensor& left_out) const {
-  const std::int64_t n_res = w.n_res, ni = w.ni_max, c = c_, runs = w.tiles * ns;
-  const float* const ap = w.a_rows.data_as<float>();
-  const auto to_bf16 = detail::row_kernels().to_bf16;
-#pragma omp parallel for schedule(static) if (runs * ni * c >= (1 << 14))
-  for (std::int64_t r = 0; r < runs; ++r) {
-    const std::int64_t t = r / ns, s = r % ns, i0 = t * ni, n = std::min(ni, n_res - i0) * c;
-    const float* const src = ap + (s * n_res + i0) * c;
-    const std::int64_t at = t * left_out.stride(0) + s * left_out.stride(1);
-    if (w.use_bf16) {
-      to_bf16(src, left_out.data_as<bf16>() + at, n);
-    } else {
-      std::memcpy(left_out.data_as<float>() + at, src, static_cast<std::size_t>(n) * sizeof(float));
+void OuterProductMean::keep_tiles(const Tiles& w, const Tensor& m, const Tensor& msa_mask,
+                                  const KeptTiles& kept, Arena& arena) const {
+  const std::int64_t n_res = w.n_res, c = c_;
+  const float* const mk = w.mb.data_as<float>();
+  float* const proj = w.rows.data_as<float>();
+  SpillWindow rows(m, 0, w.rb_max, SpillWindow::Access::read);
+  SpillWindow left_out(kept.a, 1, w.rb_max, SpillWindow::Access::write);
+  SpillWindow right_out(kept.b, 1, w.rb_max, SpillWindow::Access::write);
+  for (std::int64_t s = 0; s < w.n_seq; s += w.rb_max) {
+    const std::int64_t ns = std::min(w.rb_max, w.n_seq - s);
+    mask_block(w.mb, msa_mask, s, s + ns);
+    const Tensor xs = w.x.slice(0, 0, ns);
+    norm_.forward(rows.at(s, s + ns), xs);
+    // Masked as project_columns masks a tile's, and rounded as it rounds them.
+    for (auto [side, out] : {std::pair{&left_, &left_out}, std::pair{&right_, &right_out}}) {
+      side->forward(xs, w.rows.slice(0, 0, ns), arena);
+      mask_rows(
+          proj, ns * n_res, c, [&](std::int64_t r) { return mk[r]; }, nullptr);
+      tile_rows(proj, ns, n_res, w.tile, c, out->at(s, s + ns));
     }
   }
+  left_out.finish();
+  right_out.finish();
 }
 
-// a = left(LayerNorm(m[s, i])) for the slab's residues (`slab`: m's [n_seq, ni, c_m] columns
-// from i0 on) and the step's sequences [s0, s0 + sb), masked (bf16: rounded into a16).
-void OuterProductMean::left_rows(const Slabs& w, const Tensor& slab, std::int64_t i0,
-                                 std::int64_t ni, std::int64_t s0, std::int64_t sb,
-                                 Arena& arena) const {
-  const std::int64_t n_res = w.n_res, c = c_;
-  float* const ap = w.a.data_as<float>();
-  for (std::int64_t x0 = 0; x0 < sb; x0 += w.xb_max) {
-    const std::int64_t xn = std::min(w.xb_max, sb - x0);
+void OuterProductMean::project_columns(const Linear& side, const Tensor& cols, std::int64_t i0,
+                                       std::int64_t ni, std::int64_t s0, std::int64_t sb,
+                                       const ColumnProjection& dst, Arena& arena) const {
+  const std::int64_t c = c_;
+  float* const out = dst.out;
+  for (std::int64_t x0 = 0; x0 < sb; x0 += dst.xb_max) {
+    const std::int64_t xn = std::min(dst.xb_max, sb - x0);
     for (std::int64_t s = 0; s < xn; ++s) {
-      float* const dst = w.xa.data_as<float>() + s * ni * c_m_;
-      const std::int64_t at = (s0 + x0 + s) * slab.stride(0);
-      if (slab.dtype() == DType::bf16) {
-        detail::bf16_to_f32(static_cast<const bf16*>(slab.data()) + at, dst, ni * c_m_);
+      float* const to = dst.xa.data_as<float>() + s * ni * c_m_;
+      const std::int64_t at = (s0 + x0 + s) * cols.stride(0);
+      if (cols.dtype() == DType::bf16) {
+        detail::bf16_to_f32(static_cast<const bf16*>(cols.data()) + at, to, ni * c_m_);
       } else {
-        std::memcpy(dst, static_cast<const float*>(slab.data()) + at,
+        std::memcpy(to, static_cast<const float*>(cols.data()) + at,
                     static_cast<std::size_t>(ni * c_m_) * sizeof(float));
       }
     }
-    const Tensor xs = w.xa.slice(0, 0, xn * ni);
+    const Tensor xs = dst.xa.slice(0, 0, xn * ni);
     norm_.forward(xs, xs);
-    left_.forward(xs, Tensor(ap + x0 * ni * c, DType::f32, Shape{xn * ni, c}), arena);
+    side.forward(xs, Tensor(out + x0 * ni * c, DType::f32, Shape{xn * ni, c}), arena);
   }
-  const float* const mk = w.mb.data_as<float>();
+  const float* const mk = dst.mb.data_as<float>();
+  const std::int64_t n_res = dst.n_res;
   mask_rows(
-      ap, sb * ni, c, [&](std::int64_t t) { return mk[t / ni * n_res + i0 + t % ni]; }, w.a16());
-  // A short last slab's rows spread to the full slab's stride, the stride of a kept tile: oneDNN
-  // may sum a product in another order for another leading dimension, and a spilled plan's
-  // outer products must be the same bits as this one's.
-  if (ni < w.ni_max) {
+      out, sb * ni, c, [&](std::int64_t t) { return mk[t / ni * n_res + i0 + t % ni]; }, dst.out16);
+  // A short last block's rows spread to the full block's stride, the stride of a kept tile:
+  // oneDNN may sum a product in another order for another leading dimension, and a spilled
+  // plan's outer products must be the same bits as this one's.
+  if (ni < dst.stride) {
     const auto spread = [&](auto* rows) {
       for (std::int64_t s = sb - 1; s > 0; --s) {
-        std::memmove(rows + s * w.ni_max * c, rows + s * ni * c,
+        std::memmove(rows + s * dst.stride * c, rows + s * ni * c,
                      static_cast<std::size_t>(ni * c) * sizeof(*rows));
       }
     };
-    if (w.use_bf16) {
-      spread(w.a16());
+    if (dst.out16 != nullptr) {
+      spread(dst.out16);
     } else {
-      spread(ap);
+      spread(out);
     }
   }
 }
@@ -442,25 +520,12 @@ void OuterProductMean::forward_in_slabs(const Tensor& m, const Tensor& msa_mask,
   ArenaScope apart_scope(apart);
   Slabs w(*this, n_seq, n_res, ctx.chunk, ctx.activations != nullptr);
   slab_buffers(w).allocate_into(arena, w);
-  const Kept kept = kept_buffers(w).allocate(apart);
+  const KeptLeft kept = kept_left_buffers(w).allocate(apart);
   std::optional<GemmCache> own_gemm;
   GemmCache& gemm = given_or_own(ctx.gemm, own_gemm);
-  // The right projection of a block of sequences [s0, s0 + sb) in scratch: rows from 0.
-  const auto scratch_rows = [&](std::int64_t sb) {
-    return w.use_bf16 ? w.b_bf16.slice(0, 0, sb) : w.b.slice(0, 0, sb);
-  };
-  if (w.keep_right) {
-    mask_block(w, msa_mask, 0, n_seq);
-    right_rows(w, m, 0, n_seq, scratch_rows(n_seq), arena, w.left_apart ? kept.a : Tensor());
-  }
-  if (w.apart) {
-    // In the recomputing path's blocks, so that every row comes out of the same calls.
-    for (std::int64_t s0 = 0; s0 < n_seq; s0 += w.sb_max) {
-      const std::int64_t s1 = std::min(n_seq, s0 + w.sb_max);
-      mask_block(w, msa_mask, s0, s1);
-      right_rows(w, m, s0, s1, kept.b.slice(0, s0, s1), arena, kept.a.slice(1, s0, s1));
-    }
-  }
+  mask_block(w.mb, msa_mask, 0, n_seq);
+  const Tensor b = w.use_bf16 ? w.b_bf16 : w.b;
+  right_rows(w, m, b, arena, w.left_apart ? kept.a : Tensor());
   // Unless the left projection is kept, the slabs read a few residues of every sequence.
   std::optional<StridedAccess> column_pass;
   std::optional<SpillWindow> columns;
@@ -469,77 +534,137 @@ void OuterProductMean::forward_in_slabs(const Tensor& m, const Tensor& msa_mask,
     columns.emplace(m, 1, w.ni_max, SpillWindow::Access::read);
   }
   SpillWindow z_rows(z, 0, w.ni_max, SpillWindow::Access::write);
+  const ColumnProjection left{w.xa,
+                              w.xb_max,
+                              w.mb,
+                              n_res,
+                              w.left_apart ? nullptr : w.a.data_as<float>(),
+                              w.left_apart ? nullptr : w.a16(),
+                              w.ni_max};
 
-  // For each slab of residues i the sum over sequences is accumulated block by block. Unless the
-  // right projection is kept (sequence_block), it is recomputed for every slab, a block at a
-  // time, or read back from ctx.activations.
+  // For each slab of residues i the sum over all sequences against all residues j.
   for (std::int64_t i0 = 0; i0 < n_res; i0 += w.ni_max) {
     const std::int64_t ni = std::min(w.ni_max, n_res - i0);
-    const Tensor slab = columns ? columns->at(i0, i0 + ni) : Tensor();
-    std::optional<SpillWindow> kept_rows, kept_left;
-    if (w.apart) kept_rows.emplace(kept.b, 0, w.sb_max, SpillWindow::Access::read);
-    if (w.left_apart) {
-      kept_left.emplace(kept.a.select(0, i0 / w.ni_max), 0, w.sb_max, SpillWindow::Access::read,
-                        kept.a.nbytes());
-    }
-    for (std::int64_t s0 = 0; s0 < n_seq; s0 += w.sb_max) {
-      const std::int64_t sb = std::min(w.sb_max, n_seq - s0);
-      if (!w.keep_right) mask_block(w, msa_mask, s0, s0 + sb);
-      const Tensor b = w.apart ? kept_rows->at(s0, s0 + sb) : scratch_rows(sb);
-      if (!w.keep_right && !w.apart) right_rows(w, m, s0, s0 + sb, b, arena);
-      OuterOperands x{};
-      if (kept_left) {
-        const Tensor a = kept_left->at(s0, s0 + sb);
-        x = {w.use_bf16 ? nullptr : a.data_as<float>(), w.use_bf16 ? a.data_as<bf16>() : nullptr,
-             a.stride(0), nullptr, nullptr};
-      } else {
-        left_rows(w, slab, i0, ni, s0, sb, arena);
-        x = {w.a.data_as<float>(), w.a16(), w.ni_max * c, nullptr, nullptr};
-      }
-      x.b = w.use_bf16 ? nullptr : b.data_as<float>();
-      x.b16 = w.use_bf16 ? b.data_as<bf16>() : nullptr;
-      // outer[(i, c1), (j, c2)] (+)= Σ_s a[s, i, c1]·b[s, j, c2]; norm likewise over the mask.
-      outer_sums(gemm, x, w.mb.data_as<float>(), i0, ni, sb, n_res, c, s0 == 0 ? 0.f : 1.f,
-                 w.outer.data_as<float>(), w.norm.data_as<float>());
-    }
-    if (kept_rows) kept_rows->finish();
-    if (kept_left) kept_left->finish();
     if (n_seq == 0) {
       std::memset(w.outer.data(), 0, static_cast<std::size_t>(ni * c * n_res * c) * sizeof(float));
       std::memset(w.norm.data(), 0, static_cast<std::size_t>(ni * n_res) * sizeof(float));
+    } else {
+      std::optional<SpillWindow> kept_left;
+      const float* const b32 = w.use_bf16 ? nullptr : b.data_as<float>();
+      const bf16* const b16 = w.use_bf16 ? b.data_as<bf16>() : nullptr;
+      OuterOperands x{nullptr, nullptr, w.ni_max * c, b32, b16, n_res * c};
+      if (w.left_apart) {
+        kept_left.emplace(kept.a.select(0, i0 / w.ni_max), 0, n_seq, SpillWindow::Access::read,
+                          kept.a.nbytes());
+        const Tensor a = kept_left->at(0, n_seq);
+        x.a = w.use_bf16 ? nullptr : a.data_as<float>();
+        x.a16 = w.use_bf16 ? a.data_as<bf16>() : nullptr;
+        x.lda = a.stride(0);
+      } else {
+        project_columns(left_, columns->at(i0, i0 + ni), i0, ni, 0, n_seq, left, arena);
+        x.a = left.out;
+        x.a16 = left.out16;
+      }
+      // outer[(i, c1), (j, c2)] = Σ_s a[s, i, c1]·b[s, j, c2]; norm likewise over the mask.
+      outer_sums(gemm, x, w.mb.data_as<float>(), {i0, ni, 0, n_res, n_res}, n_seq, c, 0.f,
+                 w.outer.data_as<float>(), n_res * c, w.norm.data_as<float>(), n_res);
+      if (kept_left) kept_left->finish();
     }
     const Tensor z_slab = z_rows.at(i0, i0 + ni);
-    add_update(w.outer.data_as<float>(), w.norm.data_as<float>(), w.p,
-               row_view(z_slab, "OuterProductMean z"), 0, ni, n_res, arena);
+    add_update({w.outer.data_as<float>(), n_res * c, w.norm.data_as<float>(), n_res}, w.p,
+               row_view(z_slab, "OuterProductMean z"), 0, ni, 0, n_res, n_res, arena);
   }
   z_rows.finish();
   // Kept projections the page cache held (not streamed) leave no pages behind.
-  if (w.apart) apart.evict(kept.b.data(), kept.b.nbytes());
   if (w.left_apart) apart.evict(kept.a.data(), kept.a.nbytes());
 }
 
-// Keeping the right projection of the whole MSA (n_seq·n_res·c floats) saves recomputing it for
-// every slab of ni residues, which costs c_m/(ni·c) of the outer products' work. It is kept
-// while it is at most twice the slab's MSA rows (n_seq·c <= 2·ni·c_m·c, i.e. n_seq <= 2·ni·c_m):
-// bounded by the chunk, and where it is not kept recomputing is cheap (c_m/(ni·c) <
-// n_seq/(2·ni²·c)). With AF2's widths: the Evoformer's 516 rows (c_m = 256) from 2 residues per
-// slab on; the 5,120 extra rows (c_m = 64) from 40 on, recomputed at 6% of the outer products' work
-// at 32.
-std::int64_t OuterProductMean::sequence_block(std::int64_t n_seq, std::int64_t slab_rows) const {
-  const bool keep = n_seq <= 2 * slab_rows * c_m_;
-  // bf16 holds the block's right projection in bf16 only: twice the sequences in the same
-  // bytes, and a deeper sum per GEMM call, each of which reads and rewrites the fp32 sums:
-  // [1024 x 8192] sums (a slab of 32 residues at N = 256) with K = 512 run at 540-556 GFLOP/s,
-  // with K = 1,024 at 570-580 (oneDNN's 1024³ peak 691-709 in the same runs; 256 was 10%
-  // slower than 512).
-  const std::int64_t block = bf16_outer() ? 4 * kSumBlock : kSumBlock;
-  return std::max<std::int64_t>(1, keep ? n_seq : std::min(n_seq, block));
+void OuterProductMean::forward_in_tiles(const Tensor& m, const Tensor& msa_mask, const Tensor& z,
+                                        const RunContext& ctx) const {
+  const std::int64_t n_seq = m.dim(0), n_res = m.dim(1), c = c_;
+  Arena& arena = ctx.arena();
+  ArenaScope scope(arena);
+  Arena& apart = ctx.activation_arena();
+  ArenaScope apart_scope(apart);
+  Tiles w(*this, n_seq, n_res, ctx.chunk, ctx.activations != nullptr);
+  tile_buffers(w).allocate_into(arena, w);
+  const KeptTiles kept = kept_tile_buffers(w).allocate(apart);
+  std::optional<GemmCache> own_gemm;
+  GemmCache& gemm = given_or_own(ctx.gemm, own_gemm);
+  if (w.apart) keep_tiles(w, m, msa_mask, kept, arena);
+  const std::int64_t t = w.tile, ld = t * c;
+  const auto bf16_of = [&](const Tensor& x) {
+    return w.use_bf16 && !w.apart ? x.data_as<bf16>() : nullptr;
+  };
+  const ColumnProjection left{
+      w.xa, w.xb_max, w.mb, n_res, w.apart ? nullptr : w.a.data_as<float>(), bf16_of(w.a_bf16), t};
+  const ColumnProjection right{
+      w.xa, w.xb_max, w.mb, n_res, w.apart ? nullptr : w.b.data_as<float>(), bf16_of(w.b_bf16), t};
+  // Unless the projections are kept, each tile pair reads its residues of every sequence.
+  std::optional<StridedAccess> column_pass;
+  std::optional<SpillWindow> i_columns;
+  if (!w.apart) {
+    column_pass.emplace(m);
+    i_columns.emplace(m, 1, t, SpillWindow::Access::read);
+  }
+  SpillWindow z_rows(z, 0, t, SpillWindow::Access::write);
+  for (std::int64_t i0 = 0; i0 < n_res; i0 += t) {
+    const std::int64_t ni = std::min(t, n_res - i0);
+    const Tensor z_tile = z_rows.at(i0, i0 + ni);
+    const Tensor cols_i = i_columns ? i_columns->at(i0, i0 + ni) : Tensor();
+    std::optional<SpillWindow> j_columns;
+    if (!w.apart) j_columns.emplace(m, 1, t, SpillWindow::Access::read);
+    for (std::int64_t j0 = 0; j0 < n_res; j0 += t) {
+      const std::int64_t nj = std::min(t, n_res - j0);
+      const Tensor cols_j = j_columns ? j_columns->at(j0, j0 + nj) : Tensor();
+      std::optional<SpillWindow> kept_i, kept_j;
+      if (w.apart) {
+        kept_i.emplace(kept.a.select(0, i0 / t), 0, w.sb_max, SpillWindow::Access::read,
+                       kept.a.nbytes());
+        kept_j.emplace(kept.b.select(0, j0 / t), 0, w.sb_max, SpillWindow::Access::read,
+                       kept.b.nbytes());
+      }
+      // outer[(i, c1), (j, c2)] (+)= Σ_s a[s, i, c1]·b[s, j, c2] a step of sequences at a time.
+      for (std::int64_t s0 = 0; s0 < n_seq; s0 += w.sb_max) {
+        const std::int64_t sb = std::min(w.sb_max, n_seq - s0);
+        mask_block(w.mb, msa_mask, s0, s0 + sb);
+        OuterOperands x{};
+        if (w.apart) {
+          const Tensor a = kept_i->at(s0, s0 + sb), b = kept_j->at(s0, s0 + sb);
+          x = w.use_bf16 ? OuterOperands{nullptr, a.data_as<bf16>(), a.stride(0),
+                                         nullptr, b.data_as<bf16>(), b.stride(0)}
+                         : OuterOperands{a.data_as<float>(), nullptr, a.stride(0),
+                                         b.data_as<float>(), nullptr, b.stride(0)};
+        } else {
+          project_columns(left_, cols_i, i0, ni, s0, sb, left, arena);
+          project_columns(right_, cols_j, j0, nj, s0, sb, right, arena);
+          x = {left.out, left.out16, ld, right.out, right.out16, ld};
+        }
+        outer_sums(gemm, x, w.mb.data_as<float>(), {i0, ni, j0, nj, n_res}, sb, c,
+                   s0 == 0 ? 0.f : 1.f, w.outer.data_as<float>(), ld, w.norm.data_as<float>(), t);
+      }
+      if (kept_i) kept_i->finish();
+      if (kept_j) kept_j->finish();
+      add_update({w.outer.data_as<float>(), ld, w.norm.data_as<float>(), t}, w.p,
+                 row_view(z_tile, "OuterProductMean z"), 0, ni, j0, nj, n_res, arena);
+    }
+    if (j_columns) j_columns->finish();
+  }
+  z_rows.finish();
+  // Kept projections the page cache held (not streamed) leave no pages behind.
+  if (w.apart) {
+    apart.evict(kept.a.data(), kept.a.nbytes());
+    apart.evict(kept.b.data(), kept.b.nbytes());
+  }
 }
 
 std::size_t OuterProductMean::apart_bytes(std::int64_t n_seq, std::int64_t n_res,
                                           std::int64_t chunk) const {
   if (chunk <= 0 || n_res == 0) return 0;
-  return kept_buffers(Slabs(*this, n_seq, n_res, chunk, true)).bytes();
+  if (keeps_right(n_seq, detail::chunk_rows(n_res, chunk))) {
+    return kept_left_buffers(Slabs(*this, n_seq, n_res, chunk, true)).bytes();
+  }
+  return kept_tile_buffers(Tiles(*this, n_seq, n_res, chunk, true)).bytes();
 }
 
 std::size_t OuterProductMean::spill_traffic_bytes(std::int64_t n_seq, std::int64_t n_res,
@@ -548,54 +673,60 @@ std::size_t OuterProductMean::spill_traffic_bytes(std::int64_t n_seq, std::int64
   const std::size_t msa = static_cast<std::size_t>(n_seq * n_res * c_m_) * dtype_size(m_type);
   const std::size_t m_bytes = msa <= cache_bytes ? 0 : msa;
   if (chunk <= 0 || n_res == 0) return m_bytes;
-  const Slabs w(*this, n_seq, n_res, chunk, true);
-  const auto slabs = static_cast<std::size_t>(w.tiles);
-  const BufferList<Kept> kept = kept_buffers(w);
-  const std::size_t right = kept.bytes_of(&Kept::b), left = kept.bytes_of(&Kept::a);
-  // Kept right: one pass over m makes it, and the left projection's tiles written beside it are
-  // read back once.
-  if (w.keep_right) return m_bytes + 2 * left;
-  // Recomputed: a pass over m per slab, and the slabs' column pass.
-  if (!w.apart) return m_bytes * (1 + slabs);
-  // One pass over m writes both projections; the right one is read back per slab (once when
-  // cached), the left one's tiles once.
-  return m_bytes + (right <= cache_bytes ? 2 * right : right * (1 + slabs)) + 2 * left;
+  // Slabs: one pass over m makes the right projection, and the left projection's tiles written
+  // beside it are read back once.
+  if (keeps_right(n_seq, detail::chunk_rows(n_res, chunk))) {
+    return m_bytes + 2 * kept_left_buffers(Slabs(*this, n_seq, n_res, chunk, true)).bytes();
+  }
+  // Tiles: one pass over m writes both projections' tiles; each tile is read back once per tile
+  // of the other side (once when cached).
+  const Tiles w(*this, n_seq, n_res, chunk, true);
+  const std::size_t side = kept_tile_buffers(w).bytes_of(&KeptTiles::a);
+  const auto tiles = static_cast<std::size_t>(w.tiles);
+  return m_bytes + 2 * (side <= cache_bytes ? 2 * side : side * (1 + tiles));
 }
 
 std::size_t OuterProductMean::spill_window_bytes(std::int64_t n_seq, std::int64_t n_res,
                                                  std::int64_t chunk, DType m_type) const {
   if (chunk <= 0 || n_res == 0) return 0;
-  const Slabs w(*this, n_seq, n_res, chunk, true);
   const std::size_t m_index = static_cast<std::size_t>(c_m_) * dtype_size(m_type);
   constexpr auto read = SpillWindow::Access::read;
   const auto m_rows = [&](std::int64_t step) {
     return SpillWindow::resident_bytes(1, n_seq, static_cast<std::size_t>(n_res) * m_index, step,
                                        read);
   };
-  const std::size_t columns = SpillWindow::resident_bytes(n_seq, n_res, m_index, w.ni_max, read);
-  if (!w.left_apart) return columns + m_rows(w.rb_max);
-  const std::size_t tile_row = static_cast<std::size_t>(w.ni_max * c_) * dtype_size(w.b_type);
-  if (w.keep_right) {
+  if (keeps_right(n_seq, detail::chunk_rows(n_res, chunk))) {
     // One pass over m, the left projection's tiles written beside it; then each slab reads its
     // tile back.
+    const Slabs w(*this, n_seq, n_res, chunk, true);
+    const std::size_t tile_row = static_cast<std::size_t>(w.ni_max * c_) * dtype_size(w.b_type);
     return std::max(
         m_rows(w.rb_max) + SpillWindow::resident_bytes(w.tiles, n_seq, tile_row, w.rb_max),
-        SpillWindow::resident_bytes(1, n_seq, tile_row, w.sb_max, read));
+        SpillWindow::resident_bytes(1, n_seq, tile_row, n_seq, read));
   }
-  // Written in the recomputing path's blocks (right_rows: a pass per block of sb sequences),
-  // the left projection's tiles beside the right one's rows; then each slab reads them back.
-  const std::size_t written = SpillWindow::resident_bytes(1, w.sb_max, w.b_row_bytes, w.rb_max) +
-                              SpillWindow::resident_bytes(w.tiles, w.sb_max, tile_row, w.rb_max);
-  const std::size_t reads = SpillWindow::resident_bytes(1, n_seq, w.b_row_bytes, w.sb_max, read) +
-                            SpillWindow::resident_bytes(1, n_seq, tile_row, w.sb_max, read);
-  return std::max(m_rows(w.rb_max) + written, reads);
+  // One pass over m, both projections' tiles written beside it; then each tile pair reads its
+  // two tiles back.
+  const Tiles w(*this, n_seq, n_res, chunk, true);
+  const std::size_t tile_row = static_cast<std::size_t>(w.tile * c_) * dtype_size(w.b_type);
+  return std::max(
+      m_rows(w.rb_max) + 2 * SpillWindow::resident_bytes(w.tiles, n_seq, tile_row, w.rb_max),
+      2 * SpillWindow::resident_bytes(1, n_seq, tile_row, w.sb_max, read));
+}
+
+std::int64_t OuterProductMean::pair_step_rows(std::int64_t n_seq, std::int64_t n_res,
+                                              std::int64_t chunk) const {
+  const std::int64_t slab = detail::chunk_rows(n_res, chunk);
+  if (chunk <= 0 || keeps_right(n_seq, slab)) return slab;
+  return Tiles(*this, n_seq, n_res, chunk, false).tile;
 }
 
 std::size_t OuterProductMean::scratch_bytes(std::int64_t n_seq, std::int64_t n_res,
                                             std::int64_t chunk, bool apart) const {
   if (n_res == 0) return 0;
-  return chunk > 0 ? slabs_scratch_bytes(n_seq, n_res, chunk, apart)
-                   : whole_msa_scratch_bytes(n_seq, n_res, chunk);
+  if (chunk <= 0) return whole_msa_scratch_bytes(n_seq, n_res, chunk);
+  return keeps_right(n_seq, detail::chunk_rows(n_res, chunk))
+             ? slabs_scratch_bytes(n_seq, n_res, chunk, apart)
+             : tiles_scratch_bytes(n_seq, n_res, chunk, apart);
 }
 
 std::size_t OuterProductMean::slabs_scratch_bytes(std::int64_t n_seq, std::int64_t n_res,
@@ -606,20 +737,29 @@ std::size_t OuterProductMean::slabs_scratch_bytes(std::int64_t n_seq, std::int64
   return slab_buffers(w).bytes() + std::max(slab_projection_bytes(w), update);
 }
 
+std::size_t OuterProductMean::tiles_scratch_bytes(std::int64_t n_seq, std::int64_t n_res,
+                                                  std::int64_t chunk, bool apart) const {
+  const Tiles w(*this, n_seq, n_res, chunk, apart);
+  const std::size_t update = largest_step(n_res, w.tile, [&](std::int64_t ni) {
+    return largest_step(n_res, w.tile,
+                        [&](std::int64_t nj) { return update_bytes(ni, kProjectRows, nj); });
+  });
+  return tile_buffers(w).bytes() + std::max(tile_projection_bytes(w), update);
+}
+
 std::size_t OuterProductMean::slab_projection_bytes(const Slabs& w) const {
   const EpilogueKind normed{.bf16_in = bf16_norm()};
   const EpilogueKind normed_to_bf16{.bf16_out = true, .bf16_in = bf16_norm()};
-  const std::int64_t n_seq = w.n_seq, n_res = w.n_res, ni = w.ni_max, sb = w.sb_max;
-  const std::int64_t rb = w.rb_max, xb = w.xb_max;
+  const std::int64_t n_seq = w.n_seq, n_res = w.n_res, ni = w.ni_max;
   std::size_t bytes = 0;
-  for (std::int64_t s : {rb, sb % rb, n_seq % sb % rb}) {
+  for (std::int64_t s : {w.rb_max, n_seq % w.rb_max}) {
     if (s == 0) continue;
     bytes = std::max(bytes, right_.scratch_bytes(s * n_res, normed));
     if (w.use_bf16) bytes = std::max(bytes, right_.scratch_bytes(s * n_res, normed_to_bf16));
     if (w.left_apart) bytes = std::max(bytes, left_.scratch_bytes(s * n_res, normed));
   }
-  for (std::int64_t s : {xb, sb % xb, n_seq % sb % xb}) {
-    if (w.left_apart) break;  // the left projection is made with the right one's blocks, above
+  if (w.left_apart) return bytes;  // the left projection is made with the right one's blocks
+  for (std::int64_t s : {w.xb_max, n_seq % w.xb_max}) {
     for (std::int64_t i : {ni, n_res % ni}) {
       if (s > 0 && i > 0) bytes = std::max(bytes, left_.scratch_bytes(s * i));
     }
@@ -627,11 +767,35 @@ std::size_t OuterProductMean::slab_projection_bytes(const Slabs& w) const {
   return bytes;
 }
 
+std::size_t OuterProductMean::tile_projection_bytes(const Tiles& w) const {
+  const std::int64_t n_seq = w.n_seq, n_res = w.n_res, t = w.tile, sb = w.sb_max;
+  std::size_t bytes = 0;
+  if (w.apart) {
+    // keep_tiles: both sides project blocks of rows of LayerNorm(m).
+    const EpilogueKind normed{.bf16_in = bf16_norm()};
+    for (std::int64_t s : {w.rb_max, n_seq % w.rb_max}) {
+      if (s == 0) continue;
+      bytes = std::max(
+          {bytes, left_.scratch_bytes(s * n_res, normed), right_.scratch_bytes(s * n_res, normed)});
+    }
+    return bytes;
+  }
+  // project_columns: blocks of xb_max sequences of a tile's residues, of each step.
+  for (std::int64_t s : {w.xb_max, sb % w.xb_max, n_seq % sb % w.xb_max}) {
+    for (std::int64_t i : {t, n_res % t}) {
+      if (s > 0 && i > 0) {
+        bytes = std::max({bytes, left_.scratch_bytes(s * i), right_.scratch_bytes(s * i)});
+      }
+    }
+  }
+  return bytes;
+}
+
 std::size_t OuterProductMean::update_bytes(std::int64_t ni, std::int64_t group,
-                                           std::int64_t n_res) const {
+                                           std::int64_t n_j) const {
   const EpilogueKind projected{.bf16_in = projected_type() == DType::bf16};
   return largest_step(ni, std::min(ni, group), [&](std::int64_t g) {
-    return update_buffers(g, ni, n_res).bytes() + output_.scratch_bytes(g * n_res, projected);
+    return update_buffers(g, ni, n_j).bytes() + output_.scratch_bytes(g * n_j, projected);
   });
 }
 

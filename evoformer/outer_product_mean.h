@@ -33,41 +33,45 @@ class OuterProductMean {
   // with a = mask ⊙ left(LayerNorm(m)), b = mask ⊙ right(LayerNorm(m)); the output bias is added
   // before the division, as in AF2 and OpenFold.
   // Unchunked (ctx.chunk <= 0), the projections a, b ([n_seq, n_res, c_hidden] each) are built
-  // for the whole MSA and the outer products of all pairs formed with one GEMM. With a chunk,
-  // the outer products are formed for ctx.chunk residues i at a time, the sum over sequences
-  // accumulated at most 8·chunk·c_hidden sequences at a time, so the transients are
-  // O(chunk·n_res·c_hidden²) whatever n_seq is: b is computed once for a shallower MSA, and
-  // recomputed for each slab for a deeper one (c_m/(chunk·c_hidden) of the outer products' work),
-  // unless ctx.activations is set (a spilled plan) and a step of it is small enough to stage
-  // (kApartStepBytes): there it is kept whole, written once and read back once per slab, half of
-  // m's bytes (c_hidden = c_m/2) and none of the recomputation. With ctx.activations set, the
-  // left projection is kept there whenever the right one is made once (kept whole in scratch or
-  // there), written in the same pass in tiles of a slab's residues, so that no slab reads
-  // columns of m (a run of a few KiB per sequence, the slowest reads of a spill file) and m is
-  // read once. Where both paths exist, every bit of z is the same.
+  // for the whole MSA and the outer products of all pairs formed with one GEMM. With a chunk the
+  // transients are O(chunk·n_res·c_hidden²) whatever n_seq is, in one of two ways:
+  // - slabs: where the right projection of the whole MSA is small beside the slab
+  //   (sequence_block), it is made once and kept in scratch, and the outer products formed for
+  //   ctx.chunk residues i at a time against all residues j. With ctx.activations set (a spilled
+  //   plan) the left projection is made in the same pass over m and kept there in tiles of a
+  //   slab's residues, so that no slab reads columns of m (a run of a few KiB per sequence, the
+  //   slowest reads of a spill file) and m is read once.
+  // - tiles: otherwise (a deep MSA at a fine chunk), the outer products are formed for square
+  //   tiles of about sqrt(chunk·n_res) residues i by as many residues j, the sum over sequences a
+  //   block at a time, and both projections of a tile pair made for each pair: 2·sqrt(n_res/chunk)
+  //   times the projections' work instead of n_res/chunk. With ctx.activations set both
+  //   projections are made in one pass over m and kept there in those tiles, then each tile pair
+  //   reads its two tiles back: the spill tier moves 2·sqrt(n_res/chunk) times the projections'
+  //   bytes (12 at N = 256 and a chunk of 8), not the n_res/chunk of a kept right projection read
+  //   back per slab (33).
+  // Where both a spilled and an unspilled path exist, every bit of z is the same.
   void forward(const Tensor& m, const Tensor& msa_mask, const Tensor& z,
                const RunContext& ctx) const;
 
   // Scratch bytes forward() takes from ctx.arena(); apart: with ctx.activations set.
   std::size_t scratch_bytes(std::int64_t n_seq, std::int64_t n_res, std::int64_t chunk,
                             bool apart = false) const;
-  // Bytes forward() takes from ctx.activations when it is set: the left projection, tiled, with
-  // the whole right projection when the chunk is too fine to keep that one in scratch.
+  // Bytes forward() takes from ctx.activations when it is set: the left projection in a slab's
+  // tiles, or (tiles) both projections in their tiles.
   std::size_t apart_bytes(std::int64_t n_seq, std::int64_t n_res, std::int64_t chunk) const;
   // Bytes forward() moves in the spill tier with m (of m_type) and ctx.activations spilled: its
-  // passes over m unless m is at most cache_bytes (FileTier::set_cache_bytes; the caller counts a
-  // cached m), then the projections apart: the right one (if apart) written once and read once
-  // per slab of residues (written and read once when it is at most cache_bytes), the left one
-  // written and read once.
+  // pass over m unless m is at most cache_bytes (FileTier::set_cache_bytes; the caller counts a
+  // cached m), then the projections apart: written once and read once (slabs), or read once per
+  // tile of the other side (tiles; once when a projection is at most cache_bytes).
   std::size_t spill_traffic_bytes(std::int64_t n_seq, std::int64_t n_res, std::int64_t chunk,
                                   DType m_type, std::size_t cache_bytes) const;
   // The most forward()'s staged passes (memory/spill_window.h) hold at once with m spilled and
-  // ctx.activations set: the slabs' column pass over m beside a row pass over m (the right
-  // projection recomputed), or, with the projections apart, the pass that writes them beside its
-  // pass over m, then the passes that read them back (the left one's alone when the right one is
-  // kept in scratch).
+  // ctx.activations set: the pass that writes the projections' tiles beside its pass over m,
+  // then the passes that read them back.
   std::size_t spill_window_bytes(std::int64_t n_seq, std::int64_t n_res, std::int64_t chunk,
                                  DType m_type) const;
+  // Rows of z forward() updates per step of its pass over z: a slab's, or a tile's.
+  std::int64_t pair_step_rows(std::int64_t n_seq, std::int64_t n_res, std::int64_t chunk) const;
 
  private:
   // forward()'s buffers, each stated once in the list that both allocates and sizes them.
@@ -88,10 +92,11 @@ class OuterProductMean {
     Tensor norm;   // Σ_s mask·mask [ni, n_res]
     Tensor p;      // the outer products reordered for the output projection [ni, n_res, c²]
   };
-  // Chunked: the sizes and buffers of forward_in_slabs(), allocated once for every slab.
+  // Chunked, where the right projection is kept in scratch (keeps_right): the sizes and
+  // buffers of forward_in_slabs(), allocated once for every slab.
   struct Slabs {
     // The sizes for `op` over an MSA of n_seq x n_res with `chunk`; no buffers yet.
-    // spilled: ctx.activations is set, where projections not kept in scratch are kept.
+    // spilled: ctx.activations is set, where the left projection is kept.
     Slabs(const OuterProductMean& op, std::int64_t n_seq, std::int64_t n_res, std::int64_t chunk,
           bool spilled);
     // bf16: a rounded (null in fp32).
@@ -99,82 +104,145 @@ class OuterProductMean {
 
     std::int64_t n_seq, n_res;
     std::int64_t ni_max;  // residues i per slab
-    std::int64_t sb_max;  // sequences per accumulation step: all of them when b is kept
     std::int64_t xb_max;  // sequences per LayerNorm block of the left projection
     std::int64_t rb_max;  // sequences per LayerNorm block of the right projection
     bool use_bf16;
-    DType b_type;             // of the right projection the outer products read
-    std::size_t b_row_bytes;  // one sequence of it
-    bool keep_right;          // the whole right projection held in scratch
-    bool apart;  // both projections held whole in ctx.activations (Kept), the left one tiled
-    // The left projection held there, tiled: with apart, and beside a kept right projection in
-    // a spilled plan, so that no slab reads columns of m (a run of a few residues per sequence).
+    DType b_type;  // of the projections the outer products read
+    // The left projection held in ctx.activations, tiled, so that no slab reads columns of m.
     bool left_apart;
     std::int64_t tiles;  // slabs of residues
     Tensor x;            // LayerNorm(m[s]) for the right projection
-    Tensor b;       // fp32: the right projection of the step's sequences (not when apart); bf16:
-                    // one call's rows
-    Tensor xa;      // m[s, slab] for the left projection (not left_apart)
-    Tensor a;       // the left projection [sb_max, ni_max, c] (not left_apart)
-    Tensor a_rows;  // left_apart: the left projection of right_rows' block [rb_max, n_res, c]
-    Tensor mb;      // the step's mask rows [sb_max, n_res]
-    Tensor outer;   // [ni_max·c, n_res·c]
-    Tensor norm;    // [ni_max, n_res]
-    Tensor p;       // the reordered outer products, add_update's room
-    Tensor a_bf16;  // bf16 only: a and b rounded
+    Tensor b;            // fp32: the right projection [n_seq, n_res, c]; bf16: one call's rows
+    Tensor xa;           // m[s, slab] for the left projection (not left_apart)
+    Tensor a;            // the left projection [n_seq, ni_max, c] (not left_apart)
+    Tensor a_rows;       // left_apart: the left projection of right_rows' block [rb_max, n_res, c]
+    Tensor mb;           // the mask [n_seq, n_res]
+    Tensor outer;        // [ni_max·c, n_res·c]
+    Tensor norm;         // [ni_max, n_res]
+    Tensor p;            // the reordered outer products, add_update's room
+    Tensor a_bf16;       // bf16 only: a and b rounded
     Tensor b_bf16;
   };
-  // With apart / left_apart, in ctx.activations: the masked projections of every sequence, bf16
-  // when the outer products are.
-  struct Kept {
-    Tensor b;  // [n_seq, n_res, c] (apart)
-    Tensor a;  // [tiles, n_seq, ni_max, c]: tile t holds the residues of slab t (left_apart)
+  // With Slabs::left_apart, in ctx.activations: the masked left projection, bf16 when the outer
+  // products are; tile t holds the residues of slab t.
+  struct KeptLeft {
+    Tensor a;  // [tiles, n_seq, ni_max, c]
+  };
+  // Chunked otherwise: the sizes and buffers of forward_in_tiles(), allocated once.
+  struct Tiles {
+    // As Slabs'; spilled: both projections are made once and kept in ctx.activations.
+    Tiles(const OuterProductMean& op, std::int64_t n_seq, std::int64_t n_res, std::int64_t chunk,
+          bool spilled);
+
+    std::int64_t n_seq, n_res;
+    std::int64_t tile;    // residues per tile, i and j alike
+    std::int64_t tiles;   // per side
+    std::int64_t sb_max;  // sequences summed per step
+    std::int64_t xb_max;  // sequences per LayerNorm block of a tile's projection
+    std::int64_t rb_max;  // sequences per block of the pass that keeps the projections
+    bool use_bf16;
+    DType b_type;   // of the projections the outer products read
+    bool apart;     // both projections kept in ctx.activations
+    Tensor mb;      // the step's mask rows [sb_max, n_res]
+    Tensor x;       // apart: LayerNorm(m) of a block of rows [rb_max, n_res, c_m] of norm_type()
+    Tensor rows;    // apart: one projection of those rows [rb_max, n_res, c]
+    Tensor xa;      // not apart: m[s, tile] [xb_max·tile, c_m]
+    Tensor a;       // not apart: the step's left projection of tile i [sb_max, tile, c]
+    Tensor b;       // not apart: the step's right projection of tile j
+    Tensor a_bf16;  // not apart, bf16: a and b rounded
+    Tensor b_bf16;
+    Tensor outer;  // [tile·c, tile·c]
+    Tensor norm;   // [tile, tile]
+    Tensor p;      // the reordered outer products, add_update's room
+  };
+  // With Tiles::apart, in ctx.activations: both masked projections, of Tiles::b_type; tile t
+  // holds residues [t·tile, (t + 1)·tile).
+  struct KeptTiles {
+    Tensor a;  // [tiles, n_seq, tile, c]
+    Tensor b;
   };
   // add_update's output projection of g residues, where it cannot land in the outer buffer.
   struct Update {
-    Tensor u;  // [g, n_res, c_z]
+    Tensor u;  // [g, n_j, c_z]
+  };
+  // Where add_update finds a block of outer products: rows (i, c1) of ld floats, columns
+  // (j, c2) from 0; the mask counts' rows of ld_norm.
+  struct OuterBlock {
+    float* outer;
+    std::int64_t ld;
+    const float* norm;
+    std::int64_t ld_norm;
+  };
+  // What a pass making one projection of a block of residues of some sequences needs: xa for
+  // m's rows as f32 (xb_max sequences at a time), the mask rows mb of n_res (from the first
+  // sequence), out [sb, stride, c] f32 and, for bf16 outer products, out16 the same rounded.
+  struct ColumnProjection {
+    const Tensor& xa;
+    std::int64_t xb_max;
+    const Tensor& mb;
+    std::int64_t n_res;
+    float* out;
+    bf16* out16;
+    std::int64_t stride;  // residues between sequences in out
   };
   BufferList<Projections> projection_buffers(std::int64_t n_seq, std::int64_t n_res) const;
   BufferList<Normed> normed_buffers(std::int64_t n_seq, std::int64_t n_res) const;
   BufferList<Products> product_buffers(std::int64_t ni, std::int64_t n_res) const;
   BufferList<Slabs> slab_buffers(const Slabs& w) const;
-  BufferList<Kept> kept_buffers(const Slabs& w) const;
-  // For g of a slab's ni residues: u unless g = ni and c_z <= c² (then it reuses outer).
-  BufferList<Update> update_buffers(std::int64_t g, std::int64_t ni, std::int64_t n_res) const;
+  BufferList<KeptLeft> kept_left_buffers(const Slabs& w) const;
+  BufferList<Tiles> tile_buffers(const Tiles& w) const;
+  BufferList<KeptTiles> kept_tile_buffers(const Tiles& w) const;
+  // For g of a slab's ni residues by n_j: u unless g = ni and c_z <= c² (then it reuses outer).
+  BufferList<Update> update_buffers(std::int64_t g, std::int64_t ni, std::int64_t n_j) const;
 
+  // The right projection can be made once and kept in scratch for slabs of `slab_rows`
+  // residues: it is at most twice the slab's MSA rows (n_seq·c <= 2·ni·c_m·c). Where it is not,
+  // tiles recompute it at about 2·c_m/(sqrt(ni·n_res)·c) of the outer products' work.
+  bool keeps_right(std::int64_t n_seq, std::int64_t slab_rows) const {
+    return n_seq <= 2 * slab_rows * c_m_;
+  }
   // forward() without chunking, Alg. 10 lines 1-2: `mask` = msa_mask made contiguous; a and b
   // [n_seq, n_res, c] = mask ⊙ left / right projections of LayerNorm(m).
   void project_masked(const Tensor& m, const Tensor& msa_mask, const Tensor& mask, const Tensor& a,
                       const Tensor& b, Arena& arena) const;
-  // forward() with ctx.chunk > 0, over its Slabs: the right projection, each slab's left
+  // forward() with ctx.chunk > 0 where keeps_right: the right projection, each slab's left
   // projection, the outer sums and the update.
   void forward_in_slabs(const Tensor& m, const Tensor& msa_mask, const Tensor& z,
                         const RunContext& ctx) const;
-  // out: where the rows [first, end) of the masked right projection go (of w.b_type), any
-  // tier; their mask rows are w.mb's first (mask_block). left_out (w.left_apart): Kept::a's
-  // rows [first, end), where their masked left projection goes.
-  void right_rows(const Slabs& w, const Tensor& m, std::int64_t first, std::int64_t end,
-                  const Tensor& out, Arena& arena, const Tensor& left_out = Tensor()) const;
-  // left_out[t, s, i] = w.a_rows[s, t·ni_max + i] for the block's ns sequences, rounded to
-  // left_out's type.
-  void tile_left_rows(const Slabs& w, std::int64_t ns, const Tensor& left_out) const;
-  // The step's mask rows: w.mb = msa_mask[first, end).
-  void mask_block(const Slabs& w, const Tensor& msa_mask, std::int64_t first,
-                  std::int64_t end) const;
-  void left_rows(const Slabs& w, const Tensor& slab, std::int64_t i0, std::int64_t ni,
-                 std::int64_t s0, std::int64_t sb, Arena& arena) const;
-  // scratch_bytes() with a chunk: the Slabs' buffers and the largest of the projections' and
-  // the update's scratch; without: the whole MSA's projections and a slab's outer products.
+  // forward() with ctx.chunk > 0 otherwise: each tile pair's projections (made or read back),
+  // outer sums and update.
+  void forward_in_tiles(const Tensor& m, const Tensor& msa_mask, const Tensor& z,
+                        const RunContext& ctx) const;
+  // Tiles::apart: one pass over m that keeps both masked projections in their tiles.
+  void keep_tiles(const Tiles& w, const Tensor& m, const Tensor& msa_mask, const KeptTiles& kept,
+                  Arena& arena) const;
+  // out: where the rows of the masked right projection go (of w.b_type); their mask rows are
+  // w.mb's. left_out (w.left_apart): KeptLeft::a, where their masked left projection goes.
+  void right_rows(const Slabs& w, const Tensor& m, const Tensor& out, Arena& arena,
+                  const Tensor& left_out = Tensor()) const;
+  // The step's mask rows: mb = msa_mask[first, end).
+  static void mask_block(const Tensor& mb, const Tensor& msa_mask, std::int64_t first,
+                         std::int64_t end);
+  // dst.out = mask ⊙ side(LayerNorm(m[s, i])) for the residues [i0, i0 + ni) (`cols`: m's
+  // [n_seq, ni, c_m] columns from i0 on) of the sequences [s0, s0 + sb), the mask rows dst.mb's
+  // from 0 (bf16: rounded into dst.out16).
+  void project_columns(const Linear& side, const Tensor& cols, std::int64_t i0, std::int64_t ni,
+                       std::int64_t s0, std::int64_t sb, const ColumnProjection& dst,
+                       Arena& arena) const;
+  // scratch_bytes() with a chunk: the Slabs' or Tiles' buffers and the largest of the
+  // projections' and the update's scratch; without: the whole MSA's projections and a slab's
+  // outer products.
   std::size_t slabs_scratch_bytes(std::int64_t n_seq, std::int64_t n_res, std::int64_t chunk,
                                   bool apart) const;
+  std::size_t tiles_scratch_bytes(std::int64_t n_seq, std::int64_t n_res, std::int64_t chunk,
+                                  bool apart) const;
   std::size_t slab_projection_bytes(const Slabs& w) const;
+  std::size_t tile_projection_bytes(const Tiles& w) const;
   std::size_t whole_msa_scratch_bytes(std::int64_t n_seq, std::int64_t n_res,
                                       std::int64_t chunk) const;
-  // add_update's scratch for a slab of ni residues, p holding `group` of them at a time.
-  std::size_t update_bytes(std::int64_t ni, std::int64_t group, std::int64_t n_res) const;
-  // Sequences whose right projections a chunked forward() holds at once: all of them (computed
-  // once) or a block (recomputed per slab), whichever the .cpp's rule finds cheaper.
-  std::int64_t sequence_block(std::int64_t n_seq, std::int64_t slab_rows) const;
+  // add_update's scratch for a block of ni by n_j residues, p holding `group` rows of i at a
+  // time.
+  std::size_t update_bytes(std::int64_t ni, std::int64_t group, std::int64_t n_j) const;
   // The outer products run in bf16 when the projections compute in bf16 (the trunk's stacks).
   bool bf16_outer() const { return left_.compute() == DType::bf16; }
   // The projections read LayerNorm(m) as bf16 rows it rounded as it stored them: what the bf16
@@ -188,11 +256,12 @@ class OuterProductMean {
   DType projected_type() const {
     return output_.compute() == DType::bf16 ? DType::bf16 : DType::f32;
   }
-  // Alg. 10 lines 3-4 for residues i0..i0+ni: z[i, j] += Linear_out(outer[i, j]) / (norm[i, j] +
-  // eps), outer: [ni·c, n_res·c] (overwritten), norm: [ni, n_res]; p: room for [g, n_res, c²],
-  // the rows of residues reordered and projected at a time (g <= ni).
-  void add_update(float* outer, const float* norm, const Tensor& p, const RowView& vz,
-                  std::int64_t i0, std::int64_t ni, std::int64_t n_res, Arena& arena) const;
+  // Alg. 10 lines 3-4 for residues i0..i0+ni by j0..j0+nj: z[i, j] += Linear_out(outer[i, j]) /
+  // (norm[i, j] + eps), x.outer overwritten; p: room for [g, nj, c²], the rows of residues i
+  // reordered and projected at a time (g <= ni).
+  void add_update(const OuterBlock& x, const Tensor& p, const RowView& vz, std::int64_t i0,
+                  std::int64_t ni, std::int64_t j0, std::int64_t nj, std::int64_t n_res,
+                  Arena& arena) const;
 
   std::int64_t c_m_, c_z_, c_;
   LayerNorm norm_;

@@ -758,12 +758,13 @@ TEST_P(MsaModulesExactScratch, ForwardFitsItsScratchBytes) {
 }
 
 // With ctx.activations set (a spilled plan) a chunked outer product mean keeps its projections
-// there: over an MSA too deep to keep the right projection in scratch, both of them (and it takes
-// less scratch); over a shallow one, the left projection's tiles beside the right projection kept
-// in scratch, so that no slab reads columns of m. forward() fits arenas of exactly
-// scratch_bytes(apart) and apart_bytes() and changes no bit of the update, for a padded MSA and
-// one without padding (bf16: the projection stored straight to bf16). At 300 residues in slabs of
-// 8 the short last slab's products are summed in another order unless both paths give oneDNN the
+// there: over an MSA too deep to keep the right projection in scratch, both of them in the tiles
+// of its tile pairs (and it takes less scratch); over a shallow one, the left projection's tiles
+// beside the right projection kept in scratch, so that no slab reads columns of m. forward()
+// fits arenas of exactly scratch_bytes(apart) and apart_bytes() and changes no bit of the update,
+// for a padded MSA and one without padding (bf16: the projection stored straight to bf16). At
+// 300 residues (slabs of 8, or with the extra-MSA widths tiles of 43 and a last one of 42) the
+// short last block's products are summed in another order unless both paths give oneDNN the
 // same leading dimension.
 TEST_P(MsaModulesExactScratch, OuterProductMeanKeepsItsProjectionsApartAndChangesNoBit) {
   const DType precision = std::get<1>(GetParam());

@@ -38,10 +38,10 @@ TEST(TrunkBytes, SpillTrafficCountsEachStagedPassAndTheOuterProductMeansRereads)
   const Trunk trunk(store, c);
   const TrunkDims d{/*n_res=*/256, /*n_seq=*/8, /*n_extra=*/5120, /*n_templ=*/0};
   // With the test weights' extra-MSA width (c_e = 8) the outer product mean keeps the right
-  // projection of 5,120 rows in scratch only from 320 residues per slab on: below, a spilled
-  // plan keeps it with the activations, written once and read back for every slab, 4 slabs of
-  // 64 residues or 16 of 16, and the left projection too, tiled by slab, written and read once,
-  // so m is read once (the projections' pass).
+  // projection of 5,120 rows in scratch only from 320 residues per slab on: below, it forms
+  // tile pairs (2 tiles of 128 residues per side at a chunk of 64, 4 of 64 at 16), and a spilled
+  // plan keeps both projections with the activations in those tiles, written once in one pass
+  // over m and each tile read back once per tile of the other side.
   ASSERT_EQ(c.c_e, 8);
   ASSERT_EQ(c.n_extra_msa_blocks, 1);
   ChunkSizes coarse = ChunkSizes::all(64), fine = coarse;
@@ -50,22 +50,21 @@ TEST(TrunkBytes, SpillTrafficCountsEachStagedPassAndTheOuterProductMeansRereads)
   const std::size_t right = f32_bytes({d.n_extra, d.n_res, c.extra_c_hidden_opm});
   const std::size_t fine_bytes = trunk.spill_traffic_bytes(d, fine, false, 0);
   const std::size_t coarse_bytes = trunk.spill_traffic_bytes(d, coarse, false, 0);
-  EXPECT_EQ(fine_bytes - coarse_bytes, (16 - 4) * right);
+  EXPECT_EQ(fine_bytes - coarse_bytes, 2 * (4 - 2) * right);
   // The pair spilled too adds its passes and takes nothing away.
   EXPECT_GT(trunk.spill_traffic_bytes(d, coarse, true, 0), coarse_bytes);
   // At least the read-or-write passes of the extra-MSA block over its MSA (row attention two, the
   // global column attention three reads and a write, the transition running in its last pass,
-  // the outer product mean's read) and its projections' (4 slabs of 64 residues: no tile is
+  // the outer product mean's read) and its projections' (2 tiles of 128 residues: no tile is
   // padded).
-  const std::size_t left = right;
-  EXPECT_GE(coarse_bytes, 7 * extra + (1 + 4) * right + 2 * left);
+  EXPECT_GE(coarse_bytes, 7 * extra + 2 * (1 + 2) * right);
   // Room to cache the extra-MSA representation whole (and the smaller MSA and projection): each
   // read and written once, when the block after it drops it, whatever the chunk. The Evoformer's
   // 8 rows keep the right projection in scratch: its outer product mean reads m once (the left
   // projection's tiles are written beside it), then its row attention and column pass.
   const std::size_t cached = trunk.spill_traffic_bytes(d, fine, false, extra);
   const std::size_t msa = f32_bytes({d.n_seq, d.n_res, c.c_m}) * c.n_evoformer_blocks;
-  EXPECT_EQ(fine_bytes - cached, (6 + 1 - 2) * extra + (4 + 1 - 2) * msa + (1 + 16 - 2) * right);
+  EXPECT_EQ(fine_bytes - cached, (6 + 1 - 2) * extra + (4 + 1 - 2) * msa + 2 * (1 + 4 - 2) * right);
   EXPECT_EQ(trunk.spill_traffic_bytes(d, coarse, false, extra), cached);
 }
 
