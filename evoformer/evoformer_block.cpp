@@ -102,10 +102,11 @@ std::size_t EvoformerBlock::spill_window_bytes(std::int64_t n_seq, std::int64_t 
       {rows, columns, outer_product_mean_.spill_window_bytes(n_seq, n_res, chunk, m_type)});
 }
 
-std::int64_t EvoformerBlock::pair_step_rows(std::int64_t n_seq, std::int64_t n_res,
-                                            std::int64_t chunk) const {
-  return std::max(detail::chunk_rows(n_res, chunk),
-                  outer_product_mean_.pair_step_rows(n_seq, n_res, chunk));
+std::size_t EvoformerBlock::pair_window_bytes(std::int64_t n_seq, std::int64_t n_res,
+                                              std::int64_t chunk) const {
+  const std::size_t row = f32_bytes({n_res, row_attention_.c_z()});
+  return std::max(SpillWindow::resident_bytes(1, n_res, row, detail::chunk_rows(n_res, chunk)),
+                  outer_product_mean_.pair_window_bytes(n_seq, n_res, chunk));
 }
 
 std::size_t EvoformerBlock::scratch_bytes(std::int64_t n_seq, std::int64_t n_res,

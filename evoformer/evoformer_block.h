@@ -40,9 +40,9 @@ class EvoformerBlock {
   // product mean's.
   std::size_t spill_window_bytes(std::int64_t n_seq, std::int64_t n_res, std::int64_t chunk,
                                  DType m_type) const;
-  // Rows of z per step of forward()'s row passes over z: the chunk's, or the outer product
-  // mean's tiles when they are more.
-  std::int64_t pair_step_rows(std::int64_t n_seq, std::int64_t n_res, std::int64_t chunk) const;
+  // The most forward()'s staged passes over a spilled z hold at once: a row pass at the chunk,
+  // or the outer product mean's.
+  std::size_t pair_window_bytes(std::int64_t n_seq, std::int64_t n_res, std::int64_t chunk) const;
   // Bytes forward() reads and writes from the spill tier when m and ctx.activations are
   // spilled (and z too with pair_spilled): each staged pass over m reads it once and a
   // changing one writes it once (memory/spill_window.h): row attention reads and writes m, the

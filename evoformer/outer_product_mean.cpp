@@ -1,6 +1,7 @@
 #include "evoformer/outer_product_mean.h"
 
 #include <algorithm>
+#include <bit>
 #include <cstring>
 #include <optional>
 #include <string>
@@ -12,7 +13,6 @@
 #include "ops/gemm.h"
 #include "ops/row_chunks.h"
 #include "ops/row_kernels.h"
-#include "ops/row_view.h"
 #include "ops/tensor_checks.h"
 
 namespace cpufold {
@@ -194,7 +194,6 @@ void OuterProductMean::forward(const Tensor& m, const Tensor& msa_mask, const Te
   }
 
   // Alg. 10 lines 3-4, a slab of residues i at a time.
-  const RowView vz = row_view(z, "OuterProductMean z");
   const std::int64_t res_rows = detail::chunk_rows(n_res, ctx.chunk);
   for (std::int64_t i0 = 0; i0 < n_res; i0 += res_rows) {
     const std::int64_t ni = std::min(res_rows, n_res - i0);
@@ -210,7 +209,7 @@ void OuterProductMean::forward(const Tensor& m, const Tensor& msa_mask, const Te
     outer_sums(gemm, x, w.mask.data_as<float>(), {i0, ni, 0, n_res, n_res}, n_seq, c, 0.f,
                slab.outer.data_as<float>(), n_res * c, slab.norm.data_as<float>(), n_res);
     add_update({slab.outer.data_as<float>(), n_res * c, slab.norm.data_as<float>(), n_res}, slab.p,
-               vz, i0, ni, 0, n_res, n_res, arena);
+               z.slice(0, i0, i0 + ni), arena);
   }
 }
 
@@ -244,12 +243,17 @@ void OuterProductMean::project_masked(const Tensor& m, const Tensor& msa_mask, c
   }
 }
 
-void OuterProductMean::add_update(const OuterBlock& x, const Tensor& p, const RowView& vz,
-                                  std::int64_t i0, std::int64_t ni, std::int64_t j0,
-                                  std::int64_t nj, std::int64_t n_res, Arena& arena) const {
-  // z[i0 + i, j0 + j] += (Linear_out(outer[i, j]) / (norm[i, j] + eps), Alg. 10 lines 3-4, for
-  // p's rows of residues i at a time.
-  const std::int64_t c = c_, cz = c_z_, group = std::min(ni, p.dim(0));
+void OuterProductMean::add_update(const OuterBlock& x, const Tensor& p, const Tensor& z_block,
+                                  Arena& arena) const {
+  // z[i, j] += (Linear_out(outer[i, j]) / (norm[i, j] + eps), Alg. 10 lines 3-4, for p's rows of
+  // residues i at a time.
+  const std::int64_t c = c_, cz = c_z_, ni = z_block.dim(0), nj = z_block.dim(1);
+  const std::int64_t group = std::min(ni, p.dim(0));
+  if (z_block.stride(2) != 1) {
+    throw InternalError("OuterProductMean z block " + z_block.describe() + " has strided rows");
+  }
+  float* const zp = z_block.data_as<float>();
+  const std::int64_t zi = z_block.stride(0), zj = z_block.stride(1);
   const auto& kernels = detail::row_kernels();
   bf16* const p16 = p.dtype() == DType::bf16 ? p.data_as<bf16>() : nullptr;
   float* const p32 = p16 == nullptr ? p.data_as<float>() : nullptr;
@@ -279,7 +283,7 @@ void OuterProductMean::add_update(const OuterBlock& x, const Tensor& p, const Ro
     for (std::int64_t t = 0; t < pairs; ++t) {
       const std::int64_t i = g0 + t / nj, j = t % nj;
       const float d = x.norm[i * x.ld_norm + j] + kEpsilon;
-      float* dst = vz.row((i0 + i) * n_res + j0 + j);
+      float* dst = zp + i * zi + j * zj;
       const float* src = up + t * cz;
       for (std::int64_t k = 0; k < cz; ++k) dst[k] += src[k] / d;
     }
@@ -311,12 +315,20 @@ OuterProductMean::Tiles::Tiles(const OuterProductMean& op, std::int64_t n_seq, s
   const std::int64_t block = use_bf16 ? 4 * kSumBlock : kSumBlock;
   const auto step_cap =
       static_cast<std::int64_t>(kApartStepBytes / std::max<std::size_t>(tile_row, 1));
-  sb_max = std::clamp<std::int64_t>(std::min(block, step_cap), 1, std::max<std::int64_t>(n_seq, 1));
+  // Steps of a power of two of sequences: a tile's row (tile·c values) is rarely a whole number
+  // of pages, and a spill slab is a whole number of steps that is also a whole number of pages
+  // per run (memory/spill_window.h), which for 43 residues and steps of 10 sequences took
+  // slabs of 160 sequences, 10 MiB.
+  const auto pow2 = [](std::int64_t v) {
+    return static_cast<std::int64_t>(
+        std::bit_floor(static_cast<std::uint64_t>(std::max<std::int64_t>(v, 1))));
+  };
+  sb_max = std::min(pow2(std::min(block, step_cap)), std::max<std::int64_t>(n_seq, 1));
   xb_max = std::min(kSeqBlock, sb_max);
   // keep_tiles' blocks of rows hold no more residues than a LayerNorm block of project_columns,
   // so that keeping the projections apart takes less scratch than making them per tile pair.
-  rb_max = std::clamp<std::int64_t>(xb_max * tile / std::max<std::int64_t>(n_res, 1), 1,
-                                    std::min(right_block(n_seq, n_res), sb_max));
+  rb_max = pow2(std::clamp<std::int64_t>(xb_max * tile / std::max<std::int64_t>(n_res, 1), 1,
+                                         std::min(right_block(n_seq, n_res), sb_max)));
 }
 
 BufferList<OuterProductMean::Projections> OuterProductMean::projection_buffers(
@@ -381,10 +393,8 @@ BufferList<OuterProductMean::Tiles> OuterProductMean::tile_buffers(const Tiles& 
 }
 
 BufferList<OuterProductMean::KeptTiles> OuterProductMean::kept_tile_buffers(const Tiles& w) const {
-  const Shape tiled{w.tiles, w.n_seq, w.tile, c_};
-  return BufferList<KeptTiles>()
-      .add_if(w.apart, {&KeptTiles::a, w.b_type, tiled})
-      .add_if(w.apart, {&KeptTiles::b, w.b_type, tiled});
+  return BufferList<KeptTiles>().add_if(
+      w.apart, {&KeptTiles::ab, w.b_type, Shape{2 * w.tiles, w.n_seq, w.tile, c_}});
 }
 
 BufferList<OuterProductMean::Update> OuterProductMean::update_buffers(std::int64_t g,
@@ -449,23 +459,24 @@ void OuterProductMean::keep_tiles(const Tiles& w, const Tensor& m, const Tensor&
   const float* const mk = w.mb.data_as<float>();
   float* const proj = w.rows.data_as<float>();
   SpillWindow rows(m, 0, w.rb_max, SpillWindow::Access::read);
-  SpillWindow left_out(kept.a, 1, w.rb_max, SpillWindow::Access::write);
-  SpillWindow right_out(kept.b, 1, w.rb_max, SpillWindow::Access::write);
+  // One window over both projections' tiles: one slab of runs staged, not one per projection.
+  SpillWindow tiles_out(kept.ab, 1, w.rb_max, SpillWindow::Access::write);
   for (std::int64_t s = 0; s < w.n_seq; s += w.rb_max) {
     const std::int64_t ns = std::min(w.rb_max, w.n_seq - s);
     mask_block(w.mb, msa_mask, s, s + ns);
     const Tensor xs = w.x.slice(0, 0, ns);
     norm_.forward(rows.at(s, s + ns), xs);
-    // Masked as project_columns masks a tile's, and rounded as it rounds them.
-    for (auto [side, out] : {std::pair{&left_, &left_out}, std::pair{&right_, &right_out}}) {
-      side->forward(xs, w.rows.slice(0, 0, ns), arena);
+    // Masked as project_columns masks a tile's, and rounded as it rounds them: the left
+    // projection's tiles first, then the right one's.
+    const Tensor step = tiles_out.at(s, s + ns);
+    for (const std::int64_t side : {0, 1}) {
+      (side == 0 ? left_ : right_).forward(xs, w.rows.slice(0, 0, ns), arena);
       mask_rows(
           proj, ns * n_res, c, [&](std::int64_t r) { return mk[r]; }, nullptr);
-      tile_rows(proj, ns, n_res, w.tile, c, out->at(s, s + ns));
+      tile_rows(proj, ns, n_res, w.tile, c, step.slice(0, side * w.tiles, (side + 1) * w.tiles));
     }
   }
-  left_out.finish();
-  right_out.finish();
+  tiles_out.finish();
 }
 
 void OuterProductMean::project_columns(const Linear& side, const Tensor& cols, std::int64_t i0,
@@ -570,9 +581,8 @@ void OuterProductMean::forward_in_slabs(const Tensor& m, const Tensor& msa_mask,
                  w.outer.data_as<float>(), n_res * c, w.norm.data_as<float>(), n_res);
       if (kept_left) kept_left->finish();
     }
-    const Tensor z_slab = z_rows.at(i0, i0 + ni);
     add_update({w.outer.data_as<float>(), n_res * c, w.norm.data_as<float>(), n_res}, w.p,
-               row_view(z_slab, "OuterProductMean z"), 0, ni, 0, n_res, n_res, arena);
+               z_rows.at(i0, i0 + ni), arena);
   }
   z_rows.finish();
   // Kept projections the page cache held (not streamed) leave no pages behind.
@@ -607,10 +617,12 @@ void OuterProductMean::forward_in_tiles(const Tensor& m, const Tensor& msa_mask,
     column_pass.emplace(m);
     i_columns.emplace(m, 1, t, SpillWindow::Access::read);
   }
-  SpillWindow z_rows(z, 0, t, SpillWindow::Access::write);
   for (std::int64_t i0 = 0; i0 < n_res; i0 += t) {
     const std::int64_t ni = std::min(t, n_res - i0);
-    const Tensor z_tile = z_rows.at(i0, i0 + ni);
+    // The tile pairs of tile i update z's block [i0, i0 + ni) x [j0, j0 + nj) in turn: a pass
+    // over the columns of those rows, whose steps are as large as a slab's rows against all of
+    // n_res (about chunk·n_res pairs).
+    SpillWindow z_blocks(z.slice(0, i0, i0 + ni), 1, t, SpillWindow::Access::write, z.nbytes());
     const Tensor cols_i = i_columns ? i_columns->at(i0, i0 + ni) : Tensor();
     std::optional<SpillWindow> j_columns;
     if (!w.apart) j_columns.emplace(m, 1, t, SpillWindow::Access::read);
@@ -619,10 +631,10 @@ void OuterProductMean::forward_in_tiles(const Tensor& m, const Tensor& msa_mask,
       const Tensor cols_j = j_columns ? j_columns->at(j0, j0 + nj) : Tensor();
       std::optional<SpillWindow> kept_i, kept_j;
       if (w.apart) {
-        kept_i.emplace(kept.a.select(0, i0 / t), 0, w.sb_max, SpillWindow::Access::read,
-                       kept.a.nbytes());
-        kept_j.emplace(kept.b.select(0, j0 / t), 0, w.sb_max, SpillWindow::Access::read,
-                       kept.b.nbytes());
+        kept_i.emplace(kept.ab.select(0, i0 / t), 0, w.sb_max, SpillWindow::Access::read,
+                       kept.ab.nbytes());
+        kept_j.emplace(kept.ab.select(0, w.tiles + j0 / t), 0, w.sb_max, SpillWindow::Access::read,
+                       kept.ab.nbytes());
       }
       // outer[(i, c1), (j, c2)] (+)= Σ_s a[s, i, c1]·b[s, j, c2] a step of sequences at a time.
       for (std::int64_t s0 = 0; s0 < n_seq; s0 += w.sb_max) {
@@ -646,15 +658,14 @@ void OuterProductMean::forward_in_tiles(const Tensor& m, const Tensor& msa_mask,
       if (kept_i) kept_i->finish();
       if (kept_j) kept_j->finish();
       add_update({w.outer.data_as<float>(), ld, w.norm.data_as<float>(), t}, w.p,
-                 row_view(z_tile, "OuterProductMean z"), 0, ni, j0, nj, n_res, arena);
+                 z_blocks.at(j0, j0 + nj), arena);
     }
     if (j_columns) j_columns->finish();
+    z_blocks.finish();
   }
-  z_rows.finish();
   // Kept projections the page cache held (not streamed) leave no pages behind.
   if (w.apart) {
-    apart.evict(kept.a.data(), kept.a.nbytes());
-    apart.evict(kept.b.data(), kept.b.nbytes());
+    apart.evict(kept.ab.data(), kept.ab.nbytes());
   }
 }
 
@@ -681,9 +692,9 @@ std::size_t OuterProductMean::spill_traffic_bytes(std::int64_t n_seq, std::int64
   // Tiles: one pass over m writes both projections' tiles; each tile is read back once per tile
   // of the other side (once when cached).
   const Tiles w(*this, n_seq, n_res, chunk, true);
-  const std::size_t side = kept_tile_buffers(w).bytes_of(&KeptTiles::a);
-  const auto tiles = static_cast<std::size_t>(w.tiles);
-  return m_bytes + 2 * (side <= cache_bytes ? 2 * side : side * (1 + tiles));
+  const std::size_t kept = kept_tile_buffers(w).bytes();
+  return m_bytes +
+         (kept <= cache_bytes ? 2 * kept : kept * (1 + static_cast<std::size_t>(w.tiles)));
 }
 
 std::size_t OuterProductMean::spill_window_bytes(std::int64_t n_seq, std::int64_t n_res,
@@ -704,20 +715,25 @@ std::size_t OuterProductMean::spill_window_bytes(std::int64_t n_seq, std::int64_
         m_rows(w.rb_max) + SpillWindow::resident_bytes(w.tiles, n_seq, tile_row, w.rb_max),
         SpillWindow::resident_bytes(1, n_seq, tile_row, n_seq, read));
   }
-  // One pass over m, both projections' tiles written beside it; then each tile pair reads its
-  // two tiles back.
+  // One pass over m, both projections' tiles written beside it (one window); then each tile
+  // pair reads its two tiles back.
   const Tiles w(*this, n_seq, n_res, chunk, true);
   const std::size_t tile_row = static_cast<std::size_t>(w.tile * c_) * dtype_size(w.b_type);
   return std::max(
-      m_rows(w.rb_max) + 2 * SpillWindow::resident_bytes(w.tiles, n_seq, tile_row, w.rb_max),
-      2 * SpillWindow::resident_bytes(1, n_seq, tile_row, w.sb_max, read));
+      m_rows(w.rb_max) + SpillWindow::resident_bytes(2 * w.tiles, n_seq, tile_row, w.rb_max),
+      2 * SpillWindow::resident_bytes(1, n_seq, tile_row, w.sb_max, SpillWindow::Access::read));
 }
 
-std::int64_t OuterProductMean::pair_step_rows(std::int64_t n_seq, std::int64_t n_res,
-                                              std::int64_t chunk) const {
+std::size_t OuterProductMean::pair_window_bytes(std::int64_t n_seq, std::int64_t n_res,
+                                                std::int64_t chunk) const {
+  const std::size_t pair_index = static_cast<std::size_t>(c_z_) * sizeof(float);
   const std::int64_t slab = detail::chunk_rows(n_res, chunk);
-  if (chunk <= 0 || keeps_right(n_seq, slab)) return slab;
-  return Tiles(*this, n_seq, n_res, chunk, false).tile;
+  if (chunk <= 0 || keeps_right(n_seq, slab)) {
+    return SpillWindow::resident_bytes(1, n_res, static_cast<std::size_t>(n_res) * pair_index,
+                                       slab);
+  }
+  const std::int64_t t = Tiles(*this, n_seq, n_res, chunk, false).tile;
+  return SpillWindow::resident_bytes(std::min(t, n_res), n_res, pair_index, t);
 }
 
 std::size_t OuterProductMean::scratch_bytes(std::int64_t n_seq, std::int64_t n_res,

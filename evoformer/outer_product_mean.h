@@ -9,7 +9,6 @@
 #include "ops/layer_norm.h"
 #include "ops/linear.h"
 #include "ops/param_scope.h"
-#include "ops/row_view.h"
 #include "ops/run_context.h"
 
 namespace cpufold {
@@ -70,8 +69,9 @@ class OuterProductMean {
   // then the passes that read them back.
   std::size_t spill_window_bytes(std::int64_t n_seq, std::int64_t n_res, std::int64_t chunk,
                                  DType m_type) const;
-  // Rows of z forward() updates per step of its pass over z: a slab's, or a tile's.
-  std::int64_t pair_step_rows(std::int64_t n_seq, std::int64_t n_res, std::int64_t chunk) const;
+  // The most forward()'s staged pass over a spilled z holds at once: a slab's rows, or the
+  // blocks of a tile's rows that its tile pairs update in turn.
+  std::size_t pair_window_bytes(std::int64_t n_seq, std::int64_t n_res, std::int64_t chunk) const;
 
  private:
   // forward()'s buffers, each stated once in the list that both allocates and sizes them.
@@ -155,11 +155,11 @@ class OuterProductMean {
     Tensor norm;   // [tile, tile]
     Tensor p;      // the reordered outer products, add_update's room
   };
-  // With Tiles::apart, in ctx.activations: both masked projections, of Tiles::b_type; tile t
-  // holds residues [t·tile, (t + 1)·tile).
+  // With Tiles::apart, in ctx.activations: both masked projections, of Tiles::b_type, in one
+  // tensor [2·tiles, n_seq, tile, c]: tile t of the left one at t, of the right one at
+  // tiles + t, each holding residues [t·tile, (t + 1)·tile).
   struct KeptTiles {
-    Tensor a;  // [tiles, n_seq, tile, c]
-    Tensor b;
+    Tensor ab;
   };
   // add_update's output projection of g residues, where it cannot land in the outer buffer.
   struct Update {
@@ -256,12 +256,11 @@ class OuterProductMean {
   DType projected_type() const {
     return output_.compute() == DType::bf16 ? DType::bf16 : DType::f32;
   }
-  // Alg. 10 lines 3-4 for residues i0..i0+ni by j0..j0+nj: z[i, j] += Linear_out(outer[i, j]) /
-  // (norm[i, j] + eps), x.outer overwritten; p: room for [g, nj, c²], the rows of residues i
-  // reordered and projected at a time (g <= ni).
-  void add_update(const OuterBlock& x, const Tensor& p, const RowView& vz, std::int64_t i0,
-                  std::int64_t ni, std::int64_t j0, std::int64_t nj, std::int64_t n_res,
-                  Arena& arena) const;
+  // Alg. 10 lines 3-4 for a block of residues i by j: z_block[i, j] += Linear_out(outer[i, j]) /
+  // (norm[i, j] + eps); z_block: [ni, nj, c_z] f32 (any strides but the last axis'), x.outer
+  // overwritten; p: room for [g, nj, c²], the rows of residues i reordered and projected at a
+  // time (g <= ni).
+  void add_update(const OuterBlock& x, const Tensor& p, const Tensor& z_block, Arena& arena) const;
 
   std::int64_t c_m_, c_z_, c_;
   LayerNorm norm_;

@@ -159,17 +159,20 @@ std::size_t Trunk::msa_window_bytes(const TrunkDims& d, const ChunkSizes& chunks
 }
 
 std::size_t Trunk::pair_window_bytes(const TrunkDims& d, const ChunkSizes& chunks) const {
-  // Row passes over the pair in either stack, each at its own chunk (the outer product mean's
-  // tiles may take more rows).
-  std::int64_t step = std::max(detail::chunk_rows(d.n_res, chunks.evoformer),
-                               detail::chunk_rows(d.n_res, chunks.extra_msa));
+  // Row passes over the pair in either stack, each at its own chunk, and the outer product
+  // means' passes.
+  const auto rows = [&](std::int64_t chunk) {
+    return SpillWindow::resident_bytes(1, d.n_res, f32_bytes({d.n_res, config_.c_z}),
+                                       detail::chunk_rows(d.n_res, chunk));
+  };
+  std::size_t bytes = std::max(rows(chunks.evoformer), rows(chunks.extra_msa));
   for (const EvoformerBlock& b : extra_msa_stack_) {
-    step = std::max(step, b.pair_step_rows(d.n_extra, d.n_res, chunks.extra_msa));
+    bytes = std::max(bytes, b.pair_window_bytes(d.n_extra, d.n_res, chunks.extra_msa));
   }
   for (const EvoformerBlock& b : evoformer_stack_) {
-    step = std::max(step, b.pair_step_rows(d.n_seq + d.n_templ, d.n_res, chunks.evoformer));
+    bytes = std::max(bytes, b.pair_window_bytes(d.n_seq + d.n_templ, d.n_res, chunks.evoformer));
   }
-  return SpillWindow::resident_bytes(1, d.n_res, f32_bytes({d.n_res, config_.c_z}), step);
+  return bytes;
 }
 
 std::size_t Trunk::spill_traffic_bytes(const TrunkDims& d, const ChunkSizes& chunks,

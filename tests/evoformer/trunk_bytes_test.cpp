@@ -3,6 +3,7 @@
 
 #include "evoformer/template_embedder.h"
 #include "evoformer/trunk.h"
+#include "memory/spill_window.h"
 #include "tests/support/parity.h"
 
 namespace cpufold {
@@ -66,6 +67,21 @@ TEST(TrunkBytes, SpillTrafficCountsEachStagedPassAndTheOuterProductMeansRereads)
   const std::size_t msa = f32_bytes({d.n_seq, d.n_res, c.c_m}) * c.n_evoformer_blocks;
   EXPECT_EQ(fine_bytes - cached, (6 + 1 - 2) * extra + (4 + 1 - 2) * msa + 2 * (1 + 4 - 2) * right);
   EXPECT_EQ(trunk.spill_traffic_bytes(d, coarse, false, extra), cached);
+}
+
+// The outer product mean's tile pairs update the pair in blocks of a tile's rows and columns,
+// about a chunk's rows of pairs: a spilled pair's window stays that of the chunk's row passes.
+TEST(TrunkBytes, TilePairsOfTheOuterProductMeanKeepThePairWindowOfTheChunksRows) {
+  const WeightStore store = WeightStore::open(testing::tiny_params("model_1_ptm"));
+  const ModelConfig c = ModelConfig::from_weights(store);
+  const Trunk trunk(store, c);
+  const TrunkDims d{/*n_res=*/256, /*n_seq=*/8, /*n_extra=*/5120, /*n_templ=*/0};
+  for (const std::int64_t chunk : {1, 4, 16, 64}) {
+    // 5,120 extra rows take tile pairs below 320 residues per slab (TrunkBytes above).
+    const std::size_t rows =
+        SpillWindow::resident_bytes(1, d.n_res, f32_bytes({d.n_res, c.c_z}), chunk);
+    EXPECT_EQ(trunk.pair_window_bytes(d, ChunkSizes::all(chunk)), rows) << chunk;
+  }
 }
 
 }  // namespace
