@@ -545,6 +545,10 @@ void OuterProductMean::forward_in_slabs(const Tensor& m, const Tensor& msa_mask,
     columns.emplace(m, 1, w.ni_max, SpillWindow::Access::read);
   }
   SpillWindow z_rows(z, 0, w.ni_max, SpillWindow::Access::write);
+  // The left projection's tiles in one pass, a tile per slab: the next ones are read while this
+  // one computes (a window per tile would wait for each tile's read, 128 per block at chunk 2).
+  std::optional<SpillWindow> left_tiles;
+  if (w.left_apart && n_seq > 0) left_tiles.emplace(kept.a, 0, 1, SpillWindow::Access::read);
   const ColumnProjection left{w.xa,
                               w.xb_max,
                               w.mb,
@@ -560,14 +564,12 @@ void OuterProductMean::forward_in_slabs(const Tensor& m, const Tensor& msa_mask,
       std::memset(w.outer.data(), 0, static_cast<std::size_t>(ni * c * n_res * c) * sizeof(float));
       std::memset(w.norm.data(), 0, static_cast<std::size_t>(ni * n_res) * sizeof(float));
     } else {
-      std::optional<SpillWindow> kept_left;
       const float* const b32 = w.use_bf16 ? nullptr : b.data_as<float>();
       const bf16* const b16 = w.use_bf16 ? b.data_as<bf16>() : nullptr;
       OuterOperands x{nullptr, nullptr, w.ni_max * c, b32, b16, n_res * c};
       if (w.left_apart) {
-        kept_left.emplace(kept.a.select(0, i0 / w.ni_max), 0, n_seq, SpillWindow::Access::read,
-                          kept.a.nbytes());
-        const Tensor a = kept_left->at(0, n_seq);
+        const std::int64_t tile = i0 / w.ni_max;
+        const Tensor a = left_tiles->at(tile, tile + 1).select(0, 0);
         x.a = w.use_bf16 ? nullptr : a.data_as<float>();
         x.a16 = w.use_bf16 ? a.data_as<bf16>() : nullptr;
         x.lda = a.stride(0);
@@ -579,12 +581,12 @@ void OuterProductMean::forward_in_slabs(const Tensor& m, const Tensor& msa_mask,
       // outer[(i, c1), (j, c2)] = Σ_s a[s, i, c1]·b[s, j, c2]; norm likewise over the mask.
       outer_sums(gemm, x, w.mb.data_as<float>(), {i0, ni, 0, n_res, n_res}, n_seq, c, 0.f,
                  w.outer.data_as<float>(), n_res * c, w.norm.data_as<float>(), n_res);
-      if (kept_left) kept_left->finish();
     }
     add_update({w.outer.data_as<float>(), n_res * c, w.norm.data_as<float>(), n_res}, w.p,
                z_rows.at(i0, i0 + ni), arena);
   }
   z_rows.finish();
+  if (left_tiles) left_tiles->finish();
   // Kept projections the page cache held (not streamed) leave no pages behind.
   if (w.left_apart) apart.evict(kept.a.data(), kept.a.nbytes());
 }
@@ -707,13 +709,14 @@ std::size_t OuterProductMean::spill_window_bytes(std::int64_t n_seq, std::int64_
                                        read);
   };
   if (keeps_right(n_seq, detail::chunk_rows(n_res, chunk))) {
-    // One pass over m, the left projection's tiles written beside it; then each slab reads its
-    // tile back.
+    // One pass over m, the left projection's tiles written beside it; then a pass reads them
+    // back, a tile per slab.
     const Slabs w(*this, n_seq, n_res, chunk, true);
     const std::size_t tile_row = static_cast<std::size_t>(w.ni_max * c_) * dtype_size(w.b_type);
     return std::max(
         m_rows(w.rb_max) + SpillWindow::resident_bytes(w.tiles, n_seq, tile_row, w.rb_max),
-        SpillWindow::resident_bytes(1, n_seq, tile_row, n_seq, read));
+        SpillWindow::resident_bytes(1, w.tiles, static_cast<std::size_t>(n_seq) * tile_row, 1,
+                                    read));
   }
   // One pass over m, both projections' tiles written beside it (one window); then each tile
   // pair reads its two tiles back.
