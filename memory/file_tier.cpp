@@ -37,6 +37,7 @@ struct SpillMapped {
   int fd;
   int direct_fd;
   const std::atomic<std::size_t>* cache_bytes;  // the FileTier's
+  const std::atomic<std::size_t>* window_bytes;
 };
 struct SpillRegistry {
   std::mutex mutex;
@@ -88,7 +89,8 @@ SpillMapping spill_mapping_at(const void* p) {
   if (it == r.mappings.begin()) return {};
   --it;
   if (b >= it->first + it->second.bytes) return {};
-  return {it->second.fd, it->first, it->second.direct_fd, it->second.cache_bytes->load()};
+  return {it->second.fd, it->first, it->second.direct_fd, it->second.cache_bytes->load(),
+          it->second.window_bytes->load()};
 }
 
 void spill_prefetch(const SpillMapping& m, std::size_t offset, std::size_t bytes) {
@@ -151,7 +153,8 @@ std::byte* FileTier::map(std::size_t bytes) {
   {
     SpillRegistry& r = spill_registry();
     const std::lock_guard lock(r.mutex);
-    r.mappings[static_cast<const std::byte*>(p)] = {bytes, fd.get(), direct.get(), &cache_bytes_};
+    r.mappings[static_cast<const std::byte*>(p)] = {bytes, fd.get(), direct.get(), &cache_bytes_,
+                                                    &window_bytes_};
   }
   const std::lock_guard lock(mutex_);
   files_.emplace(static_cast<const std::byte*>(p), File{std::move(fd), std::move(direct)});

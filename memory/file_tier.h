@@ -25,6 +25,10 @@ struct SpillMapping {
   // A spilled tensor up to this size is left to the page cache between the passes of a block
   // rather than streamed (FileTier::set_cache_bytes).
   std::size_t cache_bytes = 0;
+  // DRAM the run's plan grants the staged passes over the MSA representations (its spill window
+  // for them, FileTier::set_window_bytes): a pass that is the only one open may stage slabs that
+  // large (memory/spill_window.h).
+  std::size_t window_bytes = 0;
 };
 SpillMapping spill_mapping_at(const void* p);
 
@@ -56,6 +60,10 @@ class FileTier final : public Tier {
   // tensor that fits is paged by the kernel within a block, written back and dropped after it,
   // instead of being streamed pass by pass (memory/spill_window.h). 0 (default): stream all.
   void set_cache_bytes(std::size_t bytes) { cache_bytes_.store(bytes); }
+  // The DRAM the run's plan counts for the slabs of the spilled MSA representations being read
+  // or written (its spill window for them). 0 (default): passes stage slabs of the default size
+  // only.
+  void set_window_bytes(std::size_t bytes) { window_bytes_.store(bytes); }
 
  protected:
   // One unnamed file per region, its blocks reserved up front: a full disk is a BudgetError
@@ -73,6 +81,7 @@ class FileTier final : public Tier {
   };
   std::map<const std::byte*, File> files_;  // by mapping address
   std::atomic<std::size_t> cache_bytes_{0};
+  std::atomic<std::size_t> window_bytes_{0};
 };
 
 }  // namespace cpufold

@@ -1,5 +1,6 @@
 #include "memory/spill_window.h"
 
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -26,12 +27,15 @@ std::size_t page_bytes() {
 // spilled tensor is still streamed, not staged whole), a whole number of steps, and in a column
 // pass (more than one run) at least a page per run: a page shared by several slabs would be read
 // and written once for each (the extra-MSA representation's columns are 128-256 bytes per row).
+// With `at_most`, no more than slab_bytes (a whole number of steps and pages rounded down, not
+// up), unless one such unit is more.
 std::int64_t slab_indices(std::int64_t outer, std::int64_t n, std::size_t index_bytes,
-                          std::int64_t step) {
+                          std::int64_t step, std::size_t slab_bytes = kSpillSlabBytes,
+                          bool at_most = false) {
   step = step > 0 ? std::min(step, n) : n;
   if (n <= 0 || outer <= 0 || index_bytes == 0) return std::max<std::int64_t>(step, 1);
   const std::size_t tensor = static_cast<std::size_t>(outer * n) * index_bytes;
-  const std::size_t target = std::min(kSpillSlabBytes, tensor / 8);
+  const std::size_t target = std::min(slab_bytes, tensor / 8);
   auto aim = static_cast<std::int64_t>(target / (static_cast<std::size_t>(outer) * index_bytes));
   if (outer > 1) {
     aim = std::max(aim, static_cast<std::int64_t>((page_bytes() + index_bytes - 1) / index_bytes));
@@ -42,7 +46,8 @@ std::int64_t slab_indices(std::int64_t outer, std::int64_t n, std::size_t index_
       static_cast<std::int64_t>(page_bytes() / std::gcd(page_bytes(), index_bytes));
   std::int64_t unit = std::lcm(step, per_page);
   if (unit > n) unit = step;
-  const std::int64_t units = std::max<std::int64_t>(1, (aim + unit - 1) / unit);
+  const std::int64_t units =
+      std::max<std::int64_t>(1, at_most ? aim / unit : (aim + unit - 1) / unit);
   return std::min(n, units * unit);
 }
 
@@ -74,6 +79,12 @@ class StagingPool {
     high_ = std::max(high_, staged_);
     trim();
     return r;
+  }
+  // Frees the buffers no pass stages: a pass that stages slabs of its own size takes their room.
+  void drop_free() {
+    const std::lock_guard lock(mutex_);
+    free_.clear();
+    free_bytes_ = 0;
   }
   void give(Region r) {
     if (r.data() == nullptr) return;
@@ -123,7 +134,7 @@ void transfer(bool write, int fd, std::byte* buffer, std::size_t bytes, std::siz
 }  // namespace
 
 SpillWindow::SpillWindow(const Tensor& t, int axis, std::int64_t step, Access access,
-                         std::size_t whole_bytes)
+                         std::size_t whole_bytes, Sharing sharing)
     : t_(t), axis_(axis), access_(access) {
   if (axis < 0 || axis >= t.rank())
     throw InternalError("SpillWindow: no axis " + std::to_string(axis) + " in " + t.describe());
@@ -153,24 +164,45 @@ SpillWindow::SpillWindow(const Tensor& t, int axis, std::int64_t step, Access ac
   outer_ = outer;
   outer_stride_ = static_cast<std::size_t>(outer_stride * elem);
   index_bytes_ = static_cast<std::size_t>(dense / n_ * elem);
-  slab_ = slab_indices(outer_, n_, index_bytes_, step);
-  slabs_ = (n_ + slab_ - 1) / slab_;
+  set_slab(slab_indices(outer_, n_, index_bytes_, step));
   // Pages written through the mapping before this pass (an embedder, a module that is not
   // staged) would stay resident while mapped: unmapped once here, they leave with the slabs.
   const std::size_t from = file_offset(0, 0);
   spill_unmap(m, from, file_offset(outer_ - 1, n_) - from);
-  const std::size_t slab_bytes =
-      static_cast<std::size_t>(outer_) * static_cast<std::size_t>(slab_) * index_bytes_;
-  staging_[0] = staging_pool().take(slab_bytes);
-  if (m.direct_fd < 0 || !runs_aligned()) return;
   // A read and a write of a slab in flight, each one request per run.
-  auto queue = std::make_unique<SpillQueue>(2 * static_cast<std::size_t>(outer_));
-  if (!queue->available()) return;
-  for (std::size_t b = 1; b < staging_.size(); ++b) staging_[b] = staging_pool().take(slab_bytes);
+  std::unique_ptr<SpillQueue> queue;
+  if (m.direct_fd >= 0 && runs_aligned()) {
+    queue = std::make_unique<SpillQueue>(2 * static_cast<std::size_t>(outer_));
+    if (!queue->available()) queue.reset();
+  }
+  const std::int64_t pooled_slab = slab_;
+  const std::size_t wide = std::min(m.window_bytes / SpillQueue::kTags, kSoleSlabBytes);
+  if (queue && sharing == Sharing::alone && wide > kSpillSlabBytes) {
+    set_slab(std::max(pooled_slab, slab_indices(outer_, n_, index_bytes_, step, wide, true)));
+    if (!runs_aligned()) set_slab(pooled_slab);
+  }
+  if (slab_ != pooled_slab) {
+    // Direct I/O keeps no page cache: three staged slabs are all this pass holds, no more than
+    // the plan's window, which counts a buffered pass's page cache. Not from the pool, whose
+    // buffers fit other passes' slabs; the pool's idle buffers go first, to make room.
+    staging_pool().drop_free();
+    for (Region& r : staging_) {
+      r = dram_tier().allocate(slab_bytes());
+      // Huge pages: a pass's fresh buffers are populated in a fifth of the time.
+      ::madvise(r.data(), r.size(), MADV_HUGEPAGE);
+      r.populate();
+    }
+    pooled_ = false;
+  } else {
+    staging_[0] = staging_pool().take(slab_bytes());
+    if (!queue) return;
+    for (std::size_t b = 1; b < staging_.size(); ++b)
+      staging_[b] = staging_pool().take(slab_bytes());
+  }
   for (const Region& r : staging_) {
     if (reinterpret_cast<std::uintptr_t>(r.data()) % kDirectAlignment != 0) {
-      for (std::size_t b = 1; b < staging_.size(); ++b) staging_pool().give(std::move(staging_[b]));
-      return;
+      return_staging();
+      throw InternalError("a spill slab's staging buffer is not page-aligned");
     }
   }
   direct_fd_ = m.direct_fd;
@@ -236,7 +268,22 @@ SpillWindow::~SpillWindow() noexcept(false) {
 
 void SpillWindow::return_staging() {
   queue_.reset();  // waits for the requests in flight, which write into the buffers
-  for (Region& r : staging_) staging_pool().give(std::move(r));
+  for (Region& r : staging_) {
+    if (pooled_) {
+      staging_pool().give(std::move(r));
+    } else {
+      r = Region();
+    }
+  }
+}
+
+void SpillWindow::set_slab(std::int64_t indices) {
+  slab_ = indices;
+  slabs_ = (n_ + slab_ - 1) / slab_;
+}
+
+std::size_t SpillWindow::slab_bytes() const {
+  return static_cast<std::size_t>(outer_) * static_cast<std::size_t>(slab_) * index_bytes_;
 }
 
 std::int64_t SpillWindow::slab_length(std::int64_t slab) const {

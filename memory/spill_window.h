@@ -34,17 +34,28 @@ namespace cpufold {
 // Bytes a slab aims at: large enough for the disk's sequential speed, small beside a quarter of
 // a run's budget.
 inline constexpr std::size_t kSpillSlabBytes = std::size_t{4} << 20;
+// The most a slab of a pass that is alone may take (see Sharing).
+inline constexpr std::size_t kSoleSlabBytes = std::size_t{32} << 20;
 
 class SpillWindow {
  public:
   enum class Access { read, write };  // write: the pass changes what it visits
+  // alone: no other pass stages slabs while this one is open (the MSA column attention's, with
+  // the transition inside). A direct pass that is alone stages slabs of up to a third of the
+  // plan's spill window (FileTier::set_window_bytes): direct I/O keeps no page cache, so its
+  // three slabs take no more than the window, which counts a buffered pass's page cache too. A
+  // column pass makes a request per row and slab, and each costs the CPU as much as the bytes:
+  // at N = 256 and chunk 2 the Evoformer's column pass (516 runs of 8 KiB per slab) took
+  // 0.87-0.95 s per block spilled, 0.50-0.59 s in DRAM, and 0.77-0.82 s with slabs of 24-32
+  // columns (`bench block --spill-dir`).
+  enum class Sharing { with_others, alone };
 
   // A pass over `t` along `axis` (0: rows; k: the k-th axis, every index of the axes before it
   // visited for each slab), `step` indices at a time from index 0 (the last step may be
   // shorter). `whole_bytes`: the size of the tensor t is part of, which decides whether it is
   // cached whole instead (0: t's own).
   SpillWindow(const Tensor& t, int axis, std::int64_t step, Access access,
-              std::size_t whole_bytes = 0);
+              std::size_t whole_bytes = 0, Sharing sharing = Sharing::with_others);
   // Writes back what the pass changed unless an exception is unwinding (then the pass's result
   // is abandoned anyway); call finish() to see a write error as an exception.
   ~SpillWindow() noexcept(false);
@@ -75,6 +86,8 @@ class SpillWindow {
   void store(std::int64_t slab, const std::byte* from) const;
   // Waits for slab's write-back (a write pass) and drops its span's clean pages.
   void release(std::int64_t slab) const;
+  void set_slab(std::int64_t indices);
+  std::size_t slab_bytes() const;  // a whole slab's
   std::int64_t slab_begin(std::int64_t slab) const { return slab * slab_; }
   std::int64_t slab_length(std::int64_t slab) const;
   std::size_t file_offset(std::int64_t outer_index, std::int64_t axis_index) const;
@@ -108,6 +121,7 @@ class SpillWindow {
   std::int64_t current_ = -1;                      // that slab
   std::int64_t stored_ = -1;  // the slab before it, when stored and not yet released
   bool finished_ = false;
+  bool pooled_ = true;  // the staging buffers came from the pool (slabs of the default size)
   // Direct I/O in flight; after staging_, so that it is destroyed (waiting) first.
   std::unique_ptr<SpillQueue> queue_;
 };

@@ -55,6 +55,11 @@ void run_block_bench(BlockArgs& args) {
   const EvoformerBlock::Kind kind =
       extra ? EvoformerBlock::Kind::extra_msa : EvoformerBlock::Kind::evoformer;
   const EvoformerBlock block = make_bench_block(store, c, kind, precision);
+  // A pass over m that is alone may take what a spilled run's plan counts for this block's
+  // passes over m (FileTier::set_window_bytes).
+  if (spill) {
+    spill->set_window_bytes(block.spill_window_bytes(s, n, chunk, block_msa_type(kind, precision)));
+  }
   // The block holds copies of its weights: the file's values leave memory, and what stays is
   // what the block's peak is predicted on top of.
   weights.store.release_values();

@@ -54,6 +54,8 @@ PlannedRun plan_run(const ModelRunner& runner, const FeatureSource& source, cons
     p.spill_tier = make_spill_tier(o, where);
     if (auto* files = dynamic_cast<FileTier*>(p.spill_tier.get())) {
       files->set_cache_bytes(spill_cache_bytes(p.plan.chosen, p.plan.budget, p.plan.usable_bytes));
+      // The pair's window not: pages of a pass that paged the pair may still be resident.
+      files->set_window_bytes(a.activations_window);
     }
     if (say) {
       char slowdown[160];

@@ -34,8 +34,9 @@ Tensor patterned(Arena& arena, std::int64_t rows, std::int64_t cols, std::int64_
 
 // Adds `step` + the view's first index along `axis` to every element the pass visits, `step`
 // indices at a time, through the window's views.
-void add_along(const Tensor& t, int axis, std::int64_t step) {
-  SpillWindow window(t, axis, step, SpillWindow::Access::write);
+void add_along(const Tensor& t, int axis, std::int64_t step,
+               SpillWindow::Sharing sharing = SpillWindow::Sharing::with_others) {
+  SpillWindow window(t, axis, step, SpillWindow::Access::write, 0, sharing);
   for (std::int64_t b = 0; b < t.dim(axis); b += step) {
     const std::int64_t e = std::min(t.dim(axis), b + step);
     const Tensor v = window.at(b, e);
@@ -98,6 +99,36 @@ TEST(SpillWindow, DirectPassesChangeWhatTheSameArithmeticInDramDoes) {
 
 TEST(SpillWindow, BufferedPassesChangeWhatTheSameArithmeticInDramDoes) {
   expect_passes_match_dram(true);
+}
+
+// A column pass over an MSA-like [512, 128, 256] tensor (64 MiB; runs of 1 KiB per column): 8
+// columns per slab (4 MiB), or 16 (8 MiB, an eighth of the tensor) for a direct pass that is
+// alone when the plan's window holds three such slabs; either way the bits of DRAM.
+TEST(SpillWindow, ADirectPassThatIsAloneStagesWiderSlabsWithinThePlansWindow) {
+  const ScratchDir dir;
+  FileTier tier(dir.path());
+  const Shape shape{512, 128, 256};
+  Arena spilled("spilled", tier, f32_bytes(shape));
+  Arena dram("dram", dram_tier(), f32_bytes(shape));
+  const Tensor s = patterned(spilled, 512, 128, 256), d = patterned(dram, 512, 128, 256);
+  if (!SpillWindow(s, 1, 4, SpillWindow::Access::read).direct())
+    GTEST_SKIP() << "no io_uring or O_DIRECT here: passes buffered";
+  const auto columns = [&](SpillWindow::Sharing sharing) {
+    return SpillWindow(s, 1, 4, SpillWindow::Access::write, 0, sharing).slab_length();
+  };
+  constexpr auto alone = SpillWindow::Sharing::alone;
+  EXPECT_EQ(columns(alone), 8) << "no window set: the default slabs";
+  tier.set_window_bytes(3 * 8 * kMiB);
+  EXPECT_EQ(columns(SpillWindow::Sharing::with_others), 8);
+  EXPECT_EQ(columns(alone), 16);
+  tier.set_window_bytes(3 * 8 * kMiB - 1);  // three slabs of 16 columns would not fit
+  EXPECT_EQ(columns(alone), 12);
+  tier.set_window_bytes(3 * 8 * kMiB);
+  add_along(s, 1, 4, alone);
+  add_along(d, 1, 4);
+  add_along(s, 0, 8, alone);  // a row pass: its slabs are an eighth of the tensor already
+  add_along(d, 0, 8);
+  EXPECT_EQ(values(s), values(d));
 }
 
 TEST(SpillWindow, TensorsInDramArePassedThroughAsSlicesOfThemselves) {
