@@ -54,6 +54,25 @@ std::int64_t tile_residues(std::int64_t n_res, std::int64_t ni) {
   return (n_res + k - 1) / k;
 }
 
+// Residues per side of the square blocks of a slab whose outer products take no more room than
+// ni residues against all n_res: a power of two (a whole number of them is about a spill slab of
+// the pair's rows, 4 MiB at N = 256), at least one.
+std::int64_t block_residues(std::int64_t n_res, std::int64_t ni) {
+  return static_cast<std::int64_t>(std::bit_floor(
+      static_cast<std::uint64_t>(std::max<std::int64_t>(tile_residues(n_res, ni), 1))));
+}
+
+// Residues i per slab (and j per block) for slabs of `rows` residues: square blocks, no more rows
+// of the pair than a spill slab of them holds or the chunk's rows, so that a spilled pair's pass
+// over the slabs stages what the chunk's row passes stage.
+std::int64_t slab_residues(std::int64_t n_res, std::int64_t c_z, std::int64_t rows) {
+  const std::size_t row = f32_bytes({n_res, c_z});
+  const std::size_t target = std::min(kSpillSlabBytes, row * static_cast<std::size_t>(n_res) / 8);
+  const auto pair_rows = static_cast<std::int64_t>(
+      std::bit_floor(std::max<std::size_t>(target / std::max<std::size_t>(row, 1), 1)));
+  return std::min(block_residues(n_res, rows), std::max(rows, pair_rows));
+}
+
 // dst[t, s, i] = src[s, t·tile + i] for ns sequences of n_res residues of c channels, tiles of
 // `tile` residues (dst: [tiles, ns, tile, c] with any strides for its first two axes), rounded
 // to dst's type.
@@ -294,7 +313,8 @@ OuterProductMean::Slabs::Slabs(const OuterProductMean& op, std::int64_t n_seq, s
                                std::int64_t chunk, bool spilled)
     : n_seq(n_seq),
       n_res(n_res),
-      ni_max(detail::chunk_rows(n_res, chunk)),
+      ni_max(slab_residues(n_res, op.c_z_, detail::chunk_rows(n_res, chunk))),
+      nj_max(ni_max),
       xb_max(std::min(kSeqBlock, std::max<std::int64_t>(n_seq, 1))),
       rb_max(right_block(n_seq, n_res)),
       use_bf16(op.bf16_outer()),
@@ -358,9 +378,9 @@ BufferList<OuterProductMean::Slabs> OuterProductMean::slab_buffers(const Slabs& 
   return BufferList<Slabs>{
       {&Slabs::x, norm_type(), Shape{w.rb_max, n_res, c_m_}},
       {&Slabs::mb, DType::f32, Shape{n_seq, n_res}},
-      {&Slabs::outer, DType::f32, Shape{ni * c, n_res * c}},
-      {&Slabs::norm, DType::f32, Shape{ni, n_res}},
-      {&Slabs::p, projected_type(), Shape{std::min(ni, kProjectRows), n_res, c * c}},
+      {&Slabs::outer, DType::f32, Shape{ni * c, w.nj_max * c}},
+      {&Slabs::norm, DType::f32, Shape{ni, w.nj_max}},
+      {&Slabs::p, projected_type(), Shape{std::min(ni, kProjectRows), w.nj_max, c * c}},
       // fp32 rows are the kept projection; bf16 ones are staged for rounding.
       {&Slabs::b, DType::f32, Shape{w.use_bf16 ? w.rb_max : n_seq, n_res, c}}}
       .add_if(!w.left_apart, {&Slabs::xa, DType::f32, Shape{w.xb_max * ni, c_m_}})
@@ -557,33 +577,39 @@ void OuterProductMean::forward_in_slabs(const Tensor& m, const Tensor& msa_mask,
                               w.left_apart ? nullptr : w.a16(),
                               w.ni_max};
 
-  // For each slab of residues i the sum over all sequences against all residues j.
+  // For each slab of residues i the sums over all sequences against a block of residues j at a
+  // time: square GEMMs, and the kept right projection read once per slab.
+  const std::int64_t ld = w.nj_max * c;
   for (std::int64_t i0 = 0; i0 < n_res; i0 += w.ni_max) {
     const std::int64_t ni = std::min(w.ni_max, n_res - i0);
-    if (n_seq == 0) {
-      std::memset(w.outer.data(), 0, static_cast<std::size_t>(ni * c * n_res * c) * sizeof(float));
-      std::memset(w.norm.data(), 0, static_cast<std::size_t>(ni * n_res) * sizeof(float));
-    } else {
-      const float* const b32 = w.use_bf16 ? nullptr : b.data_as<float>();
-      const bf16* const b16 = w.use_bf16 ? b.data_as<bf16>() : nullptr;
-      OuterOperands x{nullptr, nullptr, w.ni_max * c, b32, b16, n_res * c};
-      if (w.left_apart) {
-        const std::int64_t tile = i0 / w.ni_max;
-        const Tensor a = left_tiles->at(tile, tile + 1).select(0, 0);
-        x.a = w.use_bf16 ? nullptr : a.data_as<float>();
-        x.a16 = w.use_bf16 ? a.data_as<bf16>() : nullptr;
-        x.lda = a.stride(0);
-      } else {
-        project_columns(left_, columns->at(i0, i0 + ni), i0, ni, 0, n_seq, left, arena);
-        x.a = left.out;
-        x.a16 = left.out16;
-      }
-      // outer[(i, c1), (j, c2)] = Σ_s a[s, i, c1]·b[s, j, c2]; norm likewise over the mask.
-      outer_sums(gemm, x, w.mb.data_as<float>(), {i0, ni, 0, n_res, n_res}, n_seq, c, 0.f,
-                 w.outer.data_as<float>(), n_res * c, w.norm.data_as<float>(), n_res);
+    OuterOperands x{nullptr, nullptr, w.ni_max * c, nullptr, nullptr, n_res * c};
+    if (n_seq > 0 && w.left_apart) {
+      const std::int64_t tile = i0 / w.ni_max;
+      const Tensor a = left_tiles->at(tile, tile + 1).select(0, 0);
+      x.a = w.use_bf16 ? nullptr : a.data_as<float>();
+      x.a16 = w.use_bf16 ? a.data_as<bf16>() : nullptr;
+      x.lda = a.stride(0);
+    } else if (n_seq > 0) {
+      project_columns(left_, columns->at(i0, i0 + ni), i0, ni, 0, n_seq, left, arena);
+      x.a = left.out;
+      x.a16 = left.out16;
     }
-    add_update({w.outer.data_as<float>(), n_res * c, w.norm.data_as<float>(), n_res}, w.p,
-               z_rows.at(i0, i0 + ni), arena);
+    const Tensor z_slab = z_rows.at(i0, i0 + ni);
+    for (std::int64_t j0 = 0; j0 < n_res; j0 += w.nj_max) {
+      const std::int64_t nj = std::min(w.nj_max, n_res - j0);
+      if (n_seq == 0) {
+        std::memset(w.outer.data(), 0, static_cast<std::size_t>(ni * c * ld) * sizeof(float));
+        std::memset(w.norm.data(), 0, static_cast<std::size_t>(ni * w.nj_max) * sizeof(float));
+      } else {
+        x.b = w.use_bf16 ? nullptr : b.data_as<float>() + j0 * c;
+        x.b16 = w.use_bf16 ? b.data_as<bf16>() + j0 * c : nullptr;
+        // outer[(i, c1), (j, c2)] = Σ_s a[s, i, c1]·b[s, j, c2]; norm likewise over the mask.
+        outer_sums(gemm, x, w.mb.data_as<float>(), {i0, ni, j0, nj, n_res}, n_seq, c, 0.f,
+                   w.outer.data_as<float>(), ld, w.norm.data_as<float>(), w.nj_max);
+      }
+      add_update({w.outer.data_as<float>(), ld, w.norm.data_as<float>(), w.nj_max}, w.p,
+                 z_slab.slice(1, j0, j0 + nj), arena);
+    }
   }
   z_rows.finish();
   if (left_tiles) left_tiles->finish();
@@ -730,10 +756,11 @@ std::size_t OuterProductMean::spill_window_bytes(std::int64_t n_seq, std::int64_
 std::size_t OuterProductMean::pair_window_bytes(std::int64_t n_seq, std::int64_t n_res,
                                                 std::int64_t chunk) const {
   const std::size_t pair_index = static_cast<std::size_t>(c_z_) * sizeof(float);
-  const std::int64_t slab = detail::chunk_rows(n_res, chunk);
-  if (chunk <= 0 || keeps_right(n_seq, slab)) {
-    return SpillWindow::resident_bytes(1, n_res, static_cast<std::size_t>(n_res) * pair_index,
-                                       slab);
+  const std::int64_t rows = detail::chunk_rows(n_res, chunk);
+  if (chunk <= 0 || keeps_right(n_seq, rows)) {
+    return SpillWindow::resident_bytes(
+        1, n_res, static_cast<std::size_t>(n_res) * pair_index,
+        chunk <= 0 ? rows : Slabs(*this, n_seq, n_res, chunk, false).ni_max);
   }
   const std::int64_t t = Tiles(*this, n_seq, n_res, chunk, false).tile;
   return SpillWindow::resident_bytes(std::min(t, n_res), n_res, pair_index, t);
@@ -751,8 +778,10 @@ std::size_t OuterProductMean::scratch_bytes(std::int64_t n_seq, std::int64_t n_r
 std::size_t OuterProductMean::slabs_scratch_bytes(std::int64_t n_seq, std::int64_t n_res,
                                                   std::int64_t chunk, bool apart) const {
   const Slabs w(*this, n_seq, n_res, chunk, apart);
-  const std::size_t update = largest_step(
-      n_res, w.ni_max, [&](std::int64_t ni) { return update_bytes(ni, kProjectRows, n_res); });
+  const std::size_t update = largest_step(n_res, w.ni_max, [&](std::int64_t ni) {
+    return largest_step(n_res, w.nj_max,
+                        [&](std::int64_t nj) { return update_bytes(ni, kProjectRows, nj); });
+  });
   return slab_buffers(w).bytes() + std::max(slab_projection_bytes(w), update);
 }
 

@@ -35,11 +35,17 @@ class OuterProductMean {
   // for the whole MSA and the outer products of all pairs formed with one GEMM. With a chunk the
   // transients are O(chunk·n_res·c_hidden²) whatever n_seq is, in one of two ways:
   // - slabs: where the right projection of the whole MSA is small beside the slab
-  //   (sequence_block), it is made once and kept in scratch, and the outer products formed for
-  //   ctx.chunk residues i at a time against all residues j. With ctx.activations set (a spilled
-  //   plan) the left projection is made in the same pass over m and kept there in tiles of a
-  //   slab's residues, so that no slab reads columns of m (a run of a few KiB per sequence, the
-  //   slowest reads of a spill file) and m is read once.
+  //   (keeps_right), it is made once and kept in scratch, and the outer products formed for
+  //   square blocks of residues i by residues j, as much room as ctx.chunk residues i against
+  //   all j would take (a power of two of residues a side, about sqrt(chunk·n_res), at most the
+  //   chunk or a spill slab's rows of the pair, whichever is more), a slab of residues i at a time:
+  //   square GEMMs, and the kept right projection read once per slab. At N = 256, 512 rows and a
+  //   chunk of 2 the module took 0.39-0.43 s per Evoformer block in DRAM, against 0.52-0.64 s for
+  //   slabs of 2 residues against all 256 (64 x 8192 products, the right projection read from
+  //   memory for every two residues). With ctx.activations set (a spilled plan) the left projection
+  //   is made in the same pass over m and kept there in tiles of a slab's residues, so that no slab
+  //   reads columns of m (a run of a few KiB per sequence, the slowest reads of a spill file) and m
+  //   is read once.
   // - tiles: otherwise (a deep MSA at a fine chunk), the outer products are formed for square
   //   tiles of about sqrt(chunk·n_res) residues i by as many residues j, the sum over sequences a
   //   block at a time, and both projections of a tile pair made for each pair: 2·sqrt(n_res/chunk)
@@ -104,6 +110,7 @@ class OuterProductMean {
 
     std::int64_t n_seq, n_res;
     std::int64_t ni_max;  // residues i per slab
+    std::int64_t nj_max;  // residues j per block of a slab's outer products
     std::int64_t xb_max;  // sequences per LayerNorm block of the left projection
     std::int64_t rb_max;  // sequences per LayerNorm block of the right projection
     bool use_bf16;
@@ -117,8 +124,8 @@ class OuterProductMean {
     Tensor a;            // the left projection [n_seq, ni_max, c] (not left_apart)
     Tensor a_rows;       // left_apart: the left projection of right_rows' block [rb_max, n_res, c]
     Tensor mb;           // the mask [n_seq, n_res]
-    Tensor outer;        // [ni_max·c, n_res·c]
-    Tensor norm;         // [ni_max, n_res]
+    Tensor outer;        // [ni_max·c, nj_max·c]
+    Tensor norm;         // [ni_max, nj_max]
     Tensor p;            // the reordered outer products, add_update's room
     Tensor a_bf16;       // bf16 only: a and b rounded
     Tensor b_bf16;

@@ -70,7 +70,9 @@ TEST(TrunkBytes, SpillTrafficCountsEachStagedPassAndTheOuterProductMeansRereads)
 }
 
 // The outer product mean's tile pairs update the pair in blocks of a tile's rows and columns,
-// about a chunk's rows of pairs: a spilled pair's window stays that of the chunk's row passes.
+// about a chunk's rows of pairs, and its slabs' square blocks (the Evoformer's 8 rows) are no
+// more rows than a spill slab of the pair or the chunk: a spilled pair's window stays that of the
+// chunk's row passes.
 TEST(TrunkBytes, TilePairsOfTheOuterProductMeanKeepThePairWindowOfTheChunksRows) {
   const WeightStore store = WeightStore::open(testing::tiny_params("model_1_ptm"));
   const ModelConfig c = ModelConfig::from_weights(store);
