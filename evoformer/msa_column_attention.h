@@ -27,7 +27,7 @@ class MsaColumnAttention {
   // m: [n_seq, n_res, c_m] (unit-stride rows); updated in place: m += MsaColumnAttention(m).
   // msa_mask: [n_seq, n_res] f32 (any strides); masked sequences get logit bias -1e9 as keys.
   // detail::chunk_columns(n_res, n_seq, ctx.chunk) residue columns at a time (<= 0: all;
-  // about ctx.chunk·n_res rows) are gathered into a contiguous
+  // a power of two making at most about ctx.chunk·n_res rows) are gathered into a contiguous
   // [columns, n_seq, c_m] buffer, normalised, attended and added back. With `then` (the block's
   // MSA transition, Alg. 9, which works on each MSA entry alone) the updated columns are gathered
   // again and go through it before they are written back: a spilled m is read and written once

@@ -24,9 +24,10 @@ class Tracer {
 // chunk: the slice size of every chunked loop, which bounds a module's transients
 // (scratch_bytes(..., chunk)); <= 0: unchunked (all rows at once, the fastest). Per family:
 //   attention, transitions, template pointwise attention, IPA: batch (query) rows per slice;
-//   MSA column attention: columns making about chunk·n_res rows (detail::chunk_columns);
-//   outer product mean: residues i per slab against all residues j where the right projection
-//     is kept, else square tile pairs of about chunk·n_res residue pairs (OuterProductMean);
+//   MSA column attention: a power of two of columns making at most about chunk·n_res rows
+//     (detail::chunk_columns);
+//   outer product mean: square blocks of residues i by j of about chunk·n_res pairs, slabs of
+//     residues i in turn where the right projection is kept, else tile pairs (OuterProductMean);
 //   triangle multiplication: pair-matrix rows (outgoing) or columns (incoming) per slab,
 //     clamped to [16, 64] (64 when unchunked) and raised to n_res/16 (at most 256) at large n_res;
 //     its right edge over all pairs (c_hidden·n_res² floats) is needed whatever the chunk.
