@@ -314,7 +314,9 @@ OuterProductMean::Slabs::Slabs(const OuterProductMean& op, std::int64_t n_seq, s
     : n_seq(n_seq),
       n_res(n_res),
       ni_max(slab_residues(n_res, op.c_z_, detail::chunk_rows(n_res, chunk))),
-      nj_max(ni_max),
+      // Square blocks where the slab is wider than the chunk; where the pair's spill slab caps it
+      // at the chunk (N >= 512 or so), slabs against all j as before, not many small GEMMs.
+      nj_max(ni_max > detail::chunk_rows(n_res, chunk) ? ni_max : std::max<std::int64_t>(n_res, 1)),
       xb_max(std::min(kSeqBlock, std::max<std::int64_t>(n_seq, 1))),
       rb_max(right_block(n_seq, n_res)),
       use_bf16(op.bf16_outer()),

@@ -36,10 +36,11 @@ class OuterProductMean {
   // transients are O(chunk·n_res·c_hidden²) whatever n_seq is, in one of two ways:
   // - slabs: where the right projection of the whole MSA is small beside the slab
   //   (keeps_right), it is made once and kept in scratch, and the outer products formed for
-  //   square blocks of residues i by residues j, as much room as ctx.chunk residues i against
-  //   all j would take (a power of two of residues a side, about sqrt(chunk·n_res), at most the
-  //   chunk or a spill slab's rows of the pair, whichever is more), a slab of residues i at a time:
-  //   square GEMMs, and the kept right projection read once per slab. At N = 256, 512 rows and a
+  //   square blocks of residues i by residues j, no more room than ctx.chunk residues i against
+  //   all j would take, a slab of residues i at a time: a power of two of about sqrt(chunk·n_res)
+  //   residues a side, at most the chunk or a spill slab's rows of the pair, whichever is more
+  //   (at N >= 512 or so the chunk, and then a slab's block is all j, as before): square GEMMs,
+  //   and the kept right projection read once per slab. At N = 256, 512 rows and a
   //   chunk of 2 the module took 0.39-0.43 s per Evoformer block in DRAM, against 0.52-0.64 s for
   //   slabs of 2 residues against all 256 (64 x 8192 products, the right projection read from
   //   memory for every two residues). With ctx.activations set (a spilled plan) the left projection
