@@ -322,7 +322,8 @@ OuterProductMean::Slabs::Slabs(const OuterProductMean& op, std::int64_t n_seq, s
       use_bf16(op.bf16_outer()),
       b_type(use_bf16 ? DType::bf16 : DType::f32),
       left_apart(spilled),
-      tiles((n_res + ni_max - 1) / std::max<std::int64_t>(ni_max, 1)) {}
+      tiles((n_res + ni_max - 1) / std::max<std::int64_t>(ni_max, 1)),
+      j_tiles((n_res + nj_max - 1) / std::max<std::int64_t>(nj_max, 1)) {}
 
 OuterProductMean::Tiles::Tiles(const OuterProductMean& op, std::int64_t n_seq, std::int64_t n_res,
                                std::int64_t chunk, bool spilled)
@@ -383,13 +384,12 @@ BufferList<OuterProductMean::Slabs> OuterProductMean::slab_buffers(const Slabs& 
       {&Slabs::outer, DType::f32, Shape{ni * c, w.nj_max * c}},
       {&Slabs::norm, DType::f32, Shape{ni, w.nj_max}},
       {&Slabs::p, projected_type(), Shape{std::min(ni, kProjectRows), w.nj_max, c * c}},
-      // fp32 rows are the kept projection; bf16 ones are staged for rounding.
-      {&Slabs::b, DType::f32, Shape{w.use_bf16 ? w.rb_max : n_seq, n_res, c}}}
+      {&Slabs::b, DType::f32, Shape{w.rb_max, n_res, c}},
+      {&Slabs::b_kept, w.b_type, Shape{w.j_tiles, n_seq, w.nj_max, c}}}
       .add_if(!w.left_apart, {&Slabs::xa, DType::f32, Shape{w.xb_max * ni, c_m_}})
       .add_if(!w.left_apart, {&Slabs::a, DType::f32, Shape{n_seq, ni, c}})
       .add_if(w.left_apart, {&Slabs::a_rows, DType::f32, Shape{w.rb_max, n_res, c}})
-      .add_if(w.use_bf16 && !w.left_apart, {&Slabs::a_bf16, DType::bf16, Shape{n_seq, ni, c}})
-      .add_if(w.use_bf16, {&Slabs::b_bf16, DType::bf16, Shape{n_seq, n_res, c}});
+      .add_if(w.use_bf16 && !w.left_apart, {&Slabs::a_bf16, DType::bf16, Shape{n_seq, ni, c}});
 }
 
 BufferList<OuterProductMean::KeptLeft> OuterProductMean::kept_left_buffers(const Slabs& w) const {
@@ -438,18 +438,19 @@ void OuterProductMean::mask_block(const Tensor& mb, const Tensor& msa_mask, std:
 
 // out = mask ⊙ right(LayerNorm(m)) for every sequence, rounded to bf16 when out is bf16, with
 // the left projection's tiles beside it when left_out is given.
-void OuterProductMean::right_rows(const Slabs& w, const Tensor& m, const Tensor& out, Arena& arena,
+void OuterProductMean::right_rows(const Slabs& w, const Tensor& m, Arena& arena,
                                   const Tensor& left_out) const {
   const std::int64_t n_res = w.n_res, c = c_;
   const float* const mk = w.mb.data_as<float>();
   SpillWindow rows(m, 0, w.rb_max, SpillWindow::Access::read);
   std::optional<SpillWindow> left_rows;
-  if (!left_out.empty()) left_rows.emplace(left_out, 1, w.rb_max, SpillWindow::Access::write);
+  if (!left_out.empty()) {
+    left_rows.emplace(left_out, 1, w.rb_max, SpillWindow::Access::write, SpillWindow::kUsedOnce);
+  }
   for (std::int64_t s = 0; s < w.n_seq; s += w.rb_max) {
     const std::int64_t ns = std::min(w.rb_max, w.n_seq - s);
     const Tensor xs = w.x.slice(0, 0, ns);
     norm_.forward(rows.at(s, s + ns), xs);
-    const Tensor dst = out.slice(0, s, s + ns);
     const float* const block_mask = mk + s * n_res;
     const auto weight = [&](std::int64_t r) { return block_mask[r]; };
     if (left_rows) {
@@ -460,17 +461,10 @@ void OuterProductMean::right_rows(const Slabs& w, const Tensor& m, const Tensor&
       mask_rows(ap, ns * n_res, c, weight, nullptr);
       tile_rows(ap, ns, n_res, w.ni_max, c, left_rows->at(s, s + ns));
     }
-    if (w.use_bf16 &&
-        std::all_of(block_mask, block_mask + ns * n_res, [](float v) { return v == 1.f; })) {
-      // No row to weigh (an MSA without padding): the projection rounds its fp32 result to bf16
-      // as it stores it (one rounding, as mask_rows makes), without fp32 rows and a pass.
-      right_.forward(xs, dst, arena);
-      continue;
-    }
-    const Tensor f32_rows = w.use_bf16 ? w.b.slice(0, 0, ns) : dst;
-    right_.forward(xs, f32_rows, arena);
-    mask_rows(f32_rows.data_as<float>(), ns * n_res, c, weight,
-              w.use_bf16 ? dst.data_as<bf16>() : nullptr);
+    float* const bp = w.b.data_as<float>();
+    right_.forward(xs, w.b.slice(0, 0, ns), arena);
+    mask_rows(bp, ns * n_res, c, weight, nullptr);
+    tile_rows(bp, ns, n_res, w.nj_max, c, w.b_kept.slice(1, s, s + ns));
   }
   if (left_rows) left_rows->finish();
 }
@@ -557,8 +551,7 @@ void OuterProductMean::forward_in_slabs(const Tensor& m, const Tensor& msa_mask,
   std::optional<GemmCache> own_gemm;
   GemmCache& gemm = given_or_own(ctx.gemm, own_gemm);
   mask_block(w.mb, msa_mask, 0, n_seq);
-  const Tensor b = w.use_bf16 ? w.b_bf16 : w.b;
-  right_rows(w, m, b, arena, w.left_apart ? kept.a : Tensor());
+  right_rows(w, m, arena, w.left_apart ? kept.a : Tensor());
   // Unless the left projection is kept, the slabs read a few residues of every sequence.
   std::optional<StridedAccess> column_pass;
   std::optional<SpillWindow> columns;
@@ -570,7 +563,9 @@ void OuterProductMean::forward_in_slabs(const Tensor& m, const Tensor& msa_mask,
   // The left projection's tiles in one pass, a tile per slab: the next ones are read while this
   // one computes (a window per tile would wait for each tile's read, 128 per block at chunk 2).
   std::optional<SpillWindow> left_tiles;
-  if (w.left_apart && n_seq > 0) left_tiles.emplace(kept.a, 0, 1, SpillWindow::Access::read);
+  if (w.left_apart && n_seq > 0) {
+    left_tiles.emplace(kept.a, 0, 1, SpillWindow::Access::read, SpillWindow::kUsedOnce);
+  }
   const ColumnProjection left{w.xa,
                               w.xb_max,
                               w.mb,
@@ -584,7 +579,7 @@ void OuterProductMean::forward_in_slabs(const Tensor& m, const Tensor& msa_mask,
   const std::int64_t ld = w.nj_max * c;
   for (std::int64_t i0 = 0; i0 < n_res; i0 += w.ni_max) {
     const std::int64_t ni = std::min(w.ni_max, n_res - i0);
-    OuterOperands x{nullptr, nullptr, w.ni_max * c, nullptr, nullptr, n_res * c};
+    OuterOperands x{nullptr, nullptr, w.ni_max * c, nullptr, nullptr, w.nj_max * c};
     if (n_seq > 0 && w.left_apart) {
       const std::int64_t tile = i0 / w.ni_max;
       const Tensor a = left_tiles->at(tile, tile + 1).select(0, 0);
@@ -603,8 +598,9 @@ void OuterProductMean::forward_in_slabs(const Tensor& m, const Tensor& msa_mask,
         std::memset(w.outer.data(), 0, static_cast<std::size_t>(ni * c * ld) * sizeof(float));
         std::memset(w.norm.data(), 0, static_cast<std::size_t>(ni * w.nj_max) * sizeof(float));
       } else {
-        x.b = w.use_bf16 ? nullptr : b.data_as<float>() + j0 * c;
-        x.b16 = w.use_bf16 ? b.data_as<bf16>() + j0 * c : nullptr;
+        const Tensor b = w.b_kept.select(0, j0 / w.nj_max);
+        x.b = w.use_bf16 ? nullptr : b.data_as<float>();
+        x.b16 = w.use_bf16 ? b.data_as<bf16>() : nullptr;
         // outer[(i, c1), (j, c2)] = Σ_s a[s, i, c1]·b[s, j, c2]; norm likewise over the mask.
         outer_sums(gemm, x, w.mb.data_as<float>(), {i0, ni, j0, nj, n_res}, n_seq, c, 0.f,
                    w.outer.data_as<float>(), ld, w.norm.data_as<float>(), w.nj_max);
@@ -615,7 +611,8 @@ void OuterProductMean::forward_in_slabs(const Tensor& m, const Tensor& msa_mask,
   }
   z_rows.finish();
   if (left_tiles) left_tiles->finish();
-  // Kept projections the page cache held (not streamed) leave no pages behind.
+  // Pages of the kept projection a pass did not stage (a layout SpillWindow leaves to the
+  // mapping) go.
   if (w.left_apart) apart.evict(kept.a.data(), kept.a.nbytes());
 }
 

@@ -118,18 +118,26 @@ class OuterProductMean {
     DType b_type;  // of the projections the outer products read
     // The left projection held in ctx.activations, tiled, so that no slab reads columns of m.
     bool left_apart;
-    std::int64_t tiles;  // slabs of residues
-    Tensor x;            // LayerNorm(m[s]) for the right projection
-    Tensor b;            // fp32: the right projection [n_seq, n_res, c]; bf16: one call's rows
-    Tensor xa;           // m[s, slab] for the left projection (not left_apart)
-    Tensor a;            // the left projection [n_seq, ni_max, c] (not left_apart)
-    Tensor a_rows;       // left_apart: the left projection of right_rows' block [rb_max, n_res, c]
-    Tensor mb;           // the mask [n_seq, n_res]
-    Tensor outer;        // [ni_max·c, nj_max·c]
-    Tensor norm;         // [ni_max, nj_max]
-    Tensor p;            // the reordered outer products, add_update's room
-    Tensor a_bf16;       // bf16 only: a and b rounded
-    Tensor b_bf16;
+    std::int64_t tiles;    // slabs of residues i
+    std::int64_t j_tiles;  // blocks of residues j
+    Tensor x;              // LayerNorm(m[s]) for the right projection
+    Tensor b;              // one call's rows of the right projection [rb_max, n_res, c]
+    // The masked right projection, of b_type, kept in blocks of residues j [j_tiles, n_seq,
+    // nj_max, c]: each block's outer products read one dense matrix. oneDNN takes its brgemm
+    // matmul only for dense operands; for a strided one it takes gemm:jit, which mallocs its
+    // packing buffers on every call, each mapped and faulted in anew above the heap's mmap
+    // threshold (memory/heap_policy.h): at N = 256 and chunk 16 (blocks of 32 residues j in
+    // rows of all 256) the module took 0.42-0.46 s per Evoformer block in DRAM, 0.32-0.33 s
+    // with dense blocks.
+    Tensor b_kept;
+    Tensor xa;      // m[s, slab] for the left projection (not left_apart)
+    Tensor a;       // the left projection [n_seq, ni_max, c] (not left_apart)
+    Tensor a_rows;  // left_apart: the left projection of right_rows' block [rb_max, n_res, c]
+    Tensor mb;      // the mask [n_seq, n_res]
+    Tensor outer;   // [ni_max·c, nj_max·c]
+    Tensor norm;    // [ni_max, nj_max]
+    Tensor p;       // the reordered outer products, add_update's room
+    Tensor a_bf16;  // bf16 only: a rounded
   };
   // With Slabs::left_apart, in ctx.activations: the masked left projection, bf16 when the outer
   // products are; tile t holds the residues of slab t.
@@ -224,9 +232,9 @@ class OuterProductMean {
   // Tiles::apart: one pass over m that keeps both masked projections in their tiles.
   void keep_tiles(const Tiles& w, const Tensor& m, const Tensor& msa_mask, const KeptTiles& kept,
                   Arena& arena) const;
-  // out: where the rows of the masked right projection go (of w.b_type); their mask rows are
-  // w.mb's. left_out (w.left_apart): KeptLeft::a, where their masked left projection goes.
-  void right_rows(const Slabs& w, const Tensor& m, const Tensor& out, Arena& arena,
+  // The masked right projection into w.b_kept, its mask rows w.mb's. left_out (w.left_apart):
+  // KeptLeft::a, where the masked left projection of the same rows goes.
+  void right_rows(const Slabs& w, const Tensor& m, Arena& arena,
                   const Tensor& left_out = Tensor()) const;
   // The step's mask rows: mb = msa_mask[first, end).
   static void mask_block(const Tensor& mb, const Tensor& msa_mask, std::int64_t first,

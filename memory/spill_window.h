@@ -50,10 +50,18 @@ class SpillWindow {
   // columns (`bench block --spill-dir`).
   enum class Sharing { with_others, alone };
 
+  // whole_bytes for a tensor written by one pass and read back by the next, then dead (a
+  // module's kept projection): staged even where the plan leaves the page cache room for it.
+  // Cached, each block would fault it in through the mapping, reading back the last block's dead
+  // pages, and wait for its write-back when it is dropped: at N = 256 a 16 MiB tensor took
+  // 125 ms per block that way in an ext4 spill file, where the two streamed passes move 32 MiB
+  // by direct I/O beside the compute.
+  static constexpr std::size_t kUsedOnce = SIZE_MAX;
+
   // A pass over `t` along `axis` (0: rows; k: the k-th axis, every index of the axes before it
   // visited for each slab), `step` indices at a time from index 0 (the last step may be
   // shorter). `whole_bytes`: the size of the tensor t is part of, which decides whether it is
-  // cached whole instead (0: t's own).
+  // cached whole instead (0: t's own; kUsedOnce: never cached).
   SpillWindow(const Tensor& t, int axis, std::int64_t step, Access access,
               std::size_t whole_bytes = 0, Sharing sharing = Sharing::with_others);
   // Writes back what the pass changed unless an exception is unwinding (then the pass's result

@@ -180,7 +180,7 @@ TEST_P(SpillWindowLayout, APassKeepsOnlyItsWindowInThePageCacheAndLeavesNothingB
   for (const auto access : {SpillWindow::Access::read, SpillWindow::Access::write}) {
     // Rows 4 at a time (slabs of about kSpillSlabBytes) and, reading, in larger steps (slabs of
     // a whole step: the outer product mean's kept projection).
-    for (const auto [axis, step] :
+    for (const auto& [axis, step] :
          {std::pair{0, std::int64_t{4}}, {1, std::int64_t{1}}, {0, std::int64_t{rows / 8}}}) {
       if (step > 4 && access == SpillWindow::Access::write) continue;
       const std::size_t bound =
@@ -191,7 +191,9 @@ TEST_P(SpillWindowLayout, APassKeepsOnlyItsWindowInThePageCacheAndLeavesNothingB
       const std::size_t most = most_cached_during_pass(t, axis, step, access);
       const bool read = access == SpillWindow::Access::read;
       EXPECT_LE(most, bound) << "axis " << axis << " step " << step << (read ? " read" : " write");
-      if (step <= 4) EXPECT_LT(bound, t.nbytes() / 2) << "axis " << axis;
+      if (step <= 4) {
+        EXPECT_LT(bound, t.nbytes() / 2) << "axis " << axis;
+      }
       EXPECT_LE(cached_pages(t.data(), t.nbytes()), 2u) << "axis " << axis;
     }
   }
@@ -221,6 +223,18 @@ TEST(SpillWindow, ASpilledTensorThePlanLeavesRoomToCacheWholeIsNotStaged) {
   tier.set_cache_bytes(t.nbytes() - 1);
   EXPECT_TRUE(SpillWindow(t, 1, 4, SpillWindow::Access::write).staged());
   EXPECT_TRUE(SpillWindow(t.slice(0, 0, 8), 0, 1, SpillWindow::Access::read, t.nbytes()).staged());
+}
+
+TEST(SpillWindow, ATensorUsedOnceIsStagedWhateverRoomThePlanLeavesToCacheIt) {
+  const ScratchDir dir;
+  FileTier tier(dir.path());
+  Arena spilled("spilled", tier, f32_bytes({64, 64, 64}));
+  const Tensor t = patterned(spilled, 64, 64, 64);
+  tier.set_cache_bytes(std::size_t{1} << 40);
+  EXPECT_FALSE(SpillWindow(t, 0, 4, SpillWindow::Access::write).staged());
+  constexpr std::size_t once = SpillWindow::kUsedOnce;
+  EXPECT_TRUE(SpillWindow(t, 1, 4, SpillWindow::Access::write, once).staged());
+  EXPECT_TRUE(SpillWindow(t, 0, 1, SpillWindow::Access::read, once).staged());
 }
 
 TEST(SpillWindow, APassThatStepsBackIsAnInternalError) {
