@@ -436,8 +436,8 @@ void OuterProductMean::mask_block(const Tensor& mb, const Tensor& msa_mask, std:
   }
 }
 
-// out = mask ⊙ right(LayerNorm(m)) for every sequence, rounded to bf16 when out is bf16, with
-// the left projection's tiles beside it when left_out is given.
+// w.b_kept = mask ⊙ right(LayerNorm(m)) for every sequence, in blocks of residues j, rounded to
+// bf16 when b_kept is bf16, with the left projection's tiles beside it when left_out is given.
 void OuterProductMean::right_rows(const Slabs& w, const Tensor& m, Arena& arena,
                                   const Tensor& left_out) const {
   const std::int64_t n_res = w.n_res, c = c_;

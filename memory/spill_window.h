@@ -53,8 +53,8 @@ class SpillWindow {
   // whole_bytes for a tensor written by one pass and read back by the next, then dead (a
   // module's kept projection): staged even where the plan leaves the page cache room for it.
   // Cached, each block would fault it in through the mapping, reading back the last block's dead
-  // pages, and wait for its write-back when it is dropped: at N = 256 a 16 MiB tensor took
-  // 125 ms per block that way in an ext4 spill file, where the two streamed passes move 32 MiB
+  // pages, and wait for its write-back when it is dropped: 16 MiB took 77-125 ms per round that
+  // way in an ext4 spill file (a standalone program), where the two streamed passes move 32 MiB
   // by direct I/O beside the compute.
   static constexpr std::size_t kUsedOnce = SIZE_MAX;
 
