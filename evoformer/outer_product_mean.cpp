@@ -63,13 +63,13 @@ std::int64_t block_residues(std::int64_t n_res, std::int64_t ni) {
 }
 
 // Residues i per slab (and j per block) for slabs of `rows` residues: square blocks, no more rows
-// of the pair than a spill slab of them holds or the chunk's rows, so that a spilled pair's pass
-// over the slabs stages what the chunk's row passes stage.
+// of the pair than a spill slab of them holds (a power of two of them) or the chunk's rows, so
+// that a spilled pair's pass over the slabs stages what the chunk's row passes stage.
 std::int64_t slab_residues(std::int64_t n_res, std::int64_t c_z, std::int64_t rows) {
-  const std::size_t row = f32_bytes({n_res, c_z});
-  const std::size_t target = std::min(kSpillSlabBytes, row * static_cast<std::size_t>(n_res) / 8);
+  const std::int64_t pair_slab =
+      SpillWindow::default_slab_length(1, n_res, f32_bytes({n_res, c_z}), 1);
   const auto pair_rows = static_cast<std::int64_t>(
-      std::bit_floor(std::max<std::size_t>(target / std::max<std::size_t>(row, 1), 1)));
+      std::bit_floor(static_cast<std::uint64_t>(std::max<std::int64_t>(pair_slab, 1))));
   return std::min(block_residues(n_res, rows), std::max(rows, pair_rows));
 }
 

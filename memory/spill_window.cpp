@@ -402,6 +402,11 @@ void SpillWindow::finish() {
   return_staging();
 }
 
+std::int64_t SpillWindow::default_slab_length(std::int64_t outer, std::int64_t n,
+                                              std::size_t index_bytes, std::int64_t step) {
+  return slab_indices(outer, n, index_bytes, step);
+}
+
 std::size_t SpillWindow::resident_bytes(std::int64_t outer, std::int64_t n, std::size_t index_bytes,
                                         std::int64_t step, Access access) {
   if (n <= 0 || outer <= 0) return 0;

@@ -81,6 +81,11 @@ class SpillWindow {
   // Indices of the axis per slab (the whole axis when not staged).
   std::int64_t slab_length() const { return slab_; }
 
+  // Indices per slab of a pass that is not alone, for `outer` runs of `index_bytes` per index of
+  // an axis of length `n`, `step` indices per step (0: all): what the pass's slab_length() is,
+  // for a module that sizes its own steps by it.
+  static std::int64_t default_slab_length(std::int64_t outer, std::int64_t n,
+                                          std::size_t index_bytes, std::int64_t step);
   // The most of such a pass resident at once, for the memory plan: `outer` runs of
   // `index_bytes` per index of an axis of length `n`, `step` indices per step (0: all). The
   // staged slab and the page cache's share (the slab read ahead, the ones being written back;
