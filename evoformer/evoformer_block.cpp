@@ -79,7 +79,8 @@ std::size_t EvoformerBlock::spill_traffic_bytes(std::int64_t n_seq, std::int64_t
       std::visit([&](const auto& col) { return col.spill_traffic_bytes(n_seq, n_res, m_type); },
                  column_attention_);
   // Row attention reads and writes m once; the transition runs in the column attention's pass.
-  const std::size_t msa_traffic = (msa <= cache_bytes ? 2 * msa : 2 * msa + column) + opm;
+  // m is streamed whatever the room to cache it (SpillWindow::kAlwaysStaged).
+  const std::size_t msa_traffic = 2 * msa + column + opm;
   const std::size_t pair_traffic = pair <= cache_bytes ? 2 * pair : pair * (1 + 2 + 2 * 6);
   return msa_traffic + 2 * pair_updates_.edge_bytes(n_res) + (pair_spilled ? pair_traffic : 0);
 }

@@ -50,8 +50,9 @@ class EvoformerBlock {
   // spill_traffic_bytes (the global column attention reads m three times); each
   // edge is written and read once. The pair's passes are an estimate: the bias and the outer
   // product mean stream it, the triangle updates and the transition page it (read and written once
-  // each, six passes). A tensor of at most cache_bytes is not streamed (FileTier::
-  // set_cache_bytes): read once and written once, when the block after drops it.
+  // each, six passes). The pair, when at most cache_bytes, is not streamed (FileTier::
+  // set_cache_bytes): read once and written once, when the block after drops it; m is streamed
+  // whatever the room (SpillWindow::kAlwaysStaged).
   std::size_t spill_traffic_bytes(std::int64_t n_seq, std::int64_t n_res, std::int64_t chunk,
                                   DType m_type, bool pair_spilled, std::size_t cache_bytes) const;
 

@@ -40,7 +40,8 @@ void MsaColumnAttention::forward(const Tensor& m, const Tensor& msa_mask, const 
   RunContext whole = ctx;
   whole.chunk = 0;
   const StridedAccess column_pass(m);
-  SpillWindow window(m, 1, cols, SpillWindow::Access::write, 0, SpillWindow::Sharing::alone);
+  SpillWindow window(m, 1, cols, SpillWindow::Access::write, SpillWindow::kAlwaysStaged,
+                     SpillWindow::Sharing::alone);
   for (std::int64_t j0 = 0; j0 < n_res; j0 += cols) {
     const std::int64_t nj = std::min(cols, n_res - j0);
     const Tensor columns = window.at(j0, j0 + nj);

@@ -56,7 +56,7 @@ void MsaColumnGlobalAttention::row_pass(const Tensor& m, std::int64_t rows,
                                         SpillWindow::Access access, Arena& arena, F f,
                                         After after) const {
   const std::int64_t n_seq = m.dim(0), n_res = m.dim(1);
-  SpillWindow window(m, 0, rows, access);
+  SpillWindow window(m, 0, rows, access, SpillWindow::kAlwaysStaged);
   for (std::int64_t s0 = 0; s0 < n_seq; s0 += rows) {
     const std::int64_t ns = std::min(rows, n_seq - s0);
     const Tensor m_rows = window.at(s0, s0 + ns);

@@ -65,7 +65,7 @@ void MsaRowAttentionWithPairBias::forward(const Tensor& m, const Tensor& z, cons
   detail::mask_to_bias(msa_mask, kInf, mask_bias);
 
   const std::int64_t rows = detail::chunk_rows(n_seq, ctx.chunk);
-  SpillWindow window(m, 0, rows, SpillWindow::Access::write);
+  SpillWindow window(m, 0, rows, SpillWindow::Access::write, SpillWindow::kAlwaysStaged);
   for (std::int64_t s0 = 0; s0 < n_seq; s0 += rows) {
     const std::int64_t ns = std::min(rows, n_seq - s0);
     ArenaScope chunk_scope(arena);

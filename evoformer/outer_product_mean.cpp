@@ -442,10 +442,11 @@ void OuterProductMean::right_rows(const Slabs& w, const Tensor& m, Arena& arena,
                                   const Tensor& left_out) const {
   const std::int64_t n_res = w.n_res, c = c_;
   const float* const mk = w.mb.data_as<float>();
-  SpillWindow rows(m, 0, w.rb_max, SpillWindow::Access::read);
+  SpillWindow rows(m, 0, w.rb_max, SpillWindow::Access::read, SpillWindow::kAlwaysStaged);
   std::optional<SpillWindow> left_rows;
   if (!left_out.empty()) {
-    left_rows.emplace(left_out, 1, w.rb_max, SpillWindow::Access::write, SpillWindow::kUsedOnce);
+    left_rows.emplace(left_out, 1, w.rb_max, SpillWindow::Access::write,
+                      SpillWindow::kAlwaysStaged);
   }
   for (std::int64_t s = 0; s < w.n_seq; s += w.rb_max) {
     const std::int64_t ns = std::min(w.rb_max, w.n_seq - s);
@@ -474,7 +475,7 @@ void OuterProductMean::keep_tiles(const Tiles& w, const Tensor& m, const Tensor&
   const std::int64_t n_res = w.n_res, c = c_;
   const float* const mk = w.mb.data_as<float>();
   float* const proj = w.rows.data_as<float>();
-  SpillWindow rows(m, 0, w.rb_max, SpillWindow::Access::read);
+  SpillWindow rows(m, 0, w.rb_max, SpillWindow::Access::read, SpillWindow::kAlwaysStaged);
   // One window over both projections' tiles: one slab of runs staged, not one per projection.
   SpillWindow tiles_out(kept.ab, 1, w.rb_max, SpillWindow::Access::write);
   for (std::int64_t s = 0; s < w.n_seq; s += w.rb_max) {
@@ -557,14 +558,14 @@ void OuterProductMean::forward_in_slabs(const Tensor& m, const Tensor& msa_mask,
   std::optional<SpillWindow> columns;
   if (!w.left_apart) {
     column_pass.emplace(m);
-    columns.emplace(m, 1, w.ni_max, SpillWindow::Access::read);
+    columns.emplace(m, 1, w.ni_max, SpillWindow::Access::read, SpillWindow::kAlwaysStaged);
   }
   SpillWindow z_rows(z, 0, w.ni_max, SpillWindow::Access::write);
   // The left projection's tiles in one pass, a tile per slab: the next ones are read while this
   // one computes (a window per tile would wait for each tile's read, 128 per block at chunk 2).
   std::optional<SpillWindow> left_tiles;
   if (w.left_apart && n_seq > 0) {
-    left_tiles.emplace(kept.a, 0, 1, SpillWindow::Access::read, SpillWindow::kUsedOnce);
+    left_tiles.emplace(kept.a, 0, 1, SpillWindow::Access::read, SpillWindow::kAlwaysStaged);
   }
   const ColumnProjection left{w.xa,
                               w.xb_max,
@@ -709,7 +710,7 @@ std::size_t OuterProductMean::spill_traffic_bytes(std::int64_t n_seq, std::int64
                                                   std::int64_t chunk, DType m_type,
                                                   std::size_t cache_bytes) const {
   const std::size_t msa = static_cast<std::size_t>(n_seq * n_res * c_m_) * dtype_size(m_type);
-  const std::size_t m_bytes = msa <= cache_bytes ? 0 : msa;
+  const std::size_t m_bytes = msa;  // streamed whatever the cache room (kAlwaysStaged)
   if (chunk <= 0 || n_res == 0) return m_bytes;
   // Slabs: one pass over m makes the right projection, and the left projection's tiles written
   // beside it are read back once.

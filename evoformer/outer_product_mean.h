@@ -66,9 +66,9 @@ class OuterProductMean {
   // tiles, or (tiles) both projections in their tiles.
   std::size_t apart_bytes(std::int64_t n_seq, std::int64_t n_res, std::int64_t chunk) const;
   // Bytes forward() moves in the spill tier with m (of m_type) and ctx.activations spilled: its
-  // pass over m unless m is at most cache_bytes (FileTier::set_cache_bytes; the caller counts a
-  // cached m), then the projections apart: written once and read once (slabs), or read once per
-  // tile of the other side (tiles; once when a projection is at most cache_bytes).
+  // pass over m (streamed whatever the room to cache it: SpillWindow::kAlwaysStaged), then the
+  // projections apart: written once and read once (slabs), or read once per tile of the other
+  // side (tiles; once when a projection is at most cache_bytes: FileTier::set_cache_bytes).
   std::size_t spill_traffic_bytes(std::int64_t n_seq, std::int64_t n_res, std::int64_t chunk,
                                   DType m_type, std::size_t cache_bytes) const;
   // The most forward()'s staged passes (memory/spill_window.h) hold at once with m spilled and

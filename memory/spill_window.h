@@ -50,18 +50,25 @@ class SpillWindow {
   // columns (`bench block --spill-dir`).
   enum class Sharing { with_others, alone };
 
-  // whole_bytes for a tensor written by one pass and read back by the next, then dead (a
-  // module's kept projection): staged even where the plan leaves the page cache room for it.
-  // Cached, each block would fault it in through the mapping, reading back the last block's dead
-  // pages, and wait for its write-back when it is dropped: 16 MiB took 77-125 ms per round that
-  // way in an ext4 spill file (a standalone program), where the two streamed passes move 32 MiB
-  // by direct I/O beside the compute.
-  static constexpr std::size_t kUsedOnce = SIZE_MAX;
+  // whole_bytes for a tensor that every pass over it stages: staged even where the plan leaves
+  // the page cache room for it. Cached, a pass pages it through the mapping: a fault per page
+  // (each a page_mkwrite when it writes), and under a cgroup limit, where the weights' and the
+  // pair's pages compete for the same room, its pages are reclaimed and faulted back pass after
+  // pass. Two kinds:
+  // - a module's kept projection, written by one pass and read back by the next, then dead: 16
+  //   MiB took 77-125 ms per round through the mapping in an ext4 spill file (a standalone
+  //   program), where the two streamed passes move 32 MiB by direct I/O beside the compute;
+  // - the MSA representations, which no module pages: at N = 256 with half its peak the MSA
+  //   (129 MiB) fitted the cache room, and the Evoformer's row attention faulted 1.6 million
+  //   pages per iteration (15.7 s of system time) and took 37-44 s against 19.5-19.9 s in DRAM;
+  //   staged, 24-26 s (`bench model --mem-budget 445M` under `memlimit 445M`).
+  // The pair stays cached where it fits: the triangle updates page it whatever the windows do.
+  static constexpr std::size_t kAlwaysStaged = SIZE_MAX;
 
   // A pass over `t` along `axis` (0: rows; k: the k-th axis, every index of the axes before it
   // visited for each slab), `step` indices at a time from index 0 (the last step may be
   // shorter). `whole_bytes`: the size of the tensor t is part of, which decides whether it is
-  // cached whole instead (0: t's own; kUsedOnce: never cached).
+  // cached whole instead (0: t's own; kAlwaysStaged: never cached).
   SpillWindow(const Tensor& t, int axis, std::int64_t step, Access access,
               std::size_t whole_bytes = 0, Sharing sharing = Sharing::with_others);
   // Writes back what the pass changed unless an exception is unwinding (then the pass's result

@@ -22,8 +22,11 @@
 #include "evoformer/transition.h"
 #include "io/model_config.h"
 #include "io/weight_store.h"
+#include "memory/file_tier.h"
+#include "memory/spill_dir.h"
 #include "ops/compute_precision.h"
 #include "ops/param_scope.h"
+#include "tests/memory/spill_test_util.h"
 #include "tests/support/parity.h"
 
 namespace cpufold::testing {
@@ -372,6 +375,62 @@ TEST_P(MsaModules, MsaRowAttentionWithPairBias) {
       "MsaRowAttentionWithPairBias", m, Shape{S, N, c_m_}, want,
       [&](std::int64_t chunk) { return module.scratch_bytes(S, N, chunk); },
       [&](const Tensor& x, const RunContext& ctx) { module.forward(x, zv, mv, ctx); });
+}
+
+// Every pass over a spilled MSA representation stages it, even where the plan leaves the page
+// cache room to hold it whole (SpillWindow::kAlwaysStaged): paged through the mapping instead, a
+// pass faults each page, and under a cgroup limit does so again pass after pass. A staged pass
+// leaves none of m's pages in the page cache; a paged one leaves them all.
+TEST_P(MsaModules, EveryPassOverASpilledMsaIsStagedWhateverRoomThePlanLeavesToCacheIt) {
+  const ScratchDir dir;
+  if (spill_dir_in_memory(dir.path())) GTEST_SKIP() << "the page cache of tmpfs is its storage";
+  FileTier tier(dir.path());
+  tier.set_cache_bytes(std::size_t{1} << 40);
+  const std::int64_t rows = 64, n = 32, cz = cfg_.c_z, chunk = 8;
+  Arena spilled("activations", tier, f32_bytes({rows, n, c_m_}));
+  const Tensor m = spilled.allocate(DType::f32, {rows, n, c_m_});
+  const std::vector<float> m0 = random_values(static_cast<std::size_t>(m.numel()), 61);
+  std::copy(m0.begin(), m0.end(), m.data_as<float>());
+  spilled.evict(m.data(), m.nbytes());  // written through the mapping, then dropped
+  ASSERT_LE(cached_pages(m.data(), m.nbytes()), 2u);
+  std::vector<float> z = random_values(static_cast<std::size_t>(n * n * cz), 62);
+  std::vector<float> mask = random_mask(rows, n, 63);
+  const Tensor zv(z.data(), DType::f32, Shape{n, n, cz});
+  const Tensor mv(mask.data(), DType::f32, Shape{rows, n});
+  const auto run = [&](const std::string& what, std::size_t scratch_bytes,
+                       const std::function<void(const RunContext&)>& forward) {
+    Arena scratch = sized_arena(scratch_bytes);
+    Arena apart("apart", dram_tier(), std::size_t{64} << 20);
+    RunContext ctx;
+    ctx.scratch = &scratch;
+    ctx.activations = &apart;
+    ctx.chunk = chunk;
+    forward(ctx);
+    EXPECT_LE(cached_pages(m.data(), m.nbytes()), 2u) << what << " paged m through the mapping";
+  };
+
+  const AttentionDims d = extra_ ? cfg_.extra_msa_row_attention : cfg_.msa_row_attention;
+  const MsaRowAttentionWithPairBias row(scope_ / "msa_row_attention_with_pair_bias", c_m_, cz, d);
+  run("the row attention", row.scratch_bytes(rows, n, chunk),
+      [&](const RunContext& ctx) { row.forward(m, zv, mv, ctx); });
+  const Transition transition(
+      scope_ / "msa_transition", c_m_,
+      extra_ ? cfg_.extra_msa_transition_factor : cfg_.msa_transition_factor);
+  if (extra_) {
+    const MsaColumnGlobalAttention column(scope_ / "msa_column_global_attention", c_m_,
+                                          cfg_.extra_msa_global_attention);
+    run("the global column attention", column.scratch_bytes(rows, n, chunk, &transition),
+        [&](const RunContext& ctx) { column.forward(m, mv, ctx, &transition); });
+  } else {
+    const MsaColumnAttention column(scope_ / "msa_column_attention", c_m_,
+                                    cfg_.msa_column_attention);
+    run("the column attention", column.scratch_bytes(rows, n, chunk, &transition),
+        [&](const RunContext& ctx) { column.forward(m, mv, ctx, &transition); });
+  }
+  const OuterProductMean opm(scope_ / "outer_product_mean", c_m_, cz,
+                             extra_ ? cfg_.extra_c_hidden_opm : cfg_.c_hidden_opm);
+  run("the outer product mean", opm.scratch_bytes(rows, n, chunk, true),
+      [&](const RunContext& ctx) { opm.forward(m, mv, zv, ctx); });
 }
 
 TEST_F(EvoformerMsaModules, MsaColumnAttention) {

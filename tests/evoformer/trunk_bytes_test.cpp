@@ -59,14 +59,13 @@ TEST(TrunkBytes, SpillTrafficCountsEachStagedPassAndTheOuterProductMeansRereads)
   // the outer product mean's read) and its projections' (2 tiles of 128 residues: no tile is
   // padded).
   EXPECT_GE(coarse_bytes, 7 * extra + 2 * (1 + 2) * right);
-  // Room to cache the extra-MSA representation whole (and the smaller MSA and projection): each
-  // read and written once, when the block after it drops it, whatever the chunk. The Evoformer's
-  // 8 rows keep the right projection in scratch: its outer product mean reads m once (the left
-  // projection's tiles are written beside it), then its row attention and column pass.
+  // Room to cache the extra-MSA representation whole: the MSA representations are streamed all
+  // the same (SpillWindow::kAlwaysStaged), and only the projections' tiles are cached, each
+  // written once and read once, when the block after drops them, whatever the chunk.
   const std::size_t cached = trunk.spill_traffic_bytes(d, fine, false, extra);
-  const std::size_t msa = f32_bytes({d.n_seq, d.n_res, c.c_m}) * c.n_evoformer_blocks;
-  EXPECT_EQ(fine_bytes - cached, (6 + 1 - 2) * extra + (4 + 1 - 2) * msa + 2 * (1 + 4 - 2) * right);
-  EXPECT_EQ(trunk.spill_traffic_bytes(d, coarse, false, extra), cached);
+  EXPECT_EQ(fine_bytes - cached, 2 * (1 + 4 - 2) * right);
+  EXPECT_EQ(coarse_bytes - trunk.spill_traffic_bytes(d, coarse, false, extra),
+            2 * (1 + 2 - 2) * right);
 }
 
 // The outer product mean's tile pairs update the pair in blocks of a tile's rows and columns,

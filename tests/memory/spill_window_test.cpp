@@ -225,16 +225,16 @@ TEST(SpillWindow, ASpilledTensorThePlanLeavesRoomToCacheWholeIsNotStaged) {
   EXPECT_TRUE(SpillWindow(t.slice(0, 0, 8), 0, 1, SpillWindow::Access::read, t.nbytes()).staged());
 }
 
-TEST(SpillWindow, ATensorUsedOnceIsStagedWhateverRoomThePlanLeavesToCacheIt) {
+TEST(SpillWindow, AnAlwaysStagedTensorIsStagedWhateverRoomThePlanLeavesToCacheIt) {
   const ScratchDir dir;
   FileTier tier(dir.path());
   Arena spilled("spilled", tier, f32_bytes({64, 64, 64}));
   const Tensor t = patterned(spilled, 64, 64, 64);
   tier.set_cache_bytes(std::size_t{1} << 40);
   EXPECT_FALSE(SpillWindow(t, 0, 4, SpillWindow::Access::write).staged());
-  constexpr std::size_t once = SpillWindow::kUsedOnce;
-  EXPECT_TRUE(SpillWindow(t, 1, 4, SpillWindow::Access::write, once).staged());
-  EXPECT_TRUE(SpillWindow(t, 0, 1, SpillWindow::Access::read, once).staged());
+  constexpr std::size_t always = SpillWindow::kAlwaysStaged;
+  EXPECT_TRUE(SpillWindow(t, 1, 4, SpillWindow::Access::write, always).staged());
+  EXPECT_TRUE(SpillWindow(t, 0, 1, SpillWindow::Access::read, always).staged());
 }
 
 TEST(SpillWindow, APassThatStepsBackIsAnInternalError) {
